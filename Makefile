@@ -1,0 +1,45 @@
+# flashbook: one entry point. `make help` lists the targets.
+PY      ?= python3
+VENV    ?= .venv
+BIN     := $(VENV)/bin
+STAMP   := $(VENV)/.installed
+export MPLBACKEND := Agg
+export PYTHONHASHSEED := 0
+
+.PHONY: help venv book book-strict test unit nbval browser bench clean
+
+help:  ## list the targets
+	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | sed 's/:.*##/\t/' | expand -t 14
+
+$(STAMP): requirements.txt requirements-dev.txt pyproject.toml
+	@test -x $(BIN)/python || $(PY) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q -r requirements-dev.txt
+	@touch $(STAMP)
+
+venv: $(STAMP)  ## create .venv and install requirements-dev.txt (includes requirements.txt and labcore)
+
+book: $(STAMP)  ## build the HTML book (re-executes every notebook) and print where it is
+	$(BIN)/jupyter-book build .
+	@echo "The book is at $(CURDIR)/_build/html/index.html"
+
+book-strict: $(STAMP)  ## clean build with -n -W --keep-going: any warning or execution error fails
+	rm -rf _build
+	$(BIN)/jupyter-book build . -n -W --keep-going
+	@! grep -rl 'class="output traceback\|class="output stderr' _build/html --include=*.html \
+	  || (echo "error output in the built HTML (files above)" && false)
+
+unit: $(STAMP)  ## unit and property tests of labcore
+	$(BIN)/python -m pytest -q tests
+
+nbval: $(STAMP)  ## execute every notebook under nbval (--nbval-lax: cells that assert must pass)
+	$(BIN)/python -m pytest -q --nbval-lax -p no:cacheprovider book/
+
+test: unit nbval book-strict  ## run every test: unit, notebooks, strict book build
+	@echo "all tests passed"
+
+bench: $(STAMP)  ## performance budget: notebook times, explorer latency, build time, import time
+	$(BIN)/python bench/run.py
+
+clean:  ## remove the build output (keeps .venv)
+	rm -rf _build artifacts .pytest_cache .hypothesis

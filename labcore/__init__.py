@@ -1,0 +1,14 @@
+"""labcore: the small, exact numpy engine behind flashbook.
+
+Every number the book shows is computed here. Layers (GUIDE §1): data (hardware, models) ->
+algorithms (softmax, attention, decode) -> accounting (hbm, flops) -> performance models -> presentation
+(``labcore.plots``, ``labcore.widgets``, ``labcore.exercises``; imported lazily, never here).
+"""
+from .hbm import *  # noqa: F401,F403
+from .attention import *  # noqa: F401,F403
+from .softmax import *  # noqa: F401,F403
+from .flops import *  # noqa: F401,F403
+from .precision import *  # noqa: F401,F403
+from .hardware import *  # noqa: F401,F403
+
+__version__ = "0.1.0"

@@ -1,0 +1,127 @@
+"""Input validation shared by every labcore module.
+
+Every public function checks its arguments with these helpers, so that bad input fails early with a
+message that names the argument, says what was wrong and what is allowed, instead of a NaN or a
+traceback from deep inside numpy.
+"""
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+__all__: list[str] = []
+
+
+def as_matrix(x, name: str, *, allow_empty_rows: bool = False) -> np.ndarray:
+    """Return ``x`` as a finite 2-D float64 array, or raise a clear error.
+
+    Raises:
+        TypeError: ``x`` is not array-like of real numbers.
+        ValueError: ``x`` is not 2-D, has no columns, has no rows (unless allowed), or holds NaN/inf.
+    """
+    if isinstance(x, (str, bytes)) or x is None:
+        raise TypeError(f"{name} must be a 2-D array of real numbers, got {type(x).__name__}")
+    try:
+        a = np.asarray(x)
+    except Exception as exc:  # pragma: no cover - numpy rarely refuses
+        raise TypeError(f"{name} must be a 2-D array of real numbers: {exc}") from None
+    if a.dtype == object or not (np.issubdtype(a.dtype, np.floating) or np.issubdtype(a.dtype, np.integer)):
+        raise TypeError(f"{name} must hold real numbers, got dtype {a.dtype}")
+    if a.ndim != 2:
+        raise ValueError(f"{name} must be 2-D (rows, head_dim), got shape {a.shape}")
+    if a.shape[1] == 0:
+        raise ValueError(f"{name} must have head_dim >= 1 columns, got shape {a.shape}")
+    if a.shape[0] == 0 and not allow_empty_rows:
+        raise ValueError(f"{name} must have at least one row, got shape {a.shape}")
+    a = a.astype(np.float64, copy=False)
+    if not np.all(np.isfinite(a)):
+        raise ValueError(f"{name} holds NaN or inf; attention inputs must be finite")
+    return a
+
+
+def as_vector(x, name: str) -> np.ndarray:
+    """Return ``x`` as a finite, non-empty 1-D float64 array, or raise a clear error."""
+    if isinstance(x, (str, bytes)) or x is None:
+        raise TypeError(f"{name} must be a 1-D array of real numbers, got {type(x).__name__}")
+    a = np.asarray(x)
+    if a.dtype == object or not (np.issubdtype(a.dtype, np.floating) or np.issubdtype(a.dtype, np.integer)):
+        raise TypeError(f"{name} must hold real numbers, got dtype {a.dtype}")
+    if a.ndim != 1:
+        raise ValueError(f"{name} must be 1-D, got shape {a.shape}")
+    if a.size == 0:
+        raise ValueError(f"{name} must not be empty")
+    a = a.astype(np.float64, copy=False)
+    if np.any(np.isnan(a)):
+        raise ValueError(f"{name} holds NaN")
+    return a
+
+
+def positive_int(x, name: str, *, minimum: int = 1) -> int:
+    """Return ``x`` as an int >= ``minimum``; bools, floats with a fraction and strings are refused."""
+    if isinstance(x, bool) or not isinstance(x, numbers.Integral):
+        if isinstance(x, numbers.Real) and not isinstance(x, bool) and float(x).is_integer():
+            x = int(x)
+        else:
+            raise TypeError(f"{name} must be an integer >= {minimum}, got {x!r} ({type(x).__name__})")
+    x = int(x)
+    if x < minimum:
+        raise ValueError(f"{name} must be an integer >= {minimum}, got {x}")
+    return x
+
+
+def positive_float(x, name: str, *, allow_zero: bool = False) -> float:
+    """Return ``x`` as a finite float > 0 (or >= 0 with ``allow_zero``), else raise."""
+    if isinstance(x, bool) or not isinstance(x, numbers.Real):
+        raise TypeError(f"{name} must be a real number, got {x!r} ({type(x).__name__})")
+    x = float(x)
+    if not np.isfinite(x) or x < 0 or (x == 0 and not allow_zero):
+        bound = ">= 0" if allow_zero else "> 0"
+        raise ValueError(f"{name} must be finite and {bound}, got {x}")
+    return x
+
+
+def fraction(x, name: str) -> float:
+    """Return ``x`` as a float in (0, 1], else raise."""
+    x = positive_float(x, name)
+    if x > 1:
+        raise ValueError(f"{name} must lie in (0, 1], got {x}")
+    return x
+
+
+def choice(x, name: str, allowed) -> str:
+    """Return ``x`` if it is one of ``allowed``, else raise a ValueError listing them."""
+    if x not in allowed:
+        raise ValueError(f"{name} must be one of {', '.join(map(repr, allowed))}; got {x!r}")
+    return x
+
+
+def resolve_scale(scale, d: int) -> float:
+    """The softmax scale: ``1/sqrt(d)`` when ``scale`` is None, else a finite positive float."""
+    if scale is None:
+        return 1.0 / np.sqrt(d)
+    return positive_float(scale, "scale")
+
+
+def check_qkv(Q, K, V):
+    """Validate attention inputs: Q (N_q, d), K (N_k, d), V (N_k, d_v); returns float64 arrays."""
+    Q = as_matrix(Q, "Q")
+    K = as_matrix(K, "K")
+    V = as_matrix(V, "V")
+    if Q.shape[1] != K.shape[1]:
+        raise ValueError(f"Q and K must share the head dimension d: Q is {Q.shape}, K is {K.shape}")
+    if K.shape[0] != V.shape[0]:
+        raise ValueError(f"K and V must have the same number of rows (keys): K is {K.shape}, V is {V.shape}")
+    return Q, K, V
+
+
+def causal_mask(n_q: int, n_k: int, q_start: int = 0, k_start: int = 0, q_stop=None, k_stop=None) -> np.ndarray:
+    """Boolean mask (True = visible) of the causal block [q_start:q_stop, k_start:k_stop].
+
+    Bottom-right alignment (flash-attn >= 2.1): query i sees key j iff j <= i + n_k - n_q.
+    """
+    q_stop = n_q if q_stop is None else q_stop
+    k_stop = n_k if k_stop is None else k_stop
+    i = np.arange(q_start, q_stop)[:, None]
+    j = np.arange(k_start, k_stop)[None, :]
+    return j <= i + (n_k - n_q)

@@ -1,0 +1,241 @@
+"""Interactive figures that work both in a live kernel and in the static HTML book.
+
+An :class:`Explorer` is one interactive figure: a numpy-only ``compute(**params)`` (the model), a
+``draw(data, **params)`` that returns a matplotlib Figure, and a tuple of :class:`Slider` objects whose
+values are valid by construction. :func:`show` displays it:
+
+- in a live kernel (Jupyter, Binder, Colab) as ipywidgets controls over the ``live`` values;
+- in the book build (``FLASHBOOK_STATIC=1``, set by the book's Sphinx extension ``book/_ext``) as a
+  self-contained HTML player: every combination of the sliders' ``values`` is rendered at build time
+  with the same compute/draw code, and a few lines of inline JavaScript swap the frames. No kernel, no
+  CDN, no dead controls.
+
+This module imports matplotlib and ipywidgets lazily, so ``import labcore`` stays light.
+"""
+from __future__ import annotations
+
+import base64
+import html
+import io
+import itertools
+import json
+import os
+import uuid
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+__all__ = ["Slider", "Explorer", "show", "static_mode", "MAX_FRAMES"]
+
+#: Upper bound on precomputed frames per explorer (page weight: ~20-40 KB per frame).
+MAX_FRAMES = 96
+
+
+def static_mode() -> bool:
+    """True when rendering for the static HTML book (``FLASHBOOK_STATIC=1`` in the environment)."""
+    return os.environ.get("FLASHBOOK_STATIC", "") == "1"
+
+
+@dataclass(frozen=True)
+class Slider:
+    """One control.
+
+    Args:
+        name: the keyword passed to ``compute``/``draw``.
+        values: the discrete values the static book precomputes (tuple; numbers, strings or bools).
+        default: initial value; must be one of ``values``.
+        label: text shown beside the control (defaults to ``name``).
+        live: optional denser tuple of values offered in a live kernel (defaults to ``values``).
+        fmt: format spec for numbers in the label (e.g. ``",d"`` or ``".2f"``).
+    """
+
+    name: str
+    values: tuple
+    default: Any
+    label: str | None = None
+    live: tuple | None = None
+    fmt: str = ""
+
+    def __post_init__(self):
+        if not self.values:
+            raise ValueError(f"slider {self.name!r} needs at least one value")
+        if self.default not in self.values:
+            raise ValueError(f"slider {self.name!r}: default {self.default!r} is not among values {self.values!r}")
+        if self.live is not None and self.default not in self.live:
+            raise ValueError(f"slider {self.name!r}: default {self.default!r} is not among live values")
+
+    @property
+    def text(self) -> str:
+        return self.label or self.name
+
+    def show_value(self, v) -> str:
+        if isinstance(v, bool) or isinstance(v, str):
+            return str(v)
+        try:
+            return format(v, self.fmt)
+        except (TypeError, ValueError):
+            return str(v)
+
+    @property
+    def live_values(self) -> tuple:
+        return tuple(self.live) if self.live is not None else tuple(self.values)
+
+
+@dataclass(frozen=True)
+class Explorer:
+    """An interactive figure: ``compute(**params) -> data`` then ``draw(data, **params) -> Figure``.
+
+    ``compute`` must be numpy-only (it is what a slider move costs in model time; ``make bench`` times
+    it separately from ``draw``). Every combination of slider values must be valid.
+    """
+
+    name: str
+    compute: Callable[..., Any]
+    draw: Callable[..., Any]
+    sliders: tuple
+    caption: str = ""
+    fixed: dict = field(default_factory=dict)
+
+    def defaults(self) -> dict:
+        """The parameter dict at every slider's default (plus ``fixed``)."""
+        return {**self.fixed, **{s.name: s.default for s in self.sliders}}
+
+    def figure(self, **params):
+        """Compute and draw at ``params`` (missing ones take their defaults); returns the Figure."""
+        p = {**self.defaults(), **params}
+        return self.draw(self.compute(**p), **p)
+
+    def grid(self):
+        """Every combination of the sliders' static ``values`` as parameter dicts."""
+        names = [s.name for s in self.sliders]
+        for combo in itertools.product(*(s.values for s in self.sliders)):
+            yield {**self.fixed, **dict(zip(names, combo))}
+
+    def corners(self):
+        """Every combination of the first and last *live* value of each slider (for sweep tests)."""
+        names = [s.name for s in self.sliders]
+        ends = [tuple(dict.fromkeys((s.live_values[0], s.live_values[-1]))) for s in self.sliders]
+        for combo in itertools.product(*ends):
+            yield {**self.fixed, **dict(zip(names, combo))}
+
+    def n_frames(self) -> int:
+        n = 1
+        for s in self.sliders:
+            n *= len(s.values)
+        return n
+
+
+def _png_data_uri(fig, dpi: int = 80) -> str:
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=dpi, bbox_inches="tight")
+    return "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode("ascii")
+
+
+def _frame_key(indices) -> str:
+    return "-".join(str(i) for i in indices)
+
+
+_PLAYER_JS = """
+(function () {
+  var root = document.getElementById(%(id)s);
+  if (!root) { return; }
+  var data = JSON.parse(root.querySelector('script.fb-frames').textContent);
+  var img = root.querySelector('img.fb-frame');
+  var controls = root.querySelectorAll('[data-fb-slider]');
+  function update() {
+    var key = [];
+    controls.forEach(function (c) {
+      var i = parseInt(c.value, 10);
+      key.push(i);
+      var out = root.querySelector('output[data-fb-for="' + c.getAttribute('data-fb-slider') + '"]');
+      if (out) { out.textContent = data.labels[c.getAttribute('data-fb-slider')][i]; }
+    });
+    var src = data.frames[key.join('-')];
+    if (src) { img.src = src; img.setAttribute('data-fb-key', key.join('-')); }
+  }
+  controls.forEach(function (c) { c.addEventListener('input', update); c.addEventListener('change', update); });
+})();
+"""
+
+
+def render_static(explorer: Explorer, *, dpi: int = 80) -> str:
+    """The self-contained HTML player for ``explorer`` (all frames precomputed as PNG data URIs)."""
+    n = explorer.n_frames()
+    if n > MAX_FRAMES:
+        raise ValueError(f"explorer {explorer.name!r} has {n} static frames; at most {MAX_FRAMES} are allowed "
+                         "(give its sliders fewer static values)")
+    uid = "fb-" + explorer.name.replace("_", "-") + "-" + uuid.uuid4().hex[:6]
+    frames, labels = {}, {}
+    names = [s.name for s in explorer.sliders]
+    for s in explorer.sliders:
+        labels[s.name] = [s.show_value(v) for v in s.values]
+    for idx in itertools.product(*(range(len(s.values)) for s in explorer.sliders)):
+        params = {**explorer.fixed, **{nm: s.values[i] for nm, s, i in zip(names, explorer.sliders, idx)}}
+        frames[_frame_key(idx)] = _png_data_uri(explorer.draw(explorer.compute(**params), **params), dpi)
+    default_idx = [s.values.index(s.default) for s in explorer.sliders]
+    rows = []
+    for s, i in zip(explorer.sliders, default_idx):
+        if len(s.values) == 1:
+            continue
+        rows.append(
+            f'<label class="fb-control"><span class="fb-label">{html.escape(s.text)}</span> '
+            f'<input type="range" min="0" max="{len(s.values) - 1}" step="1" value="{i}" '
+            f'data-fb-slider="{html.escape(s.name)}" aria-label="{html.escape(s.text)}"> '
+            f'<output data-fb-for="{html.escape(s.name)}">{html.escape(labels[s.name][i])}</output></label>'
+        )
+    payload = json.dumps({"frames": frames, "labels": labels}).replace("</", "<\\/")
+    caption = html.escape(explorer.caption) if explorer.caption else ""
+    return (
+        f'<div class="fb-explorer" id="{uid}" data-explorer="{html.escape(explorer.name)}">'
+        f'<div class="fb-controls">{"".join(rows)}</div>'
+        f'<img class="fb-frame" alt="{caption or html.escape(explorer.name)}" '
+        f'data-fb-key="{_frame_key(default_idx)}" src="{frames[_frame_key(default_idx)]}">'
+        f'<p class="fb-note"><small>Interactive figure: {n} settings precomputed at build time with the same '
+        f'<code>labcore</code> code. Launch this page (rocket icon) for a live kernel with finer sliders.</small></p>'
+        f'<script type="application/json" class="fb-frames">{payload}</script>'
+        f'<script>{_PLAYER_JS % {"id": json.dumps(uid)}}</script>'
+        f"</div>"
+    )
+
+
+class _StaticHTML:
+    def __init__(self, markup: str):
+        self.markup = markup
+
+    def _repr_html_(self):
+        return self.markup
+
+
+def _live_widget(explorer: Explorer):
+    import ipywidgets as W
+    from IPython.display import display
+
+    controls = {}
+    for s in explorer.sliders:
+        vals = s.live_values
+        if all(isinstance(v, bool) for v in vals):
+            controls[s.name] = W.Checkbox(value=s.default, description=s.text, style={"description_width": "initial"})
+        elif any(isinstance(v, str) for v in vals):
+            controls[s.name] = W.Dropdown(options=list(vals), value=s.default, description=s.text,
+                                          style={"description_width": "initial"})
+        else:
+            controls[s.name] = W.SelectionSlider(options=[(s.show_value(v), v) for v in vals], value=s.default,
+                                                 description=s.text, continuous_update=False,
+                                                 style={"description_width": "initial"},
+                                                 layout=W.Layout(width="480px"))
+
+    def _update(**params):
+        fig = explorer.draw(explorer.compute(**{**explorer.fixed, **params}), **{**explorer.fixed, **params})
+        display(fig)
+
+    out = W.interactive_output(_update, controls)
+    return W.VBox([W.HBox(list(controls.values()), layout=W.Layout(flex_flow="row wrap")), out])
+
+
+def show(explorer: Explorer):
+    """Display ``explorer``: frame player in the static book, ipywidgets in a live kernel.
+
+    Returns the displayable object (so a notebook cell can end with ``show(...)``).
+    """
+    if static_mode():
+        return _StaticHTML(render_static(explorer))
+    return _live_widget(explorer)
