@@ -420,8 +420,11 @@ def _params(kw: dict) -> dict:
     return p
 
 
-def _core(gpu: GPU, batch, seqlen, splits, hq, hkv, d, method, variant, p):
-    """Vectorised model: batch, seqlen, splits broadcast together. Returns a dict of arrays."""
+def _core(gpu: GPU, batch, seqlen, splits, hq, hkv, d, method, variant, p, lean=False):
+    """Vectorised model: batch, seqlen, splits broadcast together. Returns a dict of arrays.
+
+    ``lean=True`` computes only ``total``, in place (the split search over a whole grid uses it).
+    """
     refined = variant == "refined"
     g = hq // hkv
     db, pb = p["dtype_bytes"], p["partial_dtype_bytes"]
@@ -452,16 +455,21 @@ def _core(gpu: GPU, batch, seqlen, splits, hq, hkv, d, method, variant, p):
     b_sm = np.minimum(p["per_sm_bandwidth_cap"], bw / active)
     t_c = flops / f_sm
     t_m = bytes_ / b_sm
-    t_cta = np.maximum(t_c, t_m)
+    t_cta = np.maximum(t_c, t_m, out=t_m if lean else None)
     n_k = np.where(splits > 1, 2, 1) if method == "flash_decoding" else np.ones_like(splits)
     launch = n_k * p["kernel_overhead"]
+    # terms that do not depend on seqlen stay small (no broadcast over the whole grid)
     if refined and method == "flash_decoding":
         comb_bytes = batch * hq * (splits * (d + 1) * pb + d * db)
         combine = np.where(splits > 1, comb_bytes / bw, 0.0)
     else:
-        combine = np.zeros(np.broadcast(batch, seqlen, splits).shape)
-    latency = waves * p["wave_latency"] if refined else np.zeros_like(waves, dtype=float)
-    total = waves * t_cta + launch + combine + latency
+        combine = np.zeros(np.broadcast(batch, splits).shape)
+    latency = waves * p["wave_latency"] if refined else np.zeros(np.shape(waves))
+    if lean:
+        t_cta *= waves
+        t_cta += launch + combine + latency
+        return {"total": t_cta}
+    total = waves * t_cta + (launch + combine + latency)
     return dict(splits=splits, ctas=ctas, waves=waves, active=active, rows_real=rows_real, rows_pad=rows_pad,
                 keys=keys, flops=flops, bytes=bytes_, f_sm=f_sm, b_sm=b_sm, t_c=t_c, t_m=t_m, t_cta=t_cta,
                 n_k=n_k, launch=launch, combine=combine, latency=latency, total=total)
@@ -489,8 +497,8 @@ def _best_grid(gpu, batch, seqlen, hq, hkv, d, variant, p):
     smax = _max_model_splits(seqlen, bn, p["max_splits"])
     top = int(np.max(smax))
     s = np.arange(1, top + 1).reshape((top,) + (1,) * batch.ndim)
-    t = _core(gpu, batch[None], seqlen[None], s, hq, hkv, d, "flash_decoding", variant, p)["total"]
-    t = np.where(s <= smax[None], t, np.inf)
+    t = _core(gpu, batch[None], seqlen[None], s, hq, hkv, d, "flash_decoding", variant, p, lean=True)["total"]
+    t += np.where(s <= smax[None], 0.0, np.inf)  # a split holds at least one KV tile
     i = np.argmin(t, axis=0)
     return i + 1, np.take_along_axis(t, i[None], axis=0)[0]
 
@@ -503,10 +511,10 @@ def _lift(a, b):
 
 def _resolve_splits(gpu, num_splits, batch, seqlen, hq, hkv, d, method, variant, p):
     if method == "fa2":
-        if num_splits not in (None, 1, "best"):
+        if not (num_splits is None or (isinstance(num_splits, (str, numbers.Integral)) and num_splits in (1, "best"))):
             raise ValueError(f"method 'fa2' does not split the KV sequence; num_splits must be None or 1, got {num_splits!r}")
         return np.ones(np.broadcast(batch, seqlen).shape, dtype=np.int64)
-    if num_splits is None or num_splits == "best":
+    if num_splits is None or (isinstance(num_splits, str) and num_splits == "best"):
         return _best_grid(gpu, batch, seqlen, hq, hkv, d, variant, p)[0]
     if isinstance(num_splits, str):
         choice(num_splits, "num_splits", _SPLIT_MODES)
