@@ -29,6 +29,7 @@ __all__ = [
     "measured_figure",
     "speedup_data",
     "speedup_figure",
+    "measured_table",
 ]
 
 #: Slider labels for the split rule -> the ``num_splits`` argument of the model.
@@ -305,3 +306,33 @@ register(Explorer(
     ),
     caption="Where flash-decoding pays: model speedup over FlashAttention-2 across batch and sequence length",
 ))
+
+
+class _HTMLTable:
+    """A minimal table that renders as HTML in notebooks and the book (no pandas)."""
+
+    def __init__(self, header, rows):
+        self.header, self.rows = header, rows
+
+    def _repr_html_(self):
+        th = "".join(f"<th>{h}</th>" for h in self.header)
+        body = "".join("<tr>" + "".join(f"<td>{v}</td>" for v in r) + "</tr>" for r in self.rows)
+        return f"<table><thead><tr>{th}</tr></thead><tbody>{body}</tbody></table>"
+
+    def __repr__(self):
+        return "\n".join(" | ".join(map(str, r)) for r in [self.header, *self.rows])
+
+
+def measured_table(c):
+    """The 10 rows of :func:`labcore.decode.compare_flash_decoding_a100` as a table (µs and % errors)."""
+    us = 1e6
+    rows = []
+    for i in range(len(c["batch"])):
+        rows.append((c["batch"][i], f"{c['seqlen'][i]:,}",
+                     f"{c['fa2'][i] * us:,.1f}", f"{c['model_fa2'][i] * us:,.1f}", f"{c['err_model_fa2'][i]:+.1%}",
+                     f"{c['refined_fa2'][i] / c['fa2'][i] - 1:+.1%}",
+                     f"{c['flash_decoding'][i] * us:.1f}", f"{c['model_fd'][i] * us:.1f} ({c['splits_fd'][i]})",
+                     f"{c['err_model_fd'][i]:+.1%}", f"{c['refined_fd'][i] * us:.1f} ({c['splits_fd_refined'][i]})",
+                     f"{c['err_refined_fd'][i]:+.1%}"))
+    return _HTMLTable(["batch", "seqlen", "FA2 measured", "FA2 model", "error", "error (refined)",
+                       "FD measured", "FD model (splits)", "error", "FD refined (splits)", "error"], rows)
