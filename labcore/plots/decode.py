@@ -1,0 +1,338 @@
+"""Figures for lecture §6 (decode attention: flash-decoding and the CTA x wave time model).
+
+Pure figure functions (parameters in, matplotlib Figure out) and the section's explorers:
+
+- ``decode_occupancy``: CTAs on SMs, wave by wave, FlashAttention-2 vs flash-decoding;
+- ``decode_splits``: model time vs split count (wave quantisation), with the model's best and flash-attn's
+  heuristic (before and after the 2.5.7 SM doubling);
+- ``decode_vs_measured``: the model against the flash-decoding post's A100 table, with ratios;
+- ``decode_speedup``: heatmap of the model's FlashAttention-2 / flash-decoding time over batch x seqlen.
+
+All numbers come from :mod:`labcore.decode`; ``compute`` functions are numpy-only.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import decode as dec
+from ..hardware import get_gpu
+from ..widgets import Explorer, Slider
+from . import new_figure, register
+
+__all__ = [
+    "SPLIT_CHOICES",
+    "occupancy_data",
+    "occupancy_figure",
+    "splits_data",
+    "splits_figure",
+    "measured_data",
+    "measured_figure",
+    "speedup_data",
+    "speedup_figure",
+    "measured_table",
+]
+
+#: Slider labels for the split rule -> the ``num_splits`` argument of the model.
+SPLIT_CHOICES = {"model-best": None, "heuristic": "heuristic", "heuristic-2.5.7": "heuristic-2.5.7"}
+_GPU_CHOICES = ("A100-40GB-SXM", "A100-80GB-SXM", "H100-SXM", "H200-SXM", "B200")
+_MAX_WAVES_DRAWN = 40
+_C_FA2, _C_FD, _C_REF, _C_MEAS = "#d95f02", "#1b9e77", "#7570b3", "#333333"
+
+
+def _splits_arg(splits):
+    if isinstance(splits, str):
+        if splits not in SPLIT_CHOICES:
+            raise ValueError(f"splits must be an int >= 1 or one of {', '.join(SPLIT_CHOICES)}; got {splits!r}")
+        return SPLIT_CHOICES[splits]
+    return splits
+
+
+# ------------------------------------------------------------------------------------------ occupancy
+
+
+def occupancy_data(gpu="A100", *, shape="CodeLlama-34B (4-way TP)", batch=1, seqlen=65536, splits="model-best",
+                   method="both", efficiency=0.7):
+    """Estimates and CTA -> (wave, SM) maps for FlashAttention-2 and/or flash-decoding.
+
+    Returns dict ``{method: (DecodeEstimate, grid)}`` where ``grid`` is a (waves drawn, num_sms) float array
+    holding, for the CTA in that slot, the index ``sequence x H_kv + KV head`` of the K/V it reads (NaN =
+    idle SM); at most 40 waves are mapped.
+    CTA order follows flash-attn's launch grids (FA2: batch fastest; split-KV: split fastest).
+    """
+    g = get_gpu(gpu)
+    sh = dec.get_decode_shape(shape)
+    methods = dec.DECODE_METHODS if method == "both" else (method,)
+    out = {}
+    for m in methods:
+        ns = None if m == "fa2" else _splits_arg(splits)
+        e = dec.decode_attention_time(g, batch=batch, seqlen=seqlen, method=m, num_splits=ns,
+                                      efficiency=efficiency, **sh)
+        n = min(e.num_ctas, _MAX_WAVES_DRAWN * g.num_sms)
+        idx = np.arange(n)
+        if m == "fa2":  # grid (m_block, batch, head): batch varies fastest
+            b, h = idx % e.batch, idx // e.batch
+            seq = b * e.num_kv_heads + h // (e.num_q_heads // e.num_kv_heads)
+        else:  # grid (m_block, split, batch x KV head): split varies fastest
+            seq = idx // (e.num_splits * -(-(e.num_q_heads // e.num_kv_heads) // e.rows_padded))
+        rows = -(-n // g.num_sms)
+        grid = np.full(rows * g.num_sms, np.nan)
+        grid[:n] = seq
+        out[m] = (e, grid.reshape(rows, g.num_sms))
+    return out
+
+
+def occupancy_figure(data, **_):
+    """One panel per method: SMs across, waves down, each CTA coloured by its sequence; idle SMs blank."""
+    fig, axes = new_figure(len(data), 1, width=7.4, height=1.9 + 1.6 * len(data), squeeze=False)
+    for ax, (m, (e, grid)) in zip(axes[:, 0], data.items()):
+        masked = np.ma.masked_invalid(grid % 20)
+        ax.imshow(masked, cmap="tab20", vmin=0, vmax=19, aspect="auto", interpolation="nearest",
+                  extent=(0, e.num_sms, grid.shape[0], 0))
+        ax.set_facecolor("#f2f2f2")
+        name = "FlashAttention-2" if m == "fa2" else f"flash-decoding, {e.num_splits} split(s)"
+        more = f" (first {grid.shape[0]} of {e.waves} waves drawn)" if e.waves > grid.shape[0] else ""
+        ax.set_title(f"{name}: {e.num_ctas:,} CTAs, {e.waves} wave(s), {e.wave_efficiency:.0%} of SM slots busy, "
+                     f"{e.rows_real}/{e.rows_padded} rows real, {e.total_us:,.1f} µs ({e.bound}-bound){more}",
+                     fontsize=8)
+        ax.set_ylabel("wave")
+        ax.set_yticks(np.arange(grid.shape[0]) + 0.5 if grid.shape[0] <= 8 else [])
+        if grid.shape[0] <= 8:
+            ax.set_yticklabels([str(i + 1) for i in range(grid.shape[0])])
+    axes[-1, 0].set_xlabel(f"SM on {e.gpu} (colour: the K/V a CTA reads, i.e. its sequence and KV head; grey: idle)",
+                           fontsize=8)
+    return fig
+
+
+# ------------------------------------------------------------------------------------------ splits
+
+
+def splits_data(gpu="A100", *, shape="CodeLlama-34B (4-way TP)", batch=64, seqlen=2048, efficiency=0.7,
+                variant="base", max_splits=128):
+    """Model time for every split count 1 .. max_splits plus the model-best and heuristic choices."""
+    g = get_gpu(gpu)
+    sh = dec.get_decode_shape(shape)
+    s = np.arange(1, max_splits + 1)
+    r = dec.decode_time_grid(g, batch=batch, seqlen=seqlen, method="flash_decoding", num_splits=s,
+                             variant=variant, efficiency=efficiency, **sh)
+    kw = dict(batch=batch, seqlen=seqlen, **sh)
+    return dict(
+        s=s, total=r["total"], waves=r["waves"], ctas=r["num_ctas"], num_sms=g.num_sms, gpu=g.name,
+        best=dec.best_num_splits(g, variant=variant, efficiency=efficiency, **kw),
+        heur=dec.flash_attn_num_splits(g, sm_doubling=False, **kw),
+        heur2=dec.flash_attn_num_splits(g, sm_doubling=True, **kw),
+        floor=dec.kv_cache_bytes(batch=batch, seqlen=seqlen, num_kv_heads=sh["num_kv_heads"],
+                                 head_dim=sh["head_dim"]) / g.hbm_bandwidth,
+        fa2=dec.decode_attention_time(g, method="fa2", variant=variant, efficiency=efficiency, **kw).total,
+        batch=batch, seqlen=seqlen, variant=variant,
+    )
+
+
+def splits_figure(d, **_):
+    """Time vs split count; background shading alternates with the wave count; markers for the choices."""
+    fig, ax = new_figure(width=7.2, height=3.8)
+    s, t = d["s"], d["total"] * 1e6
+    w = d["waves"]
+    edges = np.flatnonzero(np.diff(w)) + 1
+    starts = np.concatenate([[0], edges])
+    stops = np.concatenate([edges, [len(s)]])
+    for k, (a, b) in enumerate(zip(starts, stops)):
+        if k % 2:
+            ax.axvspan(s[a] - 0.5, s[b - 1] + 0.5, color="#eeeeee", lw=0)
+    ax.plot(s, t, color=_C_FD, lw=1.6, label=f"flash-decoding ({d['variant']} model)")
+    ax.axhline(d["floor"] * 1e6, color="k", ls=":", lw=1, label="read the KV cache once at full bandwidth")
+    for val, lab, mk, col in ((d["best"], "model-best", "o", _C_FD), (d["heur"], "flash-attn heuristic", "s", _C_REF),
+                              (d["heur2"], "heuristic, SMs x2 (≥ 2.5.7)", "^", _C_FA2)):
+        ax.plot([val], [t[val - 1]], mk, color=col, ms=8, mfc="none", mew=2,
+                label=f"{lab}: {val} split(s), {t[val - 1]:.1f} µs")
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("splits per (sequence, KV head)   (shading alternates with the number of waves)")
+    ax.set_ylabel("model time (µs)")
+    ax.set_ylim(0, min(t.max(), 4 * t.min()) * 1.1)
+    ax.set_title(f"{d['gpu']}, batch {d['batch']}, seqlen {d['seqlen']:,}: FlashAttention-2 would take "
+                 f"{d['fa2'] * 1e6:,.0f} µs", fontsize=9)
+    ax.legend(fontsize=7.5, loc="lower right", framealpha=0.9)
+    return fig
+
+
+# ------------------------------------------------------------------------------------------ vs measured
+
+
+def measured_data(gpu="A100", *, splits="model-best", efficiency=0.7):
+    """:func:`labcore.decode.compare_flash_decoding_a100` at the chosen split rule and efficiency."""
+    return dec.compare_flash_decoding_a100(gpu, num_splits=_splits_arg(splits), efficiency=efficiency)
+
+
+def measured_figure(c, **_):
+    """Top: measured and modelled times (log scale) for the 10 rows. Bottom: model / measured."""
+    fig, (ax, ax2) = new_figure(2, 1, width=7.6, height=5.6, sharex=True, gridspec_kw=dict(height_ratios=[3, 2]))
+    x = np.arange(len(c["batch"]))
+    us = 1e6
+    ax.plot(x, c["eager"] * us, "x", color="#999999", label="measured: PyTorch eager")
+    ax.plot(x, c["fa2"] * us, "o", color=_C_FA2, label="measured: FlashAttention v2.0.9")
+    ax.plot(x, c["flash_decoding"] * us, "o", color=_C_FD, label="measured: flash-decoding")
+    ax.plot(x, c["model_fa2"] * us, "-", color=_C_FA2, label="model: FlashAttention-2")
+    ax.plot(x, c["model_fd"] * us, "-", color=_C_FD, label="model: flash-decoding (base)")
+    ax.plot(x, c["refined_fd"] * us, "--", color=_C_REF, label="model: flash-decoding (refined)")
+    ax.set_yscale("log")
+    ax.set_ylabel("time per call (µs)")
+    ax.legend(fontsize=7, ncol=2, loc="center", bbox_to_anchor=(0.5, 0.55), framealpha=0.8)
+    ax2.axhspan(0.88, 1.12, color="#eeeeee", lw=0, label="±12%")
+    ax2.axhline(1, color="k", lw=0.8)
+    ax2.plot(x, c["model_fa2"] / c["fa2"], "o-", color=_C_FA2, label="FA2 (base)")
+    ax2.plot(x, c["refined_fa2"] / c["fa2"], "o:", color=_C_FA2, mfc="none", label="FA2 (refined)")
+    ax2.plot(x, c["model_fd"] / c["flash_decoding"], "s-", color=_C_FD, label="flash-decoding (base)")
+    ax2.plot(x, c["refined_fd"] / c["flash_decoding"], "s--", color=_C_REF, label="flash-decoding (refined)")
+    ax2.set_ylabel("model / measured")
+    ax2.set_ylim(0.45, 1.35)
+    ax2.legend(fontsize=6.5, ncol=5, loc="lower center", columnspacing=0.8)
+    ax2.set_xticks(x)
+    ax2.set_xticklabels([f"{b}\n{n // 1024}K" if n >= 1024 else f"{b}\n{n}" for b, n in zip(c["batch"], c["seqlen"])], fontsize=7)
+    ax2.set_xlabel("batch / sequence length (A100, 16 q heads, 2 KV heads, d = 128)")
+    return fig
+
+
+# ------------------------------------------------------------------------------------------ heatmap
+
+_HEAT_B = np.unique(np.round(np.logspace(0, 8, 100, base=2)).astype(np.int64))
+_HEAT_N = np.unique(np.round(np.logspace(8, 17, 100, base=2)).astype(np.int64))
+
+
+def speedup_data(gpu="A100", *, shape="CodeLlama-34B (4-way TP)", splits="model-best", efficiency=0.7,
+                 batches=None, seqlens=None):
+    """FA2 time / flash-decoding time over a (batch, seqlen) grid (default about 100 x 100, log-spaced)."""
+    b = _HEAT_B if batches is None else np.asarray(batches)
+    n = _HEAT_N if seqlens is None else np.asarray(seqlens)
+    sh = dec.get_decode_shape(shape)
+    kw = dict(batch=b[:, None], seqlen=n[None, :], efficiency=efficiency, **sh)
+    fa = dec.decode_time_grid(gpu, method="fa2", **kw)["total"]
+    fd = dec.decode_time_grid(gpu, method="flash_decoding", num_splits=_splits_arg(splits), **kw)["total"]
+    return dict(b=b, n=n, speedup=fa / fd, gpu=get_gpu(gpu).name, shape=shape, splits=splits)
+
+
+def speedup_figure(d, **_):
+    """Heatmap of the speedup (log colour scale) with contours at 2x, 5x, 10x, 20x, 50x."""
+    from matplotlib.colors import LogNorm
+
+    fig, ax = new_figure(width=6.6, height=4.4)
+    sp = d["speedup"]
+    pc = ax.pcolormesh(d["n"], d["b"], sp, shading="nearest", cmap="viridis",
+                       norm=LogNorm(vmin=max(sp.min(), 0.5), vmax=max(sp.max(), 2)))
+    levels = [v for v in (2, 5, 10, 20, 50) if sp.min() < v < sp.max()]
+    if levels:
+        cs = ax.contour(d["n"], d["b"], sp, levels=levels, colors="white", linewidths=0.8)
+        ax.clabel(cs, fmt=lambda v: f"{v:g}x", fontsize=7)
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log", base=2)
+    ax.set_xlabel("sequence length (keys)")
+    ax.set_ylabel("batch")
+    ax.set_title(f"model speedup of flash-decoding ({d['splits']}) over FlashAttention-2\n{d['gpu']}, {d['shape']}",
+                 fontsize=9)
+    fig.colorbar(pc, ax=ax, label="FA2 time / flash-decoding time")
+    return fig
+
+
+# ------------------------------------------------------------------------------------------ explorers
+
+_SHAPES = tuple(dec.DECODE_SHAPES)
+_POW2_B = tuple(2 ** k for k in range(0, 9))
+_POW2_N = tuple(2 ** k for k in range(8, 18))
+_SPLIT_LIVE = ("model-best", "heuristic", "heuristic-2.5.7", 1, 2, 4, 8, 16, 32, 64, 128)
+_EFF = (0.5, 0.6, 0.7, 0.8, 0.9)
+
+
+def _shape_slider(static=("CodeLlama-34B (4-way TP)",)):
+    return Slider("shape", static, "CodeLlama-34B (4-way TP)", label="model (q heads / KV heads / d)", live=_SHAPES)
+
+
+def _eff_slider(static=(0.7,)):
+    return Slider("efficiency", static, 0.7, label="tensor-core efficiency", live=_EFF, fmt=".1f")
+
+
+register(Explorer(
+    "decode_occupancy",
+    compute=lambda gpu, shape, batch, seqlen, splits, method, efficiency: occupancy_data(
+        gpu, shape=shape, batch=batch, seqlen=seqlen, splits=splits, method=method, efficiency=efficiency),
+    draw=occupancy_figure,
+    sliders=(
+        Slider("gpu", ("A100-40GB-SXM", "H100-SXM"), "A100-40GB-SXM", label="GPU", live=_GPU_CHOICES),
+        _shape_slider(),
+        Slider("batch", (1, 16, 64), 1, label="batch", live=_POW2_B, fmt=",d"),
+        Slider("seqlen", (2048, 65536), 65536, label="sequence length", live=_POW2_N, fmt=",d"),
+        Slider("splits", ("model-best", "heuristic"), "model-best", label="splits", live=_SPLIT_LIVE),
+        Slider("method", ("both",), "both", label="method", live=("both", "fa2", "flash_decoding")),
+        _eff_slider(),
+    ),
+    caption="CTAs on SMs, wave by wave: FlashAttention-2 vs flash-decoding",
+))
+
+register(Explorer(
+    "decode_splits",
+    compute=lambda gpu, shape, batch, seqlen, efficiency, variant: splits_data(
+        gpu, shape=shape, batch=batch, seqlen=seqlen, efficiency=efficiency, variant=variant),
+    draw=splits_figure,
+    sliders=(
+        Slider("gpu", ("A100-40GB-SXM", "H100-SXM"), "A100-40GB-SXM", label="GPU", live=_GPU_CHOICES),
+        _shape_slider(),
+        Slider("batch", (1, 64), 64, label="batch", live=_POW2_B, fmt=",d"),
+        Slider("seqlen", (2048, 65536), 2048, label="sequence length", live=_POW2_N, fmt=",d"),
+        _eff_slider(),
+        Slider("variant", ("base", "refined"), "base", label="model variant"),
+    ),
+    caption="Model time vs split count: wave quantisation and the split heuristics",
+))
+
+register(Explorer(
+    "decode_vs_measured",
+    compute=lambda gpu, splits, efficiency: measured_data(gpu, splits=splits, efficiency=efficiency),
+    draw=measured_figure,
+    sliders=(
+        Slider("gpu", ("A100-40GB-SXM", "A100-80GB-SXM"), "A100-40GB-SXM", label="A100 variant"),
+        Slider("splits", tuple(SPLIT_CHOICES), "model-best", label="flash-decoding splits"),
+        _eff_slider((0.6, 0.7, 0.8)),
+    ),
+    caption="The CTA x wave model against the flash-decoding post's A100 measurements",
+))
+
+register(Explorer(
+    "decode_speedup",
+    compute=lambda gpu, shape, splits, efficiency: speedup_data(gpu, shape=shape, splits=splits, efficiency=efficiency),
+    draw=speedup_figure,
+    sliders=(
+        Slider("gpu", ("A100-40GB-SXM", "H100-SXM", "B200"), "A100-40GB-SXM", label="GPU", live=_GPU_CHOICES),
+        _shape_slider(("CodeLlama-34B (4-way TP)", "Llama-3.1-8B")),
+        Slider("splits", ("model-best", "heuristic"), "model-best", label="flash-decoding splits",
+               live=tuple(SPLIT_CHOICES)),
+        _eff_slider(),
+    ),
+    caption="Where flash-decoding pays: model speedup over FlashAttention-2 across batch and sequence length",
+))
+
+
+class _HTMLTable:
+    """A minimal table that renders as HTML in notebooks and the book (no pandas)."""
+
+    def __init__(self, header, rows):
+        self.header, self.rows = header, rows
+
+    def _repr_html_(self):
+        th = "".join(f"<th>{h}</th>" for h in self.header)
+        body = "".join("<tr>" + "".join(f"<td>{v}</td>" for v in r) + "</tr>" for r in self.rows)
+        return f"<table><thead><tr>{th}</tr></thead><tbody>{body}</tbody></table>"
+
+    def __repr__(self):
+        return "\n".join(" | ".join(map(str, r)) for r in [self.header, *self.rows])
+
+
+def measured_table(c):
+    """The 10 rows of :func:`labcore.decode.compare_flash_decoding_a100` as a table (µs and % errors)."""
+    us = 1e6
+    rows = []
+    for i in range(len(c["batch"])):
+        rows.append((c["batch"][i], f"{c['seqlen'][i]:,}",
+                     f"{c['fa2'][i] * us:,.1f}", f"{c['model_fa2'][i] * us:,.1f}", f"{c['err_model_fa2'][i]:+.1%}",
+                     f"{c['refined_fa2'][i] / c['fa2'][i] - 1:+.1%}",
+                     f"{c['flash_decoding'][i] * us:.1f}", f"{c['model_fd'][i] * us:.1f} ({c['splits_fd'][i]})",
+                     f"{c['err_model_fd'][i]:+.1%}", f"{c['refined_fd'][i] * us:.1f} ({c['splits_fd_refined'][i]})",
+                     f"{c['err_refined_fd'][i]:+.1%}"))
+    return _HTMLTable(["batch", "seqlen", "FA2 measured", "FA2 model", "error", "error (refined)",
+                       "FD measured", "FD model (splits)", "error", "FD refined (splits)", "error"], rows)
