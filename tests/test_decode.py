@@ -320,3 +320,18 @@ def test_explorer_corners_finite(name):
             arrays = [data["speedup"]]
         assert all(np.all(np.isfinite(a)) and np.all(a > 0) for a in arrays)
         assert ex.draw(data, **params) is not None
+
+
+def test_combine_splits_is_the_nway_fold_of_merge_state():
+    """combine_splits (n-way, vectorised) and merge_state (pairwise) are the same operation."""
+    import labcore
+    rng = np.random.default_rng(11)
+    o = rng.standard_normal((5, 3, 4))
+    lse = rng.standard_normal((5, 3))
+    lse[2] = -np.inf
+    o[2] = 0.0
+    acc_o, acc_l = o[0], lse[0]
+    for s in range(1, 5):
+        acc_o, acc_l = labcore.merge_state(acc_o, acc_l, o[s], lse[s])
+    c_o, c_l = labcore.combine_splits(o, lse)
+    assert np.max(np.abs(c_o - acc_o)) < 1e-14 and np.max(np.abs(c_l - acc_l)) < 1e-14

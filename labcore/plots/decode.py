@@ -16,7 +16,7 @@ import numpy as np
 
 from .. import decode as dec
 from ..hardware import get_gpu
-from ..widgets import Explorer, Slider
+from ..widgets import Explorer, Slider, Table
 from . import new_figure, register
 
 __all__ = [
@@ -75,7 +75,7 @@ def occupancy_data(gpu="A100", *, shape="CodeLlama-34B (4-way TP)", batch=1, seq
         else:  # grid (m_block, split, batch x KV head): split varies fastest
             seq = idx // (e.num_splits * -(-(e.num_q_heads // e.num_kv_heads) // e.rows_padded))
         rows = -(-n // g.num_sms)
-        grid = np.full(rows * g.num_sms, np.nan)
+        grid = np.full(rows * g.num_sms, -1.0)   # -1: idle SM slot
         grid[:n] = seq
         out[m] = (e, grid.reshape(rows, g.num_sms))
     return out
@@ -85,7 +85,7 @@ def occupancy_figure(data, **_):
     """One panel per method: SMs across, waves down, each CTA coloured by its sequence; idle SMs blank."""
     fig, axes = new_figure(len(data), 1, width=7.4, height=1.9 + 1.6 * len(data), squeeze=False)
     for ax, (m, (e, grid)) in zip(axes[:, 0], data.items()):
-        masked = np.ma.masked_invalid(grid % 20)
+        masked = np.ma.masked_less(np.where(grid >= 0, grid % 20, -1), 0)
         ax.imshow(masked, cmap="tab20", vmin=0, vmax=19, aspect="auto", interpolation="nearest",
                   extent=(0, e.num_sms, grid.shape[0], 0))
         ax.set_facecolor("#f2f2f2")
@@ -308,21 +308,6 @@ register(Explorer(
 ))
 
 
-class _HTMLTable:
-    """A minimal table that renders as HTML in notebooks and the book (no pandas)."""
-
-    def __init__(self, header, rows):
-        self.header, self.rows = header, rows
-
-    def _repr_html_(self):
-        th = "".join(f"<th>{h}</th>" for h in self.header)
-        body = "".join("<tr>" + "".join(f"<td>{v}</td>" for v in r) + "</tr>" for r in self.rows)
-        return f"<table><thead><tr>{th}</tr></thead><tbody>{body}</tbody></table>"
-
-    def __repr__(self):
-        return "\n".join(" | ".join(map(str, r)) for r in [self.header, *self.rows])
-
-
 def measured_table(c):
     """The 10 rows of :func:`labcore.decode.compare_flash_decoding_a100` as a table (µs and % errors)."""
     us = 1e6
@@ -334,5 +319,5 @@ def measured_table(c):
                      f"{c['flash_decoding'][i] * us:.1f}", f"{c['model_fd'][i] * us:.1f} ({c['splits_fd'][i]})",
                      f"{c['err_model_fd'][i]:+.1%}", f"{c['refined_fd'][i] * us:.1f} ({c['splits_fd_refined'][i]})",
                      f"{c['err_refined_fd'][i]:+.1%}"))
-    return _HTMLTable(["batch", "seqlen", "FA2 measured", "FA2 model", "error", "error (refined)",
-                       "FD measured", "FD model (splits)", "error", "FD refined (splits)", "error"], rows)
+    return Table(rows, ["batch", "seqlen", "FA2 measured", "FA2 model", "error", "error (refined)",
+                        "FD measured", "FD model (splits)", "error", "FD refined (splits)", "error"])
