@@ -244,12 +244,15 @@ def backward_traffic_figure(data, N=4096, d=128, block=128, causal=False, **_):
     cmap = {n: c for n, c in zip(names, ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b",
                                          "#e377c2", "#7f7f7f", "#bcbd22", "#17becf", "#aec7e8", "#ffbb78",
                                          "#98df8a", "#ff9896", "#c5b0d5", "#c49c94"] * 2)}
+    seen = set()
     for y, alg in enumerate(("standard", "flash")):
         left = 0.0
         for n in names:
             v = data[alg].get(n, 0) / N ** 2
             if v:
-                ax.barh(y, v, left=left, color=cmap[n], edgecolor="white", label=n)
+                ax.barh(y, v, left=left, color=cmap[n], edgecolor="white",
+                        label=None if n in seen else n)
+                seen.add(n)
                 if v > 0.45:
                     ax.text(left + v / 2, y, n, ha="center", va="center", fontsize=7, color="white")
                 left += v
