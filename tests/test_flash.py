@@ -125,7 +125,11 @@ def test_causal_fractions():
 def test_causal_block_map_kinds():
     m = causal_block_map(8, 2)
     assert m.shape == (4, 4)
-    assert np.all(np.diag(m) == 2) and np.all(np.triu(m, 1) == 0) and np.all(np.tril(m, -1) == 1)
+    assert np.all(np.diag(m) == 2)
+    assert np.all(m[np.triu_indices(4, 1)] == 0) and np.all(m[np.tril_indices(4, -1)] == 1)
+    # N_q != N_k: bottom-right alignment, the last query block sees every key block
+    m2 = causal_block_map(3, 2, 4, N_k=10)
+    assert m2.shape == (2, 3) and np.all(m2[-1] > 0)
 
 
 # ---------------------------------------------------------------- backward
