@@ -8,9 +8,12 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from ._checks import positive_int
+import numpy as np
 
-__all__ = ["Ledger", "standard_attention_io", "score_to_input_ratio"]
+from ._checks import choice, positive_int
+
+__all__ = ["Ledger", "standard_attention_io", "score_to_input_ratio", "flash_forward_io", "flash_backward_io",
+           "standard_backward_io", "causal_block_counts"]
 
 
 class Ledger:
@@ -100,3 +103,196 @@ def score_to_input_ratio(N: int, d: int) -> float:
     64 at N = 8192, d = 128 (lecture §1).
     """
     return positive_int(N, "N") / positive_int(d, "d")
+
+
+# ---------------------------------------------------------------------------------------------------------
+# FlashAttention closed forms (issue 3; lecture §4.3 and §5.2). Every formula below is the sum, over the
+# blocks an algorithm visits, of what its pseudo-code reads and writes. tests/test_flash.py checks each one
+# against the Ledger of the running algorithm, element for element and tensor by tensor.
+# ---------------------------------------------------------------------------------------------------------
+
+
+def _sizes(N, d, block_q, block_kv, N_k):
+    N = positive_int(N, "N")
+    d = positive_int(d, "d")
+    B_r = positive_int(block_q, "block_q")
+    B_c = positive_int(block_kv, "block_kv")
+    N_k = N if N_k is None else positive_int(N_k, "N_k")
+    return N, d, B_r, B_c, N_k
+
+
+def causal_block_counts(N: int, block_q: int, block_kv: int, *, causal: bool = False, N_k: int | None = None):
+    """Per query block i: its row count and how many K/V blocks (and key columns) it must visit.
+
+    Query block i holds rows ``[i B_r, min((i+1) B_r, N))``; key block j holds columns
+    ``[j B_c, min((j+1) B_c, N_k))``. With the bottom-right causal mask (query r sees key c iff
+    ``c <= r + N_k - N``) the visible key blocks of a query block are a prefix ``j < J_i`` with
+    ``J_i = clip(floor((r_last + N_k - N) / B_c) + 1, 0, T_c)``; without the mask ``J_i = T_c``.
+
+    Args:
+        N: queries (int >= 1). block_q: B_r (int >= 1). block_kv: B_c (int >= 1). causal: bool.
+        N_k: keys (default N).
+    Returns:
+        ``(rows, J, cols)``: int64 arrays of length T_r = ceil(N / B_r): rows in each query block,
+        number of visible key blocks, and number of key columns in those blocks.
+    Raises:
+        TypeError/ValueError: sizes that are not integers >= 1.
+    Source: FlashAttention paper (Dao et al. 2022) §3.1 block-sparse / causal skipping; FlashAttention-2
+        (Dao 2023) §3.1.1 causal masking; bottom-right alignment as flash-attn >= 2.1.
+    """
+    N, B_r, B_c, N_k = (positive_int(N, "N"), positive_int(block_q, "block_q"),
+                        positive_int(block_kv, "block_kv"), N if N_k is None else positive_int(N_k, "N_k"))
+    T_r = -(-N // B_r)
+    T_c = -(-N_k // B_c)
+    start = np.arange(T_r, dtype=np.int64) * B_r
+    stop = np.minimum(start + B_r, N)
+    rows = stop - start
+    if causal:
+        last_visible = (stop - 1) + (N_k - N)          # last key the block's last query may see
+        J = np.where(last_visible >= 0, last_visible // B_c + 1, 0)
+        J = np.clip(J, 0, T_c)
+    else:
+        J = np.full(T_r, T_c, dtype=np.int64)
+    cols = np.minimum(J * B_c, N_k)
+    return rows, J.astype(np.int64), cols.astype(np.int64)
+
+
+def _tensor_table(entries):
+    """``{name: {"read": r, "write": w}}`` from (name, read, write) triples, dropping untouched tensors."""
+    out = {}
+    for name, r, w in entries:
+        r, w = int(r), int(w)
+        if r or w:
+            out[name] = {"read": r, "write": w}
+    return out
+
+
+def _total(table):
+    return sum(v["read"] + v["write"] for v in table.values())
+
+
+def flash_forward_io(N: int, d: int, block_q: int, block_kv: int, loop_order: str = "fa2", *,
+                     causal: bool = False, N_k: int | None = None, by_tensor: bool = False):
+    """Elements moved by the FlashAttention forward pass, as counted by ``flash_attention_forward``'s ledger.
+
+    ``"fa1"`` (paper Algorithm 1, outer loop over K/V blocks): write the initial O, l, m (N d + 2 N); read
+    each K_j, V_j once (2 N_k d); for every visited pair (j, i) read Q_i, O_i, l_i, m_i and write O_i, l_i,
+    m_i, i.e. ``rows_i (3 d + 4)``. Without a mask: ``3 N d + 2 N + T_c (3 N d + 4 N)``.
+
+    ``"fa2"`` (FlashAttention-2, outer loop over Q blocks): read Q_i once (skipped for a query block that
+    sees no key); for every visited pair read K_j, V_j (``2 cols_j d``); write O_i and lse_i once
+    (N d + N). Without a mask: ``2 N d + N + 2 T_r N_k d``.
+
+    With ``causal=True`` blocks entirely above the (bottom-right aligned) diagonal are neither read nor
+    computed, exactly as in the algorithm.
+
+    Args:
+        N: queries (int >= 1). d: head dimension of Q, K, V and O (int >= 1). block_q: B_r. block_kv: B_c.
+        loop_order: "fa1" or "fa2". causal: skip fully masked blocks. N_k: keys (default N).
+        by_tensor: return ``{tensor: {"read": n, "write": n}}`` instead of the total.
+    Returns:
+        int elements (x 2 for FP16 bytes), or the per-tensor dict.
+    Raises:
+        TypeError/ValueError: sizes not integers >= 1; an unknown loop_order.
+    Source: Dao et al. 2022, Algorithm 1 and Theorem 2 (proof in Appendix C); Dao 2023, Algorithm 1.
+    """
+    N, d, B_r, B_c, N_k = _sizes(N, d, block_q, block_kv, N_k)
+    loop_order = choice(loop_order, "loop_order", ("fa1", "fa2"))
+    rows, J, cols = causal_block_counts(N, B_r, B_c, causal=causal, N_k=N_k)
+    if loop_order == "fa1":
+        pair_rows = int((rows * J).sum())               # sum over visited pairs of the query block's rows
+        T_c = -(-N_k // B_c)
+        seen = np.zeros(T_c, dtype=bool)
+        seen[: int(J.max()) if J.size else 0] = True   # K/V blocks some query block visits (a prefix)
+        kv_cols = int(min(int(seen.sum()) * B_c, N_k))
+        table = _tensor_table([
+            ("O", pair_rows * d, N * d + pair_rows * d),
+            ("l", pair_rows, N + pair_rows),
+            ("m", pair_rows, N + pair_rows),
+            ("K", kv_cols * d, 0),
+            ("V", kv_cols * d, 0),
+            ("Q", pair_rows * d, 0),
+        ])
+    else:
+        q_rows = int(rows[J > 0].sum())
+        kv_cols = int(cols.sum())
+        table = _tensor_table([
+            ("Q", q_rows * d, 0),
+            ("K", kv_cols * d, 0),
+            ("V", kv_cols * d, 0),
+            ("O", 0, N * d),
+            ("lse", 0, N),
+        ])
+    return table if by_tensor else _total(table)
+
+
+def standard_backward_io(N: int, d: int, *, N_k: int | None = None, by_tensor: bool = False):
+    """Elements moved by the standard attention backward pass (FlashAttention paper, Algorithm 3).
+
+    P was stored by the forward pass (Algorithm 0). Steps: read P, dO, write dV; read dO, V, write dP;
+    read P, dP, write dS; read dS, K, write dQ; read dS, Q, write dK. With N_k = N:
+    ``7 N^2 + 8 N d``. A causal mask changes nothing here: the N x N matrices are stored whole.
+
+    Args:
+        N: queries (int >= 1). d: head dimension (int >= 1). N_k: keys (default N).
+        by_tensor: return the per-tensor dict instead of the total.
+    Returns:
+        int elements, or ``{tensor: {"read": n, "write": n}}``.
+    Raises:
+        TypeError/ValueError: sizes that are not integers >= 1.
+    Source: Dao et al. 2022, Appendix B.2, Algorithm 3.
+    """
+    N = positive_int(N, "N")
+    d = positive_int(d, "d")
+    N_k = N if N_k is None else positive_int(N_k, "N_k")
+    nn = N * N_k
+    table = _tensor_table([
+        ("P", 2 * nn, 0),
+        ("dO", 2 * N * d, 0),
+        ("dV", 0, N_k * d),
+        ("V", N_k * d, 0),
+        ("dP", nn, nn),
+        ("dS", 2 * nn, nn),
+        ("K", N_k * d, 0),
+        ("dQ", 0, N * d),
+        ("Q", N * d, 0),
+        ("dK", 0, N_k * d),
+    ])
+    return table if by_tensor else _total(table)
+
+
+def flash_backward_io(N: int, d: int, block_q: int, block_kv: int, *, causal: bool = False,
+                      N_k: int | None = None, by_tensor: bool = False):
+    """Elements moved by the FlashAttention backward pass, as counted by ``flash_attention_backward``'s ledger.
+
+    Counting (every read and write is HBM, lecture §5.2): before the loop read O, dO and write
+    D = rowsum(dO * O) (2 N d + N), and write dQ = 0 (N d). Outer loop over K/V blocks j: read K_j, V_j
+    (2 N_k d in all) and finally write dK_j, dV_j (2 N_k d). For every visited pair (j, i): read Q_i,
+    dO_i, dQ_i, lse_i, D_i and write dQ_i, i.e. ``rows_i (4 d + 2)``. Without a mask:
+    ``7 N d + N + 4 N_k d - 4 N d + T_c N (4 d + 2)``, i.e. ``7 N d + N + T_c N (4 d + 2)`` for N_k = N.
+
+    Args:
+        N: queries. d: head dimension. block_q: B_r. block_kv: B_c (ints >= 1). causal: skip fully
+        masked blocks. N_k: keys (default N). by_tensor: return the per-tensor dict.
+    Returns:
+        int elements, or ``{tensor: {"read": n, "write": n}}``.
+    Raises:
+        TypeError/ValueError: sizes that are not integers >= 1.
+    Source: Dao et al. 2022, Algorithm 4 (with D computed before the loop as in Dao 2023, Algorithm 2).
+    """
+    N, d, B_r, B_c, N_k = _sizes(N, d, block_q, block_kv, N_k)
+    rows, J, cols = causal_block_counts(N, B_r, B_c, causal=causal, N_k=N_k)
+    pair_rows = int((rows * J).sum())
+    table = _tensor_table([
+        ("O", N * d, 0),
+        ("dO", N * d + pair_rows * d, 0),
+        ("D", pair_rows, N),
+        ("dQ", pair_rows * d, N * d + pair_rows * d),
+        ("K", N_k * d, 0),
+        ("V", N_k * d, 0),
+        ("Q", pair_rows * d, 0),
+        ("lse", pair_rows, 0),
+        ("dK", 0, N_k * d),
+        ("dV", 0, N_k * d),
+    ])
+    return table if by_tensor else _total(table)

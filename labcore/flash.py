@@ -1,0 +1,736 @@
+"""FlashAttention forward (two loop orders) and backward, with exact HBM ledgers (lecture §4–§5).
+
+Conventions (as :mod:`labcore.attention`): ``scale`` defaults to ``1/sqrt(d)``; ``lse`` is the
+natural-log logsumexp of each row of scaled scores; masks are ``-inf``; causal masking with
+N_q != N_k is aligned to the bottom-right corner (query i sees key j iff ``j <= i + N_k - N_q``); a
+fully masked row gives an output row of zeros and ``lse = -inf``.
+
+Blocks: Q is cut into T_r = ceil(N_q / B_r) row blocks (``block_q`` = B_r), K and V into
+T_c = ceil(N_k / B_c) blocks (``block_kv`` = B_c); the last block of each may be shorter (ragged).
+With ``causal=True`` a block pair entirely above the diagonal is skipped (neither read nor computed)
+and only blocks that straddle the diagonal are masked inside.
+
+Every function that touches "HBM" takes an optional :class:`labcore.hbm.Ledger` and records each read
+and write at the line of the paper's pseudo-code that does it; the closed forms in :mod:`labcore.hbm`
+(:func:`~labcore.hbm.flash_forward_io`, :func:`~labcore.hbm.flash_backward_io`,
+:func:`~labcore.hbm.standard_backward_io`) equal these ledgers exactly (tests/test_flash.py).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ._checks import as_matrix, as_vector, check_qkv, choice, positive_int, resolve_scale
+from .attention import masked_scores, row_softmax
+from .hbm import Ledger, causal_block_counts, flash_backward_io, flash_forward_io, standard_attention_io, \
+    standard_backward_io
+
+__all__ = [
+    "flash_attention_forward",
+    "flash_attention_backward",
+    "standard_attention_backward",
+    "paper_block_sizes",
+    "causal_block_fraction",
+    "causal_block_map",
+    "TileSchedule",
+    "flash_tile_schedule",
+    "AttentionFlops",
+    "attention_flops",
+    "saved_for_backward_bytes",
+    "PAPER_FIG2_GPT2_MEDIUM",
+    "gpt2_medium_comparison",
+    "training_step_io",
+]
+
+
+# ----------------------------------------------------------------------------------------------------------
+# block sizes and block geometry
+# ----------------------------------------------------------------------------------------------------------
+
+def paper_block_sizes(M: int, d: int):
+    """The FlashAttention paper's block sizes for an SRAM of ``M`` elements: ``B_c = ceil(M / 4d)``,
+    ``B_r = min(B_c, d)``.
+
+    "4d" because four tiles (Q_i, K_j, V_j, O_i) must fit on chip at once.
+
+    Args:
+        M: on-chip SRAM size in *elements* (int >= 4 d; e.g. 100 KB of FP16 = 51,200 elements).
+        d: head dimension (int >= 1).
+    Returns:
+        ``(B_r, B_c)`` ints. Example: ``paper_block_sizes(51_200, 64) == (64, 200)``.
+    Raises:
+        TypeError/ValueError: M or d not an integer >= 1; ``M < 4 d`` (not even one row of each tile fits).
+    Source: Dao et al. 2022, Algorithm 1, line 1.
+    """
+    d = positive_int(d, "d")
+    M = positive_int(M, "M")
+    if M < 4 * d:
+        raise ValueError(f"M must be at least 4*d = {4 * d} elements (one row each of Q_i, K_j, V_j, O_i); got {M}")
+    B_c = -(-M // (4 * d))
+    return min(B_c, d), B_c
+
+
+def _block_bounds(n: int, b: int):
+    return [(s, min(s + b, n)) for s in range(0, n, b)]
+
+
+def _block_kind(r0, r1, c0, c1, off, causal):
+    """'full', 'diag' (visible but needs the mask inside) or 'skip' for rows [r0,r1) x cols [c0,c1)."""
+    if not causal:
+        return "full"
+    if c0 > (r1 - 1) + off:
+        return "skip"
+    if (c1 - 1) <= r0 + off:
+        return "full"
+    return "diag"
+
+
+def causal_block_map(N: int, block_q: int, block_kv: int | None = None, *, N_k: int | None = None) -> np.ndarray:
+    """Which block pairs a causal FlashAttention computes: 0 = skipped, 1 = full (no mask), 2 = diagonal.
+
+    Args:
+        N: queries (int >= 1). block_q: B_r (int >= 1). block_kv: B_c (default B_r). N_k: keys (default N).
+    Returns:
+        (T_r, T_c) int8 array.
+    Raises:
+        TypeError/ValueError: sizes that are not integers >= 1.
+    Source: Dao 2023 (FlashAttention-2) §3.1.1, causal masking; bottom-right alignment as flash-attn >= 2.1.
+    """
+    N = positive_int(N, "N")
+    B_r = positive_int(block_q, "block_q")
+    B_c = B_r if block_kv is None else positive_int(block_kv, "block_kv")
+    N_k = N if N_k is None else positive_int(N_k, "N_k")
+    off = N_k - N
+    r0 = np.arange(0, N, B_r)[:, None]
+    r1 = np.minimum(r0 + B_r, N)
+    c0 = np.arange(0, N_k, B_c)[None, :]
+    c1 = np.minimum(c0 + B_c, N_k)
+    skip = c0 > (r1 - 1) + off
+    full = (c1 - 1) <= r0 + off
+    out = np.where(skip, 0, np.where(full, 1, 2)).astype(np.int8)
+    return out
+
+
+def causal_block_fraction(N: int, block: int, *, block_kv: int | None = None, N_k: int | None = None) -> float:
+    """Fraction of block pairs a causal FlashAttention computes (the rest are skipped).
+
+    With square blocks and T = N / B blocks per side this is ``T (T + 1) / 2 / T^2 = 1/2 + 1/(2T)``
+    (lecture §5.3: N = 4096 gives 0.508 / 0.516 / 0.531 for B = 64 / 128 / 256).
+
+    Args:
+        N: sequence length (int >= 1). block: B_r (= B_c unless ``block_kv`` is given). N_k: keys (default N).
+    Returns:
+        float in (0, 1].
+    Raises:
+        TypeError/ValueError: sizes that are not integers >= 1.
+    Source: Dao 2023 §3.1.1.
+    """
+    N = positive_int(N, "N")
+    B_r = positive_int(block, "block")
+    B_c = B_r if block_kv is None else positive_int(block_kv, "block_kv")
+    _, J, _ = causal_block_counts(N, B_r, B_c, causal=True, N_k=N_k)
+    T_c = -(-(N if N_k is None else positive_int(N_k, "N_k")) // B_c)
+    return float(J.sum()) / float(J.size * T_c)
+
+
+# ----------------------------------------------------------------------------------------------------------
+# forward
+# ----------------------------------------------------------------------------------------------------------
+
+def _safe(m):
+    """Replace -inf by 0 so that exp(x - m) is 0 (not NaN) for fully masked rows."""
+    return np.where(np.isfinite(m), m, 0.0)
+
+
+def _scores_block(Q_i, K_j, s, r0, r1, c0, c1, off, kind):
+    S = (Q_i @ K_j.T) * s
+    if kind == "diag":
+        vis = np.arange(c0, c1)[None, :] <= np.arange(r0, r1)[:, None] + off
+        S = np.where(vis, S, -np.inf)
+    return S
+
+
+def flash_attention_forward(Q, K, V, *, block_q: int, block_kv: int, loop_order: str = "fa2",
+                            causal: bool = False, scale=None, ledger: Ledger | None = None):
+    """FlashAttention forward pass, exact in float64, in either loop order.
+
+    ``loop_order="fa1"`` is the paper's Algorithm 1: the outer loop runs over K/V blocks j, the inner over
+    Q blocks i; O, l and m live in HBM and are re-read and re-written for every pair, and O is normalised
+    at every step. ``"fa2"`` is FlashAttention-2's order: the outer loop runs over Q blocks, (m, l, acc)
+    stay on chip, normalisation is deferred to the end and only O and lse are written.
+
+    Ledger (see :func:`labcore.hbm.flash_forward_io`, equal to it exactly):
+    fa1: write O, l, m initialised (N d + 2N); read K_j, V_j once per j; per visited pair read Q_i, O_i,
+    l_i, m_i and write O_i, l_i, m_i. fa2: read Q_i once (if it sees any key); per visited pair read K_j,
+    V_j; write O_i and lse_i once.
+
+    Args:
+        Q: (N_q, d) real array. K: (N_k, d). V: (N_k, d_v). Computed in float64.
+        block_q: B_r, rows per Q block (int >= 1). block_kv: B_c, rows per K/V block (int >= 1).
+        loop_order: "fa1" or "fa2". causal: bottom-right aligned causal mask, fully masked blocks skipped.
+        scale: float > 0, default 1/sqrt(d). ledger: optional :class:`~labcore.hbm.Ledger`.
+    Returns:
+        ``(O, lse)``: (N_q, d_v) and (N_q,) float64 (lse natural log; -inf and a zero row when fully masked).
+    Raises:
+        TypeError/ValueError: as :func:`labcore.attention.reference_attention`; block sizes not integers
+        >= 1; unknown loop_order.
+    Source: Dao et al. 2022, Algorithm 1; Dao 2023, Algorithm 1.
+    """
+    Q, K, V = check_qkv(Q, K, V)
+    B_r = positive_int(block_q, "block_q")
+    B_c = positive_int(block_kv, "block_kv")
+    loop_order = choice(loop_order, "loop_order", ("fa1", "fa2"))
+    s = resolve_scale(scale, Q.shape[1])
+    lg = ledger if ledger is not None else Ledger()
+    n_q, d = Q.shape
+    n_k, d_v = V.shape
+    off = n_k - n_q
+    qb, kb = _block_bounds(n_q, B_r), _block_bounds(n_k, B_c)
+
+    if loop_order == "fa1":
+        O = np.zeros((n_q, d_v))
+        l = np.zeros(n_q)
+        m = np.full(n_q, -np.inf)
+        lg.write("O", n_q * d_v)
+        lg.write("l", n_q)
+        lg.write("m", n_q)
+        for c0, c1 in kb:
+            kinds = [_block_kind(r0, r1, c0, c1, off, causal) for r0, r1 in qb]
+            if all(k == "skip" for k in kinds):
+                continue
+            K_j, V_j = K[c0:c1], V[c0:c1]
+            lg.read("K", (c1 - c0) * d)
+            lg.read("V", (c1 - c0) * d_v)
+            for (r0, r1), kind in zip(qb, kinds):
+                if kind == "skip":
+                    continue
+                n = r1 - r0
+                lg.read("Q", n * d)
+                lg.read("O", n * d_v)
+                lg.read("l", n)
+                lg.read("m", n)
+                S = _scores_block(Q[r0:r1], K_j, s, r0, r1, c0, c1, off, kind)
+                m_t = S.max(axis=1)
+                P_t = np.exp(S - _safe(m_t)[:, None])
+                l_t = P_t.sum(axis=1)
+                m_old, l_old = m[r0:r1], l[r0:r1]
+                m_new = np.maximum(m_old, m_t)
+                a = np.exp(m_old - _safe(m_new))       # rescale of the old state
+                b = np.exp(m_t - _safe(m_new))         # rescale of this block
+                l_new = a * l_old + b * l_t
+                num = (a * l_old)[:, None] * O[r0:r1] + b[:, None] * (P_t @ V_j)
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    O[r0:r1] = np.where(l_new[:, None] > 0, num / np.where(l_new > 0, l_new, 1.0)[:, None], 0.0)
+                l[r0:r1], m[r0:r1] = l_new, m_new
+                lg.write("O", n * d_v)
+                lg.write("l", n)
+                lg.write("m", n)
+        with np.errstate(divide="ignore"):
+            lse = np.where(l > 0, _safe(m) + np.log(np.where(l > 0, l, 1.0)), -np.inf)
+        return O, lse
+
+    O = np.zeros((n_q, d_v))
+    lse = np.full(n_q, -np.inf)
+    for r0, r1 in qb:
+        n = r1 - r0
+        visits = [(c0, c1, k) for c0, c1 in kb if (k := _block_kind(r0, r1, c0, c1, off, causal)) != "skip"]
+        if visits:
+            Q_i = Q[r0:r1]
+            lg.read("Q", n * d)
+            m = np.full(n, -np.inf)
+            l = np.zeros(n)
+            acc = np.zeros((n, d_v))
+            for c0, c1, kind in visits:
+                lg.read("K", (c1 - c0) * d)
+                lg.read("V", (c1 - c0) * d_v)
+                S = _scores_block(Q_i, K[c0:c1], s, r0, r1, c0, c1, off, kind)
+                m_new = np.maximum(m, S.max(axis=1))
+                P_t = np.exp(S - _safe(m_new)[:, None])
+                alpha = np.exp(m - _safe(m_new))
+                l = alpha * l + P_t.sum(axis=1)
+                acc = alpha[:, None] * acc + P_t @ V[c0:c1]
+                m = m_new
+            ok = l > 0
+            O[r0:r1] = np.where(ok[:, None], acc / np.where(ok, l, 1.0)[:, None], 0.0)   # deferred normalisation
+            with np.errstate(divide="ignore"):
+                lse[r0:r1] = np.where(ok, _safe(m) + np.log(np.where(ok, l, 1.0)), -np.inf)
+        lg.write("O", n * d_v)
+        lg.write("lse", n)
+    return O, lse
+
+
+# ----------------------------------------------------------------------------------------------------------
+# backward
+# ----------------------------------------------------------------------------------------------------------
+
+def _check_grad_inputs(Q, K, V, dO, O=None, lse=None):
+    Q, K, V = check_qkv(Q, K, V)
+    dO = as_matrix(dO, "dO")
+    if dO.shape != (Q.shape[0], V.shape[1]):
+        raise ValueError(f"dO must have shape (N_q, d_v) = {(Q.shape[0], V.shape[1])}, got {dO.shape}")
+    if O is not None:
+        O = as_matrix(O, "O")
+        if O.shape != dO.shape:
+            raise ValueError(f"O must have shape (N_q, d_v) = {dO.shape}, got {O.shape}")
+    if lse is not None:
+        lse = as_vector(lse, "lse")
+        if lse.shape != (Q.shape[0],):
+            raise ValueError(f"lse must have shape (N_q,) = {(Q.shape[0],)}, got {lse.shape}")
+        if np.any(lse == np.inf):
+            raise ValueError("lse must not be +inf (a fully masked row has lse = -inf)")
+    return Q, K, V, dO, O, lse
+
+
+def standard_attention_backward(Q, K, V, dO, *, causal: bool = False, scale=None, ledger: Ledger | None = None):
+    """Standard attention backward pass (FlashAttention paper, Algorithm 3), exact in float64.
+
+    Uses the P that Algorithm 0 stored in HBM (computed here for the numbers, *counted* as read from HBM):
+    dV = P^T dO; dP = dO V^T; dS = P * (dP - rowsum(P * dP)); dQ = scale dS K; dK = scale dS^T Q.
+    Ledger: ``7 N^2 + 8 N d`` for N_q = N_k = N, see :func:`labcore.hbm.standard_backward_io`.
+
+    Args:
+        Q: (N_q, d). K: (N_k, d). V: (N_k, d_v). dO: (N_q, d_v), the gradient of the loss w.r.t. O.
+        causal, scale: as :func:`labcore.attention.reference_attention`. ledger: optional Ledger.
+    Returns:
+        ``(dQ, dK, dV)`` with the shapes of Q, K, V (float64).
+    Raises:
+        TypeError/ValueError: bad shapes, non-finite values, scale not > 0.
+    Source: Dao et al. 2022, Appendix B.2 (Eq. for dS) and Algorithm 3.
+    """
+    Q, K, V, dO, _, _ = _check_grad_inputs(Q, K, V, dO)
+    s = resolve_scale(scale, Q.shape[1])
+    lg = ledger if ledger is not None else Ledger()
+    n_q, d = Q.shape
+    n_k, d_v = V.shape
+    P, _ = row_softmax(masked_scores(Q, K, causal=causal, scale=s))
+    lg.read("P", n_q * n_k)
+    lg.read("dO", n_q * d_v)
+    dV = P.T @ dO
+    lg.write("dV", n_k * d_v)
+    lg.read("dO", n_q * d_v)
+    lg.read("V", n_k * d_v)
+    dP = dO @ V.T
+    lg.write("dP", n_q * n_k)
+    lg.read("P", n_q * n_k)
+    lg.read("dP", n_q * n_k)
+    dS = P * (dP - (P * dP).sum(axis=1, keepdims=True))
+    lg.write("dS", n_q * n_k)
+    lg.read("dS", n_q * n_k)
+    lg.read("K", n_k * d)
+    dQ = s * (dS @ K)
+    lg.write("dQ", n_q * d)
+    lg.read("dS", n_q * n_k)
+    lg.read("Q", n_q * d)
+    dK = s * (dS.T @ Q)
+    lg.write("dK", n_k * d)
+    return dQ, dK, dV
+
+
+def flash_attention_backward(Q, K, V, O, dO, lse, *, block_q: int, block_kv: int, causal: bool = False,
+                             scale=None, ledger: Ledger | None = None):
+    """FlashAttention backward pass: recompute S and P blockwise from lse, never store P.
+
+    Before the loop: D = rowsum(dO * O) (the identity sum_j dP_ij P_ij = dO_i . O_i), and dQ = 0 in HBM.
+    Outer loop over K/V blocks j (dK_j, dV_j accumulate on chip); inner loop over Q blocks i:
+    S_ij = scale Q_i K_j^T, P_ij = exp(S_ij - lse_i), dV_j += P_ij^T dO_i, dP_ij = dO_i V_j^T,
+    dS_ij = P_ij * (dP_ij - D_i), dQ_i += scale dS_ij K_j (read and written back to HBM),
+    dK_j += scale dS_ij^T Q_i. Blocks above the causal diagonal are skipped.
+
+    Ledger (every read/write counts as HBM, lecture §5.2; equals :func:`labcore.hbm.flash_backward_io`):
+    read O, dO, write D; write dQ = 0; per j read K_j, V_j and write dK_j, dV_j; per visited pair read Q_i,
+    dO_i, dQ_i, lse_i, D_i and write dQ_i.
+
+    Args:
+        Q: (N_q, d). K: (N_k, d). V: (N_k, d_v). O: (N_q, d_v) forward output. dO: (N_q, d_v).
+        lse: (N_q,) natural-log logsumexp from the forward pass (``-inf`` for a fully masked row).
+        block_q: B_r. block_kv: B_c (ints >= 1). causal, scale: as the forward. ledger: optional Ledger.
+    Returns:
+        ``(dQ, dK, dV)`` float64 with the shapes of Q, K, V.
+    Raises:
+        TypeError/ValueError: bad shapes, non-finite inputs (lse may be -inf, never NaN or +inf), block
+        sizes not integers >= 1, scale not > 0.
+    Source: Dao et al. 2022, Algorithm 4 and Appendix B.4; Dao 2023, Algorithm 2 (D before the loop).
+    """
+    Q, K, V, dO, O, lse = _check_grad_inputs(Q, K, V, dO, O, lse)
+    B_r = positive_int(block_q, "block_q")
+    B_c = positive_int(block_kv, "block_kv")
+    s = resolve_scale(scale, Q.shape[1])
+    lg = ledger if ledger is not None else Ledger()
+    n_q, d = Q.shape
+    n_k, d_v = V.shape
+    off = n_k - n_q
+    lg.read("O", n_q * d_v)
+    lg.read("dO", n_q * d_v)
+    D = (dO * O).sum(axis=1)
+    lg.write("D", n_q)
+    dQ = np.zeros((n_q, d))
+    lg.write("dQ", n_q * d)
+    dK = np.zeros((n_k, d))
+    dV = np.zeros((n_k, d_v))
+    qb, kb = _block_bounds(n_q, B_r), _block_bounds(n_k, B_c)
+    for c0, c1 in kb:
+        K_j, V_j = K[c0:c1], V[c0:c1]
+        lg.read("K", (c1 - c0) * d)
+        lg.read("V", (c1 - c0) * d_v)
+        dK_j = np.zeros((c1 - c0, d))
+        dV_j = np.zeros((c1 - c0, d_v))
+        for r0, r1 in qb:
+            kind = _block_kind(r0, r1, c0, c1, off, causal)
+            if kind == "skip":
+                continue
+            n = r1 - r0
+            Q_i, dO_i = Q[r0:r1], dO[r0:r1]
+            lg.read("Q", n * d)
+            lg.read("dO", n * d_v)
+            lg.read("dQ", n * d)
+            lg.read("lse", n)
+            lg.read("D", n)
+            S = _scores_block(Q_i, K_j, s, r0, r1, c0, c1, off, kind)
+            L = lse[r0:r1, None]
+            P = np.where(np.isfinite(L) & np.isfinite(S), np.exp(S - np.where(np.isfinite(L), L, 0.0)), 0.0)
+            dV_j += P.T @ dO_i
+            dP = dO_i @ V_j.T
+            dS = P * (dP - D[r0:r1, None])
+            dQ[r0:r1] += s * (dS @ K_j)
+            lg.write("dQ", n * d)
+            dK_j += s * (dS.T @ Q_i)
+        dK[c0:c1], dV[c0:c1] = dK_j, dV_j
+        lg.write("dK", (c1 - c0) * d)
+        lg.write("dV", (c1 - c0) * d_v)
+    return dQ, dK, dV
+
+
+# ----------------------------------------------------------------------------------------------------------
+# step-by-step tile record (for the tiling walker)
+# ----------------------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class TileSchedule:
+    """The order in which a FlashAttention forward visits block pairs, and the HBM traffic of each step.
+
+    Attributes:
+        loop_order: "fa1" or "fa2". N, N_k, d, block_q, block_kv, causal: the problem.
+        T_r, T_c: number of Q and K/V blocks.
+        pairs: (n_steps, 2) int array of (i, j) block indices in visiting order.
+        tensors: tuple of tensor names, the columns of ``reads``/``writes``.
+        reads, writes: (n_steps, n_tensors) int64 elements read / written at each step.
+        pre, post: ``{tensor: {"read": n, "write": n}}`` before the first and after the last step
+            (fa1: the initial O, l, m; fa2: O and lse of query blocks that see no key).
+        block_map: (T_r, T_c) int8, 0 skipped / 1 full / 2 diagonal.
+    """
+
+    loop_order: str
+    N: int
+    N_k: int
+    d: int
+    block_q: int
+    block_kv: int
+    causal: bool
+    T_r: int
+    T_c: int
+    pairs: np.ndarray
+    tensors: tuple
+    reads: np.ndarray
+    writes: np.ndarray
+    pre: dict
+    post: dict
+    block_map: np.ndarray
+
+    @property
+    def n_steps(self) -> int:
+        return int(self.pairs.shape[0])
+
+    def total(self) -> int:
+        """All elements moved (pre + steps + post); equals :func:`labcore.hbm.flash_forward_io`."""
+        extra = sum(v["read"] + v["write"] for t in (self.pre, self.post) for v in t.values())
+        return int(self.reads.sum() + self.writes.sum()) + extra
+
+    def at(self, k: int) -> dict:
+        """The state just after step ``k`` (0-based): the block pair, the tiles on chip, what this step read
+        and wrote, and the cumulative HBM traffic per tensor (including ``pre``).
+
+        Raises:
+            ValueError: k outside ``[0, n_steps)``.
+        """
+        k = positive_int(k, "k", minimum=0)
+        if k >= self.n_steps:
+            raise ValueError(f"k must be in [0, {self.n_steps}), got {k}")
+        i, j = (int(x) for x in self.pairs[k])
+        cum_r = self.reads[: k + 1].sum(axis=0)
+        cum_w = self.writes[: k + 1].sum(axis=0)
+        so_far = {}
+        for t_idx, name in enumerate(self.tensors):
+            r = int(cum_r[t_idx]) + self.pre.get(name, {}).get("read", 0)
+            w = int(cum_w[t_idx]) + self.pre.get(name, {}).get("write", 0)
+            so_far[name] = {"read": r, "write": w}
+        on_chip = ["Q", "K", "V", "O", "l", "m"]
+        return {
+            "step": k, "i": i, "j": j,
+            "kind": {0: "skip", 1: "full", 2: "diag"}[int(self.block_map[i, j])],
+            "on_chip": {t: (i if t in ("Q", "O", "l", "m") else j) for t in on_chip},
+            "read": {n: int(self.reads[k, t]) for t, n in enumerate(self.tensors) if self.reads[k, t]},
+            "write": {n: int(self.writes[k, t]) for t, n in enumerate(self.tensors) if self.writes[k, t]},
+            "so_far": so_far,
+            "hbm_so_far": sum(v["read"] + v["write"] for v in so_far.values()),
+        }
+
+
+def flash_tile_schedule(N: int, d: int, block_q: int, block_kv: int, loop_order: str = "fa2", *,
+                        causal: bool = False, N_k: int | None = None) -> TileSchedule:
+    """Step-by-step record of a FlashAttention forward: which block pair each step works on and what it
+    reads and writes in HBM. Counting only (no numbers), vectorised, so it is cheap even at N = 32768.
+
+    One step = one visited block pair (i, j). fa1 (outer loop over j): a step reads K_j, V_j if it is the
+    first step of column j, then reads Q_i, O_i, l_i, m_i and writes O_i, l_i, m_i. fa2 (outer loop over
+    i): a step reads Q_i if it is the first step of row i, reads K_j, V_j, and writes O_i, lse_i if it is
+    the last step of row i.
+
+    Args:
+        N, d, block_q, block_kv, loop_order, causal, N_k: as :func:`labcore.hbm.flash_forward_io`.
+    Returns:
+        :class:`TileSchedule`; its ``total()`` equals ``flash_forward_io(...)`` and the forward's ledger.
+    Raises:
+        TypeError/ValueError: sizes not integers >= 1; unknown loop_order.
+    Source: Dao et al. 2022, Algorithm 1; Dao 2023, Algorithm 1.
+    """
+    N = positive_int(N, "N")
+    d = positive_int(d, "d")
+    B_r = positive_int(block_q, "block_q")
+    B_c = positive_int(block_kv, "block_kv")
+    loop_order = choice(loop_order, "loop_order", ("fa1", "fa2"))
+    N_k = N if N_k is None else positive_int(N_k, "N_k")
+    bmap = causal_block_map(N, B_r, B_c, N_k=N_k) if causal else np.ones((-(-N // B_r), -(-N_k // B_c)), np.int8)
+    T_r, T_c = bmap.shape
+    rows = np.minimum(np.arange(1, T_r + 1) * B_r, N) - np.arange(T_r) * B_r
+    cols = np.minimum(np.arange(1, T_c + 1) * B_c, N_k) - np.arange(T_c) * B_c
+    vis = bmap > 0
+    if loop_order == "fa1":
+        jj, ii = np.nonzero(vis.T)                     # column-major: outer loop over j
+        tensors = ("K", "V", "Q", "O", "l", "m")
+        first = np.ones(jj.size, bool)
+        first[1:] = jj[1:] != jj[:-1]
+        nr = rows[ii]
+        reads = np.stack([first * cols[jj] * d, first * cols[jj] * d, nr * d, nr * d, nr, nr], axis=1)
+        writes = np.stack([0 * nr, 0 * nr, 0 * nr, nr * d, nr, nr], axis=1)
+        pre = {"O": {"read": 0, "write": N * d}, "l": {"read": 0, "write": N}, "m": {"read": 0, "write": N}}
+        post = {}
+    else:
+        ii, jj = np.nonzero(vis)                       # row-major: outer loop over i
+        tensors = ("Q", "K", "V", "O", "lse")
+        first = np.ones(ii.size, bool)
+        first[1:] = ii[1:] != ii[:-1]
+        last = np.ones(ii.size, bool)
+        last[:-1] = ii[1:] != ii[:-1]
+        nr = rows[ii]
+        reads = np.stack([first * nr * d, cols[jj] * d, cols[jj] * d, 0 * nr, 0 * nr], axis=1)
+        writes = np.stack([0 * nr, 0 * nr, 0 * nr, last * nr * d, last * nr], axis=1)
+        pre = {}
+        dead = int(rows[~vis.any(axis=1)].sum())
+        post = {"O": {"read": 0, "write": dead * d}, "lse": {"read": 0, "write": dead}} if dead else {}
+    return TileSchedule(loop_order, N, N_k, d, B_r, B_c, bool(causal), T_r, T_c,
+                        np.stack([ii, jj], axis=1).astype(np.int64), tensors,
+                        reads.astype(np.int64), writes.astype(np.int64), pre, post, bmap)
+
+
+# ----------------------------------------------------------------------------------------------------------
+# FLOPs
+# ----------------------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class AttentionFlops:
+    """FLOPs of one attention head, split into matrix-multiply (Tensor Core) and non-matmul work.
+
+    Attributes:
+        matmul: FLOP in matrix multiplies (2 per multiply-add). non_matmul: FLOP in exp, max, sums,
+        rescales and divides (one per elementwise operation; see :func:`attention_flops`).
+    """
+
+    matmul: int
+    non_matmul: int
+
+    @property
+    def total(self) -> int:
+        return self.matmul + self.non_matmul
+
+    def __add__(self, other):
+        return AttentionFlops(self.matmul + other.matmul, self.non_matmul + other.non_matmul)
+
+    def scaled(self, k: int) -> "AttentionFlops":
+        """This count times ``k`` (e.g. batch x heads)."""
+        return AttentionFlops(self.matmul * k, self.non_matmul * k)
+
+
+def attention_flops(N: int, d: int, *, pass_: str = "forward", algorithm: str = "standard",
+                    causal: bool = False, loop_order: str = "fa2", block_q: int = 128,
+                    block_kv: int = 128, N_k: int | None = None) -> AttentionFlops:
+    """FLOPs of one attention head (N_q = N queries, N_k keys, head dimension d).
+
+    Matmul FLOP (2 per multiply-add over the score entries computed, ``E``):
+      forward: S = Q K^T and O = P V, ``4 E d``; standard backward: dV, dP, dQ, dK, ``8 E d``;
+      FlashAttention backward: the same plus recomputing S, ``10 E d``. Forward + backward is therefore
+      6 vs 7 matmuls: flash does 7/6 of the standard FLOPs (lecture §5.2).
+    ``E = N N_k`` for standard attention (it materialises the whole matrix, causal or not) and for
+    non-causal flash; for causal flash, E counts every entry of the visited blocks (diagonal blocks are
+    computed whole and masked), so E / (N N_k) is :func:`causal_block_fraction` for equal blocks.
+
+    Non-matmul FLOP (one per elementwise operation; the softmax scale is folded into Q or exp2 and not
+    counted):
+      standard forward: max, subtract, exp, sum, divide, 5 per entry.
+      flash forward: max, subtract, exp, sum, 4 per entry, plus per visited pair and O element 1 (fa2:
+      acc *= alpha) or 4 (fa1: two rescales, an add and a divide, normalising at every step), plus per
+      pair and row 4 (fa2: max, subtract, exp, l update) or 9 (fa1: the m, l bookkeeping of Algorithm 1),
+      plus at the end per O element 1 (fa2's single divide) and per row 2 (lse = m + log l).
+      standard backward: rowsum(P * dP) (2) and dS = P * (dP - D) (2), 4 per entry; scale dQ, dK: 2 per
+      Q/K element. flash backward: exp(S - lse) (2) and dS (2), 4 per entry; D = rowsum(dO * O): 2 per O
+      element; scale dQ, dK.
+    With N = 4096, d = 128 and 128 x 128 blocks the flash forward's non-matmul work is 1.0% (fa2) and 1.6%
+    (fa1) of its matmul work, the lecture's §3.3 figures.
+
+    Args:
+        N: queries, d: head dimension (ints >= 1). pass_: "forward", "backward" or "both".
+        algorithm: "standard" or "flash". causal: bool. loop_order: "fa1"/"fa2" (flash forward only).
+        block_q, block_kv: B_r, B_c for flash (ints >= 1; default 128). N_k: keys (default N).
+    Returns:
+        :class:`AttentionFlops` (FLOP, ints).
+    Raises:
+        TypeError/ValueError: sizes not integers >= 1; unknown pass_, algorithm or loop_order.
+    Source: Dao et al. 2022 §3.1 and Theorem 1 (O(N^2 d) FLOPs), Appendix B; Dao 2023 §3.1 (non-matmul
+        FLOPs, deferred normalisation); lecture §3.3, §5.2, §5.3.
+    """
+    N = positive_int(N, "N")
+    d = positive_int(d, "d")
+    N_k = N if N_k is None else positive_int(N_k, "N_k")
+    pass_ = choice(pass_, "pass_", ("forward", "backward", "both"))
+    algorithm = choice(algorithm, "algorithm", ("standard", "flash"))
+    loop_order = choice(loop_order, "loop_order", ("fa1", "fa2"))
+    B_r = positive_int(block_q, "block_q")
+    B_c = positive_int(block_kv, "block_kv")
+    if pass_ == "both":
+        kw = dict(algorithm=algorithm, causal=causal, loop_order=loop_order, block_q=B_r, block_kv=B_c, N_k=N_k)
+        return attention_flops(N, d, pass_="forward", **kw) + attention_flops(N, d, pass_="backward", **kw)
+    if algorithm == "standard":
+        E = N * N_k
+        if pass_ == "forward":
+            return AttentionFlops(4 * E * d, 5 * E)
+        return AttentionFlops(8 * E * d, 4 * E + N * d + N_k * d)
+    rows, J, cols = causal_block_counts(N, B_r, B_c, causal=causal, N_k=N_k)
+    E = int((rows * cols).sum())
+    pair_rows = int((rows * J).sum())
+    if pass_ == "forward":
+        if loop_order == "fa2":
+            non = 4 * E + pair_rows * d + 4 * pair_rows + N * d + 2 * N
+        else:
+            non = 4 * E + 4 * pair_rows * d + 9 * pair_rows + 2 * N
+        return AttentionFlops(4 * E * d, non)
+    return AttentionFlops(10 * E * d, 4 * E + 2 * N * d + N * d + N_k * d)
+
+
+# ----------------------------------------------------------------------------------------------------------
+# memory saved for the backward; GPT-2 medium comparison; a training step's traffic
+# ----------------------------------------------------------------------------------------------------------
+
+def saved_for_backward_bytes(N: int, *, algorithm: str, num_matrices: int = 1, N_k: int | None = None,
+                             p_bytes: int = 2, lse_bytes: int = 4) -> int:
+    """Bytes an attention forward keeps for its backward, beyond Q, K, V, O.
+
+    Standard: the probability matrix P (N x N_k, ``p_bytes`` each, FP16 = 2). FlashAttention: the row
+    statistic L = lse (N values, ``lse_bytes`` each, FP32 = 4). Lecture §5.2: 32 attention matrices at
+    N = 32768 need 68.7 GB of P but 4.2 MB of L.
+
+    Args:
+        N: queries (int >= 1). algorithm: "standard" or "flash". num_matrices: heads x layers x batch
+        counted (int >= 1). N_k: keys (default N). p_bytes, lse_bytes: bytes per element (ints >= 1).
+    Returns:
+        int bytes.
+    Raises:
+        TypeError/ValueError: non-integer or < 1 sizes; unknown algorithm.
+    Source: Dao et al. 2022 §3.1 (recomputation) and Theorem 1 (O(N) extra memory).
+    """
+    N = positive_int(N, "N")
+    algorithm = choice(algorithm, "algorithm", ("standard", "flash"))
+    k = positive_int(num_matrices, "num_matrices")
+    N_k = N if N_k is None else positive_int(N_k, "N_k")
+    if algorithm == "standard":
+        return k * N * N_k * positive_int(p_bytes, "p_bytes")
+    return k * N * positive_int(lse_bytes, "lse_bytes")
+
+
+#: FlashAttention paper, Fig. 2 (left), arXiv v2 layout: GPT-2 medium attention (N = 1024, d = 64,
+#: 16 heads, batch 64) on an A100, forward + backward. Units: FLOP, bytes, seconds.
+PAPER_FIG2_GPT2_MEDIUM = {
+    "standard": {"flops": 66.6e9, "hbm_bytes": 40.3e9, "runtime_s": 41.7e-3},
+    "flash": {"flops": 75.2e9, "hbm_bytes": 4.4e9, "runtime_s": 7.3e-3},
+    "source": "Dao et al. 2022, arXiv:2205.14135, Fig. 2 left (GPT-2 medium, A100)",
+}
+
+
+def training_step_io(N: int, d: int, *, algorithm: str, block_q: int = 128, block_kv: int = 128,
+                     loop_order: str = "fa2", causal: bool = False, N_k: int | None = None,
+                     by_tensor: bool = False):
+    """Elements moved by one forward + backward of one head (closed forms, equal to the ledgers).
+
+    standard: Algorithm 0 + Algorithm 3 (``11 N^2 + 12 N d`` for N_k = N). flash: the forward in
+    ``loop_order`` plus the FlashAttention backward, with the same B_r x B_c blocks.
+
+    Args:
+        N, d: sizes (ints >= 1). algorithm: "standard" or "flash". block_q, block_kv, loop_order, causal,
+        N_k: as :func:`labcore.hbm.flash_forward_io` (ignored by "standard", which always stores whole
+        matrices). by_tensor: return ``{"forward": {...}, "backward": {...}}`` per-tensor dicts.
+    Returns:
+        int elements (x 2 for FP16 bytes), or the nested dict.
+    Raises:
+        TypeError/ValueError: as the closed forms; unknown algorithm.
+    Source: Dao et al. 2022, Algorithms 0, 1, 3, 4; lecture §4.4 and §5.2.
+    """
+    algorithm = choice(algorithm, "algorithm", ("standard", "flash"))
+    if algorithm == "standard":
+        f = _standard_forward_table(N, d, N_k)
+        b = standard_backward_io(N, d, N_k=N_k, by_tensor=True)
+    else:
+        f = flash_forward_io(N, d, block_q, block_kv, loop_order, causal=causal, N_k=N_k, by_tensor=True)
+        b = flash_backward_io(N, d, block_q, block_kv, causal=causal, N_k=N_k, by_tensor=True)
+    if by_tensor:
+        return {"forward": f, "backward": b}
+    return sum(v["read"] + v["write"] for t in (f, b) for v in t.values())
+
+
+def _standard_forward_table(N, d, N_k):
+    N = positive_int(N, "N")
+    d = positive_int(d, "d")
+    N_k = N if N_k is None else positive_int(N_k, "N_k")
+    t = {"Q": {"read": N * d, "write": 0}, "K": {"read": N_k * d, "write": 0},
+         "S": {"read": N * N_k, "write": N * N_k}, "P": {"read": N * N_k, "write": N * N_k},
+         "V": {"read": N_k * d, "write": 0}, "O": {"read": 0, "write": N * d}}
+    assert sum(v["read"] + v["write"] for v in t.values()) == standard_attention_io(N, d, N_k=N_k)
+    return t
+
+
+def gpt2_medium_comparison(*, N: int = 1024, d: int = 64, heads: int = 16, batch: int = 64,
+                           M: int = 51_200, dtype_bytes: int = 2) -> dict:
+    """Our FLOPs and HBM traffic for the FlashAttention paper's Fig. 2 setting, beside the paper's.
+
+    Forward + backward of attention for GPT-2 medium (N = 1024, d = 64, 16 heads, batch 64). Flash uses
+    the paper's block sizes for an SRAM of ``M`` elements (default 100 KB of FP16, B_c = 200, B_r = 64)
+    and the fa2 loop order in the forward. Counts are exact minima of each algorithm (no extra mask,
+    dropout or softmax kernels) and FLOPs include both matmul and non-matmul work.
+
+    Args:
+        N, d, heads, batch: the shape (ints >= 1). M: SRAM in elements (>= 4 d). dtype_bytes: bytes per
+        element (2 = FP16).
+    Returns:
+        ``{"standard": {...}, "flash": {...}, "paper": PAPER_FIG2_GPT2_MEDIUM, "block": (B_r, B_c)}`` where
+        each algorithm has ``flops``, ``matmul_flops``, ``hbm_bytes`` (forward + backward, whole batch).
+    Raises:
+        TypeError/ValueError: sizes not integers >= 1; M < 4 d.
+    Source: Dao et al. 2022, Fig. 2; lecture §4.4.
+    """
+    k = positive_int(heads, "heads") * positive_int(batch, "batch")
+    B_r, B_c = paper_block_sizes(M, d)
+    b = positive_int(dtype_bytes, "dtype_bytes")
+    out = {"paper": PAPER_FIG2_GPT2_MEDIUM, "block": (B_r, B_c)}
+    for alg in ("standard", "flash"):
+        fl = attention_flops(N, d, pass_="both", algorithm=alg, block_q=B_r, block_kv=B_c).scaled(k)
+        io = training_step_io(N, d, algorithm=alg, block_q=B_r, block_kv=B_c) * k
+        out[alg] = {"flops": fl.total, "matmul_flops": fl.matmul, "hbm_bytes": io * b}
+    return out

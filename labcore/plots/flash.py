@@ -1,0 +1,302 @@
+"""Figures and explorers for FlashAttention (lecture §4–§5).
+
+Explorers (all ``compute`` functions use the closed forms or the counting-only tile schedule, so a slider
+move at N = 32768 stays in milliseconds):
+
+- ``flash_tiling``: walk through the steps of either loop order; which tiles are on chip, running HBM counter.
+- ``flash_causal_map``: skipped / full / diagonal blocks of a causal FlashAttention.
+- ``flash_traffic_vs_N``: forward traffic vs N against the N^2 d^2 / M law (Theorem 2).
+- ``flash_traffic_vs_M``: forward traffic vs SRAM size against the law.
+- ``flash_backward_traffic``: where a training step's traffic goes, standard vs flash.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import flash as F
+from .. import hbm as H
+from ..widgets import Explorer, Slider
+from . import new_figure, register
+
+__all__ = ["tiling_figure", "causal_map_figure", "traffic_vs_N_figure", "traffic_vs_M_figure",
+           "backward_traffic_figure", "gpt2_medium_figure"]
+
+_C = {"standard": "#555555", "fa1": "#1f77b4", "fa2": "#d62728", "law": "#2ca02c"}
+WALK_N, WALK_D, WALK_BR, WALK_BC = 256, 16, 64, 32
+KB = 1024  # bytes per KB (100 KB of FP16 = 51,200 elements)
+
+
+def _block_rows(kb: int, d: int, br_override):
+    M = kb * KB // 2
+    B_r, B_c = F.paper_block_sizes(M, d)
+    if br_override not in (None, "paper"):
+        B_r = int(br_override)
+    return M, B_r, B_c
+
+
+# ------------------------------------------------------------------------------------------ tiling walker
+def _tiling_compute(loop_order="fa2", causal=False, progress=0, N=WALK_N, d=WALK_D, block_q=WALK_BR,
+                    block_kv=WALK_BC):
+    sched = F.flash_tile_schedule(N, d, block_q, block_kv, loop_order, causal=causal)
+    k = int(round(progress / 100 * (sched.n_steps - 1)))
+    state = sched.at(k)
+    visited = np.zeros(sched.block_map.shape, dtype=float)
+    for i, j in sched.pairs[: k + 1]:
+        visited[i, j] = 1.0
+    return {"sched": sched, "state": state, "visited": visited, "total": sched.total()}
+
+
+def tiling_figure(data, **_):
+    """The block grid of S with the current pair, the tiles on chip, and the HBM counter so far."""
+    from matplotlib.patches import Rectangle
+
+    sched, st = data["sched"], data["state"]
+    T_r, T_c = sched.block_map.shape
+    fig, (ax, bx) = new_figure(1, 2, width=9.0, height=4.2, gridspec_kw={"width_ratios": [1.35, 1]})
+    # S grid: rows = Q blocks, cols = K blocks; a Q column on the left, K row on top, O/l/m column right
+    for i in range(T_r):
+        for j in range(T_c):
+            kind = sched.block_map[i, j]
+            face = "white" if kind == 0 else ("#c7d9ef" if data["visited"][i, j] else "#f3f3f3")
+            ax.add_patch(Rectangle((j, i), 1, 1, facecolor=face, edgecolor="#999999", lw=0.5,
+                                   hatch="//" if kind == 0 else (".." if kind == 2 else None)))
+    ax.add_patch(Rectangle((st["j"], st["i"]), 1, 1, facecolor="#ff7f0e", edgecolor="black", lw=1.5))
+    for i in range(T_r):   # Q blocks (left), O/l/m blocks (right)
+        on = i == st["i"]
+        ax.add_patch(Rectangle((-1.4, i), 1, 1, facecolor="#ff7f0e" if on else "#eeeeee", edgecolor="#777777"))
+        ax.add_patch(Rectangle((T_c + 0.4, i), 1, 1, facecolor="#ff7f0e" if on else "#eeeeee", edgecolor="#777777"))
+    for j in range(T_c):   # K/V blocks (top)
+        on = j == st["j"]
+        ax.add_patch(Rectangle((j, -1.4), 1, 1, facecolor="#ff7f0e" if on else "#eeeeee", edgecolor="#777777"))
+    ax.text(-0.9, -0.6, "Q", ha="center", va="center", fontsize=9)
+    ax.text(T_c + 0.9, -0.6, "O, l, m" if sched.loop_order == "fa1" else "O, lse", ha="center", va="center",
+            fontsize=8)
+    ax.text(T_c / 2, -1.9, "K_j, V_j blocks", ha="center", va="bottom", fontsize=8)
+    ax.set_xlim(-1.6, T_c + 1.6)
+    ax.set_ylim(T_r + 0.2, -2.2)
+    ax.set_aspect("equal")
+    ax.axis("off")
+    order = "outer loop over K/V blocks j" if sched.loop_order == "fa1" else "outer loop over Q blocks i"
+    ax.set_title(f"{sched.loop_order}: step {st['step'] + 1} of {sched.n_steps}, pair (i={st['i']}, j={st['j']}) "
+                 f"[{st['kind']}]\n{order}; orange = on chip", fontsize=9)
+    # right: cumulative reads/writes per tensor
+    names = list(st["so_far"])
+    r = np.array([st["so_far"][n]["read"] for n in names], float)
+    w = np.array([st["so_far"][n]["write"] for n in names], float)
+    y = np.arange(len(names))
+    bx.barh(y, r, color="#1f77b4", label="read")
+    bx.barh(y, w, left=r, color="#d62728", label="written")
+    bx.set_yticks(y, names)
+    bx.invert_yaxis()
+    bx.set_xlabel("elements so far")
+    items = [f"read {k} {v:,}" for k, v in st["read"].items()] + [f"write {k} {v:,}" for k, v in st["write"].items()]
+    just = "\n".join(", ".join(items[a:a + 4]) for a in range(0, len(items), 4))
+    bx.set_title(f"HBM so far: {st['hbm_so_far']:,} of {data['total']:,} elements\nthis step: {just}",
+                 fontsize=8)
+    bx.legend(fontsize=8, loc="lower right")
+    return fig
+
+
+register(Explorer(
+    "flash_tiling", _tiling_compute, tiling_figure,
+    sliders=(
+        Slider("loop_order", ("fa1", "fa2"), "fa1", label="loop order"),
+        Slider("causal", (False, True), False, label="causal"),
+        Slider("progress", (0, 14, 29, 43, 57, 71, 86, 100), 14, label="progress through the loops (%)",
+               live=tuple(range(0, 101))),
+        Slider("N", (WALK_N,), WALK_N, label="N", live=(128, 192, WALK_N, 384, 512)),
+    ),
+    caption=f"Tiling walker: N = {WALK_N} queries and keys, d = {WALK_D}, B_r = {WALK_BR}, B_c = {WALK_BC}.",
+    fixed={"d": WALK_D, "block_q": WALK_BR, "block_kv": WALK_BC},
+))
+
+
+# ------------------------------------------------------------------------------------------ causal map
+def _causal_compute(N=4096, block=128):
+    m = F.causal_block_map(N, block)
+    return {"map": m, "fraction": F.causal_block_fraction(N, block), "T": m.shape[0]}
+
+
+def causal_map_figure(data, N=4096, block=128, **_):
+    """Skipped (white), full (blue) and diagonal (orange, masked inside) blocks of a causal attention."""
+    from matplotlib.colors import ListedColormap
+
+    fig, ax = new_figure(width=4.8, height=4.4)
+    ax.imshow(data["map"], cmap=ListedColormap(["white", "#6b9bd1", "#ff7f0e"]), vmin=0, vmax=2,
+              interpolation="nearest")
+    T = data["T"]
+    ax.set_title(f"N = {N:,}, block {block}: {data['fraction']:.3f} of {T}x{T} blocks computed\n"
+                 f"1/2 + 1/(2T) = {0.5 + 0.5 / T:.3f}; white skipped, blue full, orange diagonal", fontsize=9)
+    ax.set_xlabel("K/V block j")
+    ax.set_ylabel("Q block i")
+    return fig
+
+
+register(Explorer(
+    "flash_causal_map", _causal_compute, causal_map_figure,
+    sliders=(Slider("N", (1024, 4096), 4096, label="N", live=(512, 1024, 2048, 4096, 8192, 16384, 32768), fmt=",d"),
+             Slider("block", (64, 128, 256, 512), 128, label="block B_r = B_c")),
+    caption="Causal block map: blocks above the diagonal are skipped, diagonal blocks are masked inside.",
+))
+
+
+# ------------------------------------------------------------------------------------------ traffic vs N
+NS = tuple(2 ** k for k in range(9, 16))  # 512 ... 32768
+
+
+def _traffic_N_compute(d=64, sram_kb=100, br_override="paper", causal=False):
+    M, B_r, B_c = _block_rows(sram_kb, d, br_override)
+    N = np.array(NS, float)
+    std = np.array([H.standard_attention_io(n, d) for n in NS], float)
+    fa1 = np.array([H.flash_forward_io(n, d, B_r, B_c, "fa1", causal=causal) for n in NS], float)
+    fa2 = np.array([H.flash_forward_io(n, d, B_r, B_c, "fa2", causal=causal) for n in NS], float)
+    law = N ** 2 * d ** 2 / M
+    return {"N": N, "standard": std, "fa1": fa1, "fa2": fa2, "law": law, "B_r": B_r, "B_c": B_c, "M": M}
+
+
+def traffic_vs_N_figure(data, d=64, sram_kb=100, causal=False, **_):
+    """Forward HBM traffic (MB, FP16) vs N, and traffic / (N^2 d^2 / M), for both loop orders."""
+    fig, (ax, bx) = new_figure(1, 2, width=9.0, height=3.6)
+    N = data["N"]
+    for key in ("standard", "fa1", "fa2"):
+        ax.loglog(N, data[key] * 2 / 1e6, "o-", color=_C[key], label=key, ms=3)
+    ax.loglog(N, data["law"] * 2 / 1e6, "--", color=_C["law"], label="N²d²/M (Theorem 2)")
+    ax.set_xlabel("N")
+    ax.set_ylabel("forward HBM traffic (MB, FP16)")
+    ax.legend(fontsize=8)
+    ax.set_title(f"d = {d}, M = {sram_kb} KB = {data['M']:,} elements, B_r = {data['B_r']}, B_c = {data['B_c']}"
+                 + (", causal" if causal else ""), fontsize=9)
+    for key in ("fa1", "fa2"):
+        bx.semilogx(N, data[key] / data["law"], "o-", color=_C[key], label=key, ms=3)
+    bx.set_xlabel("N")
+    bx.set_ylabel("traffic ÷ (N²d²/M)")
+    bx.set_ylim(bottom=0)
+    bx.legend(fontsize=8)
+    bx.set_title("flat in N: the Θ(N²d²/M) of Theorem 2", fontsize=9)
+    return fig
+
+
+register(Explorer(
+    "flash_traffic_vs_N", _traffic_N_compute, traffic_vs_N_figure,
+    sliders=(Slider("d", (64, 128), 64, label="head dim d", live=(32, 64, 96, 128, 256)),
+             Slider("sram_kb", (16, 64, 100, 256), 100, label="SRAM M (KB)", live=(16, 32, 48, 64, 100, 128, 164, 192, 228, 256)),
+             Slider("br_override", ("paper", "128"), "paper", label="B_r", live=("paper", "32", "64", "128", "256")),
+             Slider("causal", (False, True), False, label="causal")),
+    caption="Forward traffic vs N for Algorithm 0 and both FlashAttention loop orders, against N²d²/M.",
+))
+
+
+# ------------------------------------------------------------------------------------------ traffic vs M
+SRAM_KB = (16, 24, 32, 48, 64, 100, 128, 164, 192, 228, 256)
+
+
+def _traffic_M_compute(N=4096, d=64, causal=False):
+    kb = np.array(SRAM_KB, float)
+    M = kb * KB / 2
+    blocks = [F.paper_block_sizes(int(m), d) for m in M]
+    fa1 = np.array([H.flash_forward_io(N, d, br, bc, "fa1", causal=causal) for br, bc in blocks], float)
+    fa2 = np.array([H.flash_forward_io(N, d, br, bc, "fa2", causal=causal) for br, bc in blocks], float)
+    std = np.full(kb.shape, float(H.standard_attention_io(N, d)))
+    return {"kb": kb, "M": M, "fa1": fa1, "fa2": fa2, "standard": std, "law": N ** 2 * d ** 2 / M}
+
+
+def traffic_vs_M_figure(data, N=4096, d=64, causal=False, **_):
+    """Forward traffic (MB, FP16) vs SRAM size M (log-log) against the N^2 d^2 / M law."""
+    fig, ax = new_figure(width=6.4, height=3.8)
+    for key in ("standard", "fa1", "fa2"):
+        ax.loglog(data["kb"], data[key] * 2 / 1e6, "o-", color=_C[key], label=key, ms=3)
+    ax.loglog(data["kb"], data["law"] * 2 / 1e6, "--", color=_C["law"], label="N²d²/M")
+    ax.set_xlabel("SRAM M (KB of FP16)")
+    ax.set_ylabel("forward HBM traffic (MB)")
+    ax.set_title(f"N = {N:,}, d = {d}" + (", causal" if causal else "") + " (paper block sizes)", fontsize=9)
+    ax.legend(fontsize=8)
+    return fig
+
+
+register(Explorer(
+    "flash_traffic_vs_M", _traffic_M_compute, traffic_vs_M_figure,
+    sliders=(Slider("N", (1024, 4096, 16384, 32768), 4096, label="N", fmt=",d"),
+             Slider("d", (64, 128), 64, label="head dim d", live=(32, 64, 128)),
+             Slider("causal", (False, True), False, label="causal")),
+    caption="Forward traffic vs SRAM size: the fa1 order follows N²d²/M; standard attention does not depend on M.",
+))
+
+
+# ------------------------------------------------------------------------------------------ backward
+def _bwd_compute(N=4096, d=128, block=128, causal=False):
+    out = {}
+    for alg in ("standard", "flash"):
+        t = F.training_step_io(N, d, algorithm=alg, block_q=block, block_kv=block, causal=causal, by_tensor=True)
+        merged = {}
+        for phase in ("forward", "backward"):
+            for name, v in t[phase].items():
+                merged[name] = merged.get(name, 0) + v["read"] + v["write"]
+        out[alg] = merged
+    out["ratio"] = sum(out["standard"].values()) / sum(out["flash"].values())
+    return out
+
+
+def backward_traffic_figure(data, N=4096, d=128, block=128, causal=False, **_):
+    """Where one training step's HBM traffic goes (forward + backward), per tensor, standard vs flash."""
+    fig, ax = new_figure(width=8.0, height=3.4)
+    names = sorted(set(data["standard"]) | set(data["flash"]),
+                   key=lambda n: -(data["standard"].get(n, 0) + data["flash"].get(n, 0)))
+    cmap = {n: c for n, c in zip(names, ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b",
+                                         "#e377c2", "#7f7f7f", "#bcbd22", "#17becf", "#aec7e8", "#ffbb78",
+                                         "#98df8a", "#ff9896", "#c5b0d5", "#c49c94"] * 2)}
+    seen = set()
+    for y, alg in enumerate(("standard", "flash")):
+        left = 0.0
+        for n in names:
+            v = data[alg].get(n, 0) / N ** 2
+            if v:
+                ax.barh(y, v, left=left, color=cmap[n], edgecolor="white",
+                        label=None if n in seen else n)
+                seen.add(n)
+                if v > 0.45:
+                    ax.text(left + v / 2, y, n, ha="center", va="center", fontsize=7, color="white")
+                left += v
+    ax.set_yticks([0, 1], ["standard\n(Alg. 0 + 3)", f"flash\n(fa2 + Alg. 4)"])
+    ax.invert_yaxis()
+    ax.set_xlabel("elements ÷ N² (forward + backward, one head)")
+    ax.set_title(f"N = {N:,}, d = {d}, blocks {block}x{block}" + (", causal" if causal else "")
+                 + f": standard / flash = {data['ratio']:.2f}", fontsize=9)
+    ax.legend(fontsize=7, ncol=8, loc="upper center", bbox_to_anchor=(0.5, -0.28), frameon=False)
+    return fig
+
+
+register(Explorer(
+    "flash_backward_traffic", _bwd_compute, backward_traffic_figure,
+    sliders=(Slider("N", (1024, 4096, 16384, 32768), 4096, label="N", fmt=",d"),
+             Slider("d", (64, 128), 128, label="head dim d"),
+             Slider("block", (64, 128), 128, label="block B_r = B_c", live=(32, 64, 128, 256)),
+             Slider("causal", (False, True), False, label="causal")),
+    caption="A training step's traffic per tensor: the N×N matrices of the standard algorithm vs the per-pair "
+            "Q_i, dO_i, dQ_i and K_j, V_j traffic of FlashAttention.",
+))
+
+
+# ------------------------------------------------------------------------------------------ GPT-2 medium
+def gpt2_medium_figure(cmp: dict | None = None):
+    """Our FLOPs and HBM traffic beside the FlashAttention paper's Fig. 2 (GPT-2 medium, fwd + bwd)."""
+    cmp = F.gpt2_medium_comparison() if cmp is None else cmp
+    paper = cmp["paper"]
+    fig, (ax, bx) = new_figure(1, 2, width=8.4, height=3.2)
+    x = np.arange(2)
+    wd = 0.38
+    for k, (key, scale_, unit, a) in enumerate((("flops", 1e9, "GFLOP", ax), ("hbm_bytes", 1e9, "GB", bx))):
+        ours = [cmp[alg][key] / scale_ for alg in ("standard", "flash")]
+        theirs = [paper[alg][key] / scale_ for alg in ("standard", "flash")]
+        a.bar(x - wd / 2, ours, wd, label="labcore (exact minimum)", color="#1f77b4")
+        a.bar(x + wd / 2, theirs, wd, label="paper Fig. 2 (measured)", color="#ff7f0e")
+        for xi, v in zip(x - wd / 2, ours):
+            a.text(xi, v, f"{v:.1f}", ha="center", va="bottom", fontsize=7)
+        for xi, v in zip(x + wd / 2, theirs):
+            a.text(xi, v, f"{v:.1f}", ha="center", va="bottom", fontsize=7)
+        a.set_xticks(x, ["standard", "FlashAttention"])
+        a.set_yscale("log")
+        a.set_ylabel(unit)
+    ax.set_title("FLOPs, forward + backward", fontsize=9)
+    bx.set_title("HBM reads + writes, forward + backward", fontsize=9)
+    ax.legend(fontsize=7, loc="lower right")
+    return fig
