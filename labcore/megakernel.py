@@ -42,9 +42,9 @@ from .hardware import GPU, get_gpu
 from .models import Model, get_model
 
 __all__ = [
-    "waves", "wave_utilization", "idle_sms_last_wave", "tail_time",
+    "wave_count", "wave_utilization", "idle_sms_last_wave", "tail_time",
     "softmax_fusion_io", "stall_bound_throughput",
-    "DEFAULTS", "Event", "Timeline", "timeline", "compare", "sensitivity", "SENSITIVITY_KNOBS",
+    "TIMELINE_DEFAULTS", "TimelineEvent", "Timeline", "timeline", "compare_modes", "mode_sensitivity", "SENSITIVITY_KNOBS",
 ]
 
 # ---------------------------------------------------------------------------------------------------
@@ -52,7 +52,7 @@ __all__ = [
 # ---------------------------------------------------------------------------------------------------
 
 
-def waves(blocks: int, sms: int) -> int:
+def wave_count(blocks: int, sms: int) -> int:
     """Number of waves ``ceil(blocks / sms)`` when each SM runs one block at a time.
 
     Args: blocks, sms: ints >= 1. Raises: TypeError/ValueError for non-integers or values < 1.
@@ -67,9 +67,9 @@ def wave_utilization(blocks: int, sms: int) -> float:
     """Average SM utilisation ``blocks / (waves x sms)`` of equal blocks, one per SM at a time.
 
     192 blocks on 132 SMs: 2 waves, 192 / 264 = 73%; 128 blocks: 97% (lecture exercise 12).
-    Raises: TypeError/ValueError as :func:`waves` (zero SMs is an error).
+    Raises: TypeError/ValueError as :func:`wave_count` (zero SMs is an error).
     """
-    return positive_int(blocks, "blocks") / (waves(blocks, sms) * positive_int(sms, "sms"))
+    return positive_int(blocks, "blocks") / (wave_count(blocks, sms) * positive_int(sms, "sms"))
 
 
 def idle_sms_last_wave(blocks: int, sms: int) -> int:
@@ -77,7 +77,7 @@ def idle_sms_last_wave(blocks: int, sms: int) -> int:
 
     Hazy's example: 512 blocks on a B200's 148 SMs = 3 x 148 + 68, so 80 SMs idle in the last wave.
     """
-    return waves(blocks, sms) * positive_int(sms, "sms") - positive_int(blocks, "blocks")
+    return wave_count(blocks, sms) * positive_int(sms, "sms") - positive_int(blocks, "blocks")
 
 
 def tail_time(blocks: int, sms: int, block_time: float) -> float:
@@ -87,7 +87,7 @@ def tail_time(blocks: int, sms: int, block_time: float) -> float:
     of ``sms``.
     """
     block_time = positive_float(block_time, "block_time")
-    return (waves(blocks, sms) - blocks / sms) * block_time
+    return (wave_count(blocks, sms) - blocks / sms) * block_time
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -137,7 +137,7 @@ def stall_bound_throughput(ideal_time: float, num_kernels: int, stall: float) ->
 # ---------------------------------------------------------------------------------------------------
 
 #: Every knob of :func:`timeline`, its default and why (SI units).
-DEFAULTS: dict = {
+TIMELINE_DEFAULTS: dict = {
     # Hazy post: an empty kernel costs ~1.3 us back to back inside a CUDA Graph on H100 (2.1 us on a
     # plain stream). Applies to every kernel in multi-kernel mode; the megakernel launches once and that
     # single launch overlaps the previous step, so it is left out (<= 2.1 us, 0.3% of a forward).
@@ -177,7 +177,7 @@ DEFAULTS: dict = {
     "dtype_bytes": 2,
 }
 
-#: Megakernel timelines carry :class:`Event` objects for SMs 0 .. EVENT_SMS-1 (all SMs in ``sm_arrays``).
+#: Megakernel timelines carry :class:`TimelineEvent` objects for SMs 0 .. EVENT_SMS-1 (all SMs in ``sm_arrays``).
 EVENT_SMS = 4
 
 #: Kernel/instruction kinds, for colours and breakdowns.
@@ -185,10 +185,10 @@ KINDS = ("norm", "qkv", "attention", "reduction", "o_proj", "gate_up", "down", "
 
 
 def _resolve(gpu, assumptions) -> dict:
-    unknown = set(assumptions) - set(DEFAULTS)
+    unknown = set(assumptions) - set(TIMELINE_DEFAULTS)
     if unknown:
-        raise TypeError(f"unknown assumption(s) {', '.join(sorted(unknown))}; known: {', '.join(DEFAULTS)}")
-    a = {**DEFAULTS, **assumptions}
+        raise TypeError(f"unknown assumption(s) {', '.join(sorted(unknown))}; known: {', '.join(TIMELINE_DEFAULTS)}")
+    a = {**TIMELINE_DEFAULTS, **assumptions}
     for k in ("launch_gap", "prologue", "small_kernel", "sync", "instruction_overhead"):
         a[k] = positive_float(a[k], k, allow_zero=True)
     a["bandwidth_efficiency"] = fraction(a["bandwidth_efficiency"], "bandwidth_efficiency")
@@ -281,7 +281,7 @@ def _ops(model: Model, gpu: GPU, a: dict, mode: str) -> list[_Op]:
 
 
 @dataclass(frozen=True)
-class Event:
+class TimelineEvent:
     """One bar of the Gantt chart.
 
     Attributes:
@@ -307,9 +307,9 @@ class Timeline:
 
     Attributes:
         mode: ``"multi-kernel"`` or ``"megakernel"``. model, gpu: the presets used.
-        assumptions: the resolved knobs (see :data:`DEFAULTS`). total: seconds per forward pass.
+        assumptions: the resolved knobs (see :data:`TIMELINE_DEFAULTS`). total: seconds per forward pass.
         ideal: seconds to read the weights and KV cache once at full bandwidth.
-        events: tuple of :class:`Event` (per kernel; or per instruction on SMs 0..EVENT_SMS-1).
+        events: tuple of :class:`TimelineEvent` (per kernel; or per instruction on SMs 0..EVENT_SMS-1).
         num_kernels: kernels launched per forward pass.
         sm_arrays: megakernel only: dict of per-instruction numpy arrays (``sm``, ``start``, ``end``,
             ``ready``, ``op``) for drawing many lanes quickly.
@@ -331,7 +331,8 @@ class Timeline:
 
         Common: ``weights`` and ``kv_cache`` (bytes / peak bandwidth), ``bandwidth_efficiency`` (the same
         bytes at ``eff`` of the bandwidth minus at full). Multi-kernel: ``launch_gaps``, ``prologues``,
-        ``tails``, ``small_kernels`` (and ``pdl_syncs`` with ``pdl=True``). Megakernel: ``prologue``,
+        ``tails``, ``small_kernels`` (their fixed cost less the time of the few bytes they read, which
+        ``weights`` already counts), and ``pdl_syncs`` with ``pdl=True``. Megakernel: ``prologue``,
         ``sync_waits`` (the total with ``sync`` minus the same without it), ``instruction_overhead`` (the
         total with the overhead minus without, ``sync`` kept at 0) and ``imbalance`` (what remains:
         unequal bytes per SM, waits the page buffer cannot hide, the last instruction).
@@ -356,7 +357,7 @@ def timeline(model, gpu, *, mode: str = "multi-kernel", **assumptions) -> Timeli
         model: a :class:`~labcore.models.Model` or preset name (``"Llama-3.2-1B"``).
         gpu: a :class:`~labcore.hardware.GPU` or preset name (``"H100"``, ``"B200"``).
         mode: ``"multi-kernel"`` or ``"megakernel"``.
-        **assumptions: any key of :data:`DEFAULTS` (seconds, bytes, fractions), each documented there:
+        **assumptions: any key of :data:`TIMELINE_DEFAULTS` (seconds, bytes, fractions), each documented there:
             ``launch_gap`` (1.3e-6, CUDA Graphs; 2.1e-6 on a plain stream), ``prologue`` (1e-6),
             ``small_kernel`` (2e-6), ``sync`` (1e-6), ``instruction_overhead`` (0.5e-6),
             ``bandwidth_efficiency`` (0.9), ``rows_per_block`` (16), ``pages`` (13), ``page_bytes``
@@ -410,18 +411,23 @@ def _multi_kernel(model, gpu, a, ops, ideal, common) -> Timeline:
             sums["small_kernels"] += work
         else:
             ideal_eff = reads / (r_sm * S)
-            wave_t = waves(o.blocks, S) * o.block_bytes / r_sm
+            wave_t = wave_count(o.blocks, S) * o.block_bytes / r_sm
             work, tail = ideal_eff, max(wave_t - ideal_eff, 0.0)
             sums["tails"] += tail
         sums["prologues"] += pro
         dur = gap + pro + work + tail
-        events.append(Event("GPU", o.name, o.kind, o.layer, t, t + dur,
+        events.append(TimelineEvent("GPU", o.name, o.kind, o.layer, t, t + dur,
                             {"launch_gap": gap, "prologue": pro, "work": work, "tail": tail}))
         t += dur
-    # The streaming work of the HBM-reading kernels sums to ideal / eff; split it as weights + KV + eff.
-    bd = {**common, **{k: v for k, v in sums.items() if v or k != "pdl_syncs"}}
+    # The streaming work of the HBM-reading kernels is their bytes / (BW x eff), split in ``common`` as
+    # weights + KV + efficiency. ``common`` also counts the few bytes the small kernels read (norm
+    # weights, the embedding row), which their fixed cost already covers: take them out of that cost so
+    # the causes sum to the total.
+    small_bytes = ideal * gpu.hbm_bandwidth - sum(o.weight_bytes + o.kv_bytes for o in ops if o.kind != "norm")
+    sums["small_kernels"] -= small_bytes / (gpu.hbm_bandwidth * a["bandwidth_efficiency"])
+    bd = {**common, **sums}
     if not a["pdl"]:
-        bd.pop("pdl_syncs", None)
+        bd.pop("pdl_syncs")
     return Timeline("multi-kernel", model, gpu, a, t, ideal, tuple(events), len(ops), bd)
 
 
@@ -501,11 +507,11 @@ def _megakernel(model, gpu, a, ops, ideal, common, decompose) -> Timeline:
     total = float(E_flat.max())
     sm = np.arange(G) % S
     arrays = {"sm": sm, "start": S_flat, "end": E_flat, "ready": R_flat, "op": op_of}
-    # Event objects for the first EVENT_SMS lanes only (all lanes are in ``sm_arrays``)
+    # TimelineEvent objects for the first EVENT_SMS lanes only (all lanes are in ``sm_arrays``)
     sel = np.nonzero(sm < EVENT_SMS)[0]
     prev_end = np.where(sel >= S, E_flat[np.maximum(sel - S, 0)], 0.0)
     events = tuple(
-        Event(f"SM {s}", ops[oi].name, ops[oi].kind, ops[oi].layer, st, en, {"wait": max(st - pe, 0.0), "busy": en - st})
+        TimelineEvent(f"SM {s}", ops[oi].name, ops[oi].kind, ops[oi].layer, st, en, {"wait": max(st - pe, 0.0), "busy": en - st})
         for s, oi, st, en, pe in zip(sm[sel].tolist(), op_of[sel].tolist(), S_flat[sel].tolist(),
                                      E_flat[sel].tolist(), prev_end.tolist())
     )
@@ -522,7 +528,7 @@ def _megakernel(model, gpu, a, ops, ideal, common, decompose) -> Timeline:
 
 
 def _raw(a: dict) -> dict:
-    return {k: a[k] for k in DEFAULTS}
+    return {k: a[k] for k in TIMELINE_DEFAULTS}
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -530,7 +536,7 @@ def _raw(a: dict) -> dict:
 # ---------------------------------------------------------------------------------------------------
 
 
-def compare(model="Llama-3.2-1B", gpu="H100", **assumptions) -> dict:
+def compare_modes(model="Llama-3.2-1B", gpu="H100", **assumptions) -> dict:
     """Both modes at the same assumptions.
 
     Returns: dict with ``multi`` and ``mega`` (:class:`Timeline`), ``speedup`` (multi / mega total),
@@ -544,7 +550,7 @@ def compare(model="Llama-3.2-1B", gpu="H100", **assumptions) -> dict:
             "util_gain": 100 * (mg.bandwidth_utilization - mk.bandwidth_utilization)}
 
 
-#: The knobs varied one at a time by :func:`sensitivity`, each over a range around its default
+#: The knobs varied one at a time by :func:`mode_sensitivity`, each over a range around its default
 #: (half to double for times; 0.8-0.95 for the bandwidth efficiency: streaming kernels measure ~90% of
 #: the quoted peak and never 100%).
 SENSITIVITY_KNOBS: dict = {
@@ -556,7 +562,7 @@ SENSITIVITY_KNOBS: dict = {
 }
 
 
-def sensitivity(model="Llama-3.2-1B", gpu="H100", knobs: dict | None = None, **assumptions) -> dict:
+def mode_sensitivity(model="Llama-3.2-1B", gpu="H100", knobs: dict | None = None, **assumptions) -> dict:
     """Vary each knob one at a time (others at their defaults) and record both modes.
 
     Args:
@@ -575,7 +581,7 @@ def sensitivity(model="Llama-3.2-1B", gpu="H100", knobs: dict | None = None, **a
             raise ValueError(f"knob {name!r} is varied; do not also fix it in assumptions")
         mk, mg, um, ug = [], [], [], []
         for v in values:
-            c = compare(model, gpu, **{**assumptions, name: v})
+            c = compare_modes(model, gpu, **{**assumptions, name: v})
             mk.append(c["multi"].total)
             mg.append(c["mega"].total)
             um.append(c["util_multi"])
