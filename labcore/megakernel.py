@@ -44,7 +44,7 @@ from .models import Model, get_model
 __all__ = [
     "wave_count", "wave_utilization", "idle_sms_last_wave", "tail_time",
     "softmax_fusion_io", "stall_bound_throughput",
-    "TIMELINE_DEFAULTS", "TimelineEvent", "Timeline", "timeline", "compare_modes", "mode_sensitivity", "SENSITIVITY_KNOBS",
+    "HAZY_MEASURED", "TIMELINE_DEFAULTS", "TimelineEvent", "Timeline", "timeline", "compare_modes", "mode_sensitivity", "SENSITIVITY_KNOBS",
 ]
 
 # ---------------------------------------------------------------------------------------------------
@@ -130,6 +130,31 @@ def stall_bound_throughput(ideal_time: float, num_kernels: int, stall: float) ->
     num_kernels = positive_int(num_kernels, "num_kernels", minimum=0)
     stall = positive_float(stall, "stall", allow_zero=True)
     return 1.0 / (ideal_time + num_kernels * stall)
+
+
+#: Published measurements of Llama-3.2-1B batch-1 decode, for comparison with the model (not inputs to it).
+#: Source: Hazy Research, "Look Ma, No Bubbles!" (2025-05-27). Times in seconds; ``*_bound`` values are
+#: the post's "under"/"more than" bounds.
+HAZY_MEASURED: dict = {
+    "source": "Spector et al. (Hazy Research), Look Ma, No Bubbles!, blog post, 2025-05-27",
+    "launch_gap_stream": 2.1e-6,           # empty kernel on a plain stream, H100
+    "launch_gap_graphs": 1.3e-6,           # the same inside a CUDA Graph
+    "h100_forward_bound": 1e-3,            # < 1 ms per forward pass
+    "h100_bandwidth_utilization": 0.78,
+    "h100_speedup_vs_vllm": 2.5,           # ~2.5x
+    "h100_speedup_vs_sglang_bound": 1.5,   # > 1.5x
+    "b200_forward_bound": 680e-6,          # < 680 us
+    "b200_speedup_vs_vllm_bound": 3.5,     # > 3.5x
+    "engines_bandwidth_utilization_bound": 0.5,   # vLLM/SGLang reach at most ~50% on H100
+    # B200 breakdown of a ~600 us forward pass
+    "b200_breakdown": {"activations and consistency": 250e-6, "RMSNorm + matrix-vector": 200e-6,
+                       "waiting on weights": 30e-6, "warp synchronisation": 40e-6, "setup and other": 80e-6},
+    "b200_breakdown_total": 600e-6,
+    "lm_head_share_of_weight_wait": 0.4,
+    # back-of-envelope: 7 kernels per layer x 16 layers x ~5 us of stall each
+    "stall_per_kernel": 5e-6,
+    "kernels_per_layer": 7,
+}
 
 
 # ---------------------------------------------------------------------------------------------------
