@@ -12,5 +12,7 @@ from .precision import *  # noqa: F401,F403
 from .hardware import *  # noqa: F401,F403
 from .flash import *  # noqa: F401,F403
 from .decode import *  # noqa: F401,F403
+from .models import *  # noqa: F401,F403
+from .megakernel import *  # noqa: F401,F403
 
 __version__ = "0.1.0"

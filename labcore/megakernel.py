@@ -1,0 +1,617 @@
+"""Batch-1 decode as a timeline: many small kernels versus one persistent megakernel (lecture §7-§8).
+
+Sources: B. Spector, J. Juravsky, S. Sul, O. Dugan, D. Lim, D. Fu, S. Arora, C. Re (Hazy Research),
+"Look Ma, No Bubbles! Designing a Low-Latency Megakernel for Llama-1B", blog post, 2025-05-27, and its
+code (HazyResearch/Megakernels, Llama-1B demo: 16-row matrix-vector blocks, 13 shared-memory pages of
+16 KiB, counters in global memory); lecture 11 §8.3 for the timeline model.
+
+Two performance models of one forward pass of batch-1 decode, both driven by one
+:func:`timeline` call:
+
+``mode="multi-kernel"``
+    7 kernels per layer (RMSNorm; QKV + RoPE; attention; O projection + residual; RMSNorm; gate/up +
+    SiLU; down + residual), then the final RMSNorm and the LM head. Every kernel pays a launch gap;
+    every kernel that reads HBM (weights or the KV cache) pays a prologue (first bytes arriving) and
+    then reads its bytes in *waves*: its output rows are cut into blocks of ``rows_per_block``, one
+    block per SM at a time, each SM streaming at its share ``BW x eff / SMs`` of the bandwidth, so a
+    last partial wave costs time (the tail). Kernels that read almost nothing (RMSNorm) cost a fixed
+    ``small_kernel``.
+
+``mode="megakernel"``
+    One persistent kernel. The same work is cut into instructions (RMSNorm + QKV + RoPE; partial
+    attention; attention reduction; O projection + residual; RMSNorm + gate/up + SiLU; down projection
+    + residual in ``down_chunks`` column chunks; RMSNorm + LM head) dealt round-robin to the SMs. Each
+    SM's loader streams weights continuously at the same per-SM share, at most ``pages x page_bytes``
+    ahead of what the SM has consumed; an instruction waits only for the instructions whose
+    activations it needs (all of the producer, or for the down projection the matching chunk of
+    gate/up) plus ``sync`` for the counter in global memory, and costs ``instruction_overhead`` when
+    its last byte is in.
+
+All times are seconds, bytes are bytes, bandwidths bytes/s. The fusion helpers of §7
+(:func:`softmax_fusion_io`) live here too, because fusion is the small-scale version of the same idea.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ._checks import choice, fraction, positive_float, positive_int
+from .hardware import GPU, get_gpu
+from .models import Model, get_model
+
+__all__ = [
+    "wave_count", "wave_utilization", "idle_sms_last_wave", "tail_time",
+    "softmax_fusion_io", "stall_bound_throughput",
+    "HAZY_MEASURED", "TIMELINE_DEFAULTS", "TimelineEvent", "Timeline", "timeline", "compare_modes", "mode_sensitivity", "SENSITIVITY_KNOBS",
+]
+
+# ---------------------------------------------------------------------------------------------------
+# Waves and tails (lecture §8.1, §8.4; Hazy post: 512 blocks on 148 SMs)
+# ---------------------------------------------------------------------------------------------------
+
+
+def wave_count(blocks: int, sms: int) -> int:
+    """Number of waves ``ceil(blocks / sms)`` when each SM runs one block at a time.
+
+    Args: blocks, sms: ints >= 1. Raises: TypeError/ValueError for non-integers or values < 1.
+    Source: the wave-quantisation argument of the lecture §8.1 (tail effects) and §6.4.
+    """
+    blocks = positive_int(blocks, "blocks")
+    sms = positive_int(sms, "sms")
+    return -(-blocks // sms)
+
+
+def wave_utilization(blocks: int, sms: int) -> float:
+    """Average SM utilisation ``blocks / (waves x sms)`` of equal blocks, one per SM at a time.
+
+    192 blocks on 132 SMs: 2 waves, 192 / 264 = 73%; 128 blocks: 97% (lecture exercise 12).
+    Raises: TypeError/ValueError as :func:`wave_count` (zero SMs is an error).
+    """
+    return positive_int(blocks, "blocks") / (wave_count(blocks, sms) * positive_int(sms, "sms"))
+
+
+def idle_sms_last_wave(blocks: int, sms: int) -> int:
+    """SMs with nothing to do in the last wave: ``waves x sms - blocks``.
+
+    Hazy's example: 512 blocks on a B200's 148 SMs = 3 x 148 + 68, so 80 SMs idle in the last wave.
+    """
+    return wave_count(blocks, sms) * positive_int(sms, "sms") - positive_int(blocks, "blocks")
+
+
+def tail_time(blocks: int, sms: int, block_time: float) -> float:
+    """Seconds lost to the last partial wave: ``(waves - blocks / sms) x block_time``.
+
+    ``block_time`` is the seconds one block takes on one SM (> 0). Zero when ``blocks`` is a multiple
+    of ``sms``.
+    """
+    block_time = positive_float(block_time, "block_time")
+    return (wave_count(blocks, sms) - blocks / sms) * block_time
+
+
+# ---------------------------------------------------------------------------------------------------
+# Fusion (lecture §7) and the stall back-of-envelope (§8.1)
+# ---------------------------------------------------------------------------------------------------
+
+
+def softmax_fusion_io(M: int, N: int) -> dict:
+    """HBM elements moved by a row softmax of an (M, N) matrix, unfused versus fused.
+
+    Unfused (the naive PyTorch-style program of Triton's fused-softmax tutorial): ``m = x.max(1)``
+    reads MN, writes M; ``z = x - m`` reads MN + M, writes MN; ``e = exp(z)`` reads MN, writes MN;
+    ``s = e.sum(1)`` reads MN, writes M; ``y = e / s`` reads MN + M, writes MN. In all
+    ``5MN + 2M`` reads and ``3MN + 2M`` writes. Fused: read x once, write y once (``2MN``), the row
+    kept on chip. Ratio ``(8MN + 4M) / 2MN`` -> 4 for long rows (lecture §7, rule 1).
+
+    Args: M rows, N columns (ints >= 1).
+    Returns: dict with ``unfused_reads``, ``unfused_writes``, ``unfused``, ``fused`` (elements) and
+        ``ratio`` (float).
+    Raises: TypeError/ValueError for sizes that are not integers >= 1.
+    Source: Triton tutorial "Fused Softmax" (02-fused-softmax.py).
+    """
+    M = positive_int(M, "M")
+    N = positive_int(N, "N")
+    reads, writes = 5 * M * N + 2 * M, 3 * M * N + 2 * M
+    fused = 2 * M * N
+    return {"unfused_reads": reads, "unfused_writes": writes, "unfused": reads + writes, "fused": fused,
+            "ratio": (reads + writes) / fused}
+
+
+def stall_bound_throughput(ideal_time: float, num_kernels: int, stall: float) -> float:
+    """Forward passes per second when each of ``num_kernels`` kernels adds ``stall`` seconds to an
+    ``ideal_time`` (seconds) forward: ``1 / (ideal_time + num_kernels x stall)``.
+
+    The Hazy post's back-of-envelope: 7 kernels x 16 layers x ~5 us on top of reading Llama-1B's
+    weights on an H100 caps decode at ~770 forward passes per second.
+    Raises: ValueError for non-positive ``ideal_time`` or negative ``stall``.
+    """
+    ideal_time = positive_float(ideal_time, "ideal_time")
+    num_kernels = positive_int(num_kernels, "num_kernels", minimum=0)
+    stall = positive_float(stall, "stall", allow_zero=True)
+    return 1.0 / (ideal_time + num_kernels * stall)
+
+
+#: Published measurements of Llama-3.2-1B batch-1 decode, for comparison with the model (not inputs to it).
+#: Source: Hazy Research, "Look Ma, No Bubbles!" (2025-05-27). Times in seconds; ``*_bound`` values are
+#: the post's "under"/"more than" bounds.
+HAZY_MEASURED: dict = {
+    "source": "Spector et al. (Hazy Research), Look Ma, No Bubbles!, blog post, 2025-05-27",
+    "launch_gap_stream": 2.1e-6,           # empty kernel on a plain stream, H100
+    "launch_gap_graphs": 1.3e-6,           # the same inside a CUDA Graph
+    "h100_forward_bound": 1e-3,            # < 1 ms per forward pass
+    "h100_bandwidth_utilization": 0.78,
+    "h100_speedup_vs_vllm": 2.5,           # ~2.5x
+    "h100_speedup_vs_sglang_bound": 1.5,   # > 1.5x
+    "b200_forward_bound": 680e-6,          # < 680 us
+    "b200_speedup_vs_vllm_bound": 3.5,     # > 3.5x
+    "engines_bandwidth_utilization_bound": 0.5,   # vLLM/SGLang reach at most ~50% on H100
+    # B200 breakdown of a ~600 us forward pass
+    "b200_breakdown": {"activations and consistency": 250e-6, "RMSNorm + matrix-vector": 200e-6,
+                       "waiting on weights": 30e-6, "warp synchronisation": 40e-6, "setup and other": 80e-6},
+    "b200_breakdown_total": 600e-6,
+    "lm_head_share_of_weight_wait": 0.4,
+    # back-of-envelope: 7 kernels per layer x 16 layers x ~5 us of stall each
+    "stall_per_kernel": 5e-6,
+    "kernels_per_layer": 7,
+}
+
+
+# ---------------------------------------------------------------------------------------------------
+# Assumptions
+# ---------------------------------------------------------------------------------------------------
+
+#: Every knob of :func:`timeline`, its default and why (SI units).
+TIMELINE_DEFAULTS: dict = {
+    # Hazy post: an empty kernel costs ~1.3 us back to back inside a CUDA Graph on H100 (2.1 us on a
+    # plain stream). Applies to every kernel in multi-kernel mode; the megakernel launches once and that
+    # single launch overlaps the previous step, so it is left out (<= 2.1 us, 0.3% of a forward).
+    "launch_gap": 1.3e-6,
+    # Lecture §8.3 assumption: after a kernel starts it waits ~1 us (a few thousand cycles of HBM latency
+    # plus setup) before its first weights arrive. Paid by every HBM-reading kernel, once by the megakernel.
+    "prologue": 1.0e-6,
+    # Lecture §8.3 assumption: a kernel that reads almost nothing (a separate RMSNorm) still costs ~2 us
+    # of launch-to-finish work; Hazy report activation reads/writes of ~0.5 us each.
+    "small_kernel": 2.0e-6,
+    # Lecture §8.3 assumption: a counter in global memory (atomic increment, then a spin that sees it)
+    # costs ~1 us between a producer finishing and a consumer starting; also PDL's grid-dependency sync.
+    "sync": 1.0e-6,
+    # Lecture §8.3 assumption: fixed work per megakernel instruction (decode it, read the activations,
+    # write the outputs, bump the counter) ~0.5 us; Hazy's B200 breakdown puts activation traffic and
+    # consistency at ~250 us over a forward.
+    "instruction_overhead": 0.5e-6,
+    # Lecture §8.3 assumption: a streaming kernel reaches ~90% of the quoted HBM bandwidth.
+    "bandwidth_efficiency": 0.9,
+    # Hazy's Llama-1B code: matrix-vector instructions of 16 output rows.
+    "rows_per_block": 16,
+    # Hazy post: the first 213 KB of an H100 SM's shared memory as 13 pages of 16 KiB.
+    "pages": 13,
+    "page_bytes": 16 * 1024,
+    # Hazy post: the down projection consumes its input in 4 chunks with their own counters.
+    "down_chunks": 4,
+    # Tokens in the KV cache. A short chat turn; with 128 tokens Llama-1B's bytes per step are 739.0 us
+    # at 3.35 TB/s (weights alone 737.8 us), the lecture's 739 us.
+    "kv_len": 128,
+    # Flash-decoding splits of the KV cache per KV head (None: as many as fill the SMs, SMs // H_kv).
+    "attention_splits": None,
+    # Programmatic Dependent Launch (multi-kernel only): each kernel launches and runs its prologue
+    # while its predecessor runs, then waits on the whole predecessor (``sync``), so the launch gap and
+    # the prologue disappear and a grid-wide sync remains.
+    "pdl": False,
+    # BF16 weights and KV cache.
+    "dtype_bytes": 2,
+}
+
+#: Megakernel timelines carry :class:`TimelineEvent` objects for SMs 0 .. EVENT_SMS-1 (all SMs in ``sm_arrays``).
+EVENT_SMS = 4
+
+#: Kernel/instruction kinds, for colours and breakdowns.
+KINDS = ("norm", "qkv", "attention", "reduction", "o_proj", "gate_up", "down", "lm_head")
+
+
+def _resolve(gpu, assumptions) -> dict:
+    unknown = set(assumptions) - set(TIMELINE_DEFAULTS)
+    if unknown:
+        raise TypeError(f"unknown assumption(s) {', '.join(sorted(unknown))}; known: {', '.join(TIMELINE_DEFAULTS)}")
+    a = {**TIMELINE_DEFAULTS, **assumptions}
+    for k in ("launch_gap", "prologue", "small_kernel", "sync", "instruction_overhead"):
+        a[k] = positive_float(a[k], k, allow_zero=True)
+    a["bandwidth_efficiency"] = fraction(a["bandwidth_efficiency"], "bandwidth_efficiency")
+    for k in ("rows_per_block", "pages", "page_bytes", "down_chunks", "dtype_bytes"):
+        a[k] = positive_int(a[k], k)
+    a["kv_len"] = positive_int(a["kv_len"], "kv_len", minimum=0)
+    if a["attention_splits"] is not None:
+        a["attention_splits"] = positive_int(a["attention_splits"], "attention_splits")
+    if not isinstance(a["pdl"], (bool, np.bool_)):
+        raise TypeError(f"pdl must be True or False, got {a['pdl']!r}")
+    return a
+
+
+def _check_gpu(gpu) -> GPU:
+    gpu = get_gpu(gpu)
+    positive_float(gpu.hbm_bandwidth, "gpu.hbm_bandwidth")
+    positive_int(gpu.num_sms, "gpu.num_sms")
+    return gpu
+
+
+# ---------------------------------------------------------------------------------------------------
+# The work of one forward pass
+# ---------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Op:
+    name: str        # e.g. "L3.qkv"
+    kind: str        # one of KINDS
+    layer: int       # -1 for the head
+    blocks: int      # blocks (multi-kernel) / instructions (megakernel)
+    block_bytes: float
+    weight_bytes: float
+    kv_bytes: float
+    deps: str = "prev"  # "prev": all of the previous op; "chunks": down-projection chunks; "none"
+
+
+def _ops(model: Model, gpu: GPU, a: dict, mode: str) -> list[_Op]:
+    m, db, rpb = model, a["dtype_bytes"], a["rows_per_block"]
+    H = m.hidden_size
+    mats = {x.name: x for x in m.layer_matrices()}
+    splits = a["attention_splits"] or max(1, gpu.num_sms // m.num_kv_heads)
+    kv_layer = 2 * a["kv_len"] * m.kv_size * db
+    attn_blocks = m.num_kv_heads * splits
+    attn_block = 2 * math.ceil(a["kv_len"] / splits) * m.head_dim * db
+    norm_b = m.norm_params * db
+    qkv_rows = mats["q"].rows + mats["k"].rows + mats["v"].rows
+    qkv_b = sum(mats[x].bytes(db) for x in "qkv")
+    gated = m.mlp == "gated"
+    up_b = mats["up"].bytes(db) + (mats["gate"].bytes(db) if gated else 0)
+    inter = m.intermediate_size
+
+    def mv(name, kind, layer, rows, total_bytes, extra=0.0, deps="prev", chunks=1):
+        blocks = math.ceil(rows / rpb) * chunks
+        full_block = (total_bytes + extra) * min(rpb, rows) / rows / chunks   # bytes of a full block
+        return _Op(name, kind, layer, blocks, full_block, total_bytes + extra, 0.0, deps)
+
+    ops: list[_Op] = []
+    for L in range(m.num_layers):
+        p = f"L{L}."
+        if mode == "multi-kernel":
+            ops.append(_Op(p + "norm1", "norm", L, 1, 0.0, norm_b, 0.0))
+            ops.append(mv(p + "qkv", "qkv", L, qkv_rows, qkv_b))
+            ops.append(_Op(p + "attention", "attention", L, attn_blocks, attn_block, 0.0, kv_layer))
+            ops.append(mv(p + "o_proj", "o_proj", L, H, mats["o"].bytes(db)))
+            ops.append(_Op(p + "norm2", "norm", L, 1, 0.0, norm_b, 0.0))
+            # the kernel's output rows are gate's and up's rows together (2 x intermediate when gated)
+            ops.append(mv(p + "gate_up", "gate_up", L, inter * (2 if gated else 1), up_b))
+            ops.append(mv(p + "down", "down", L, H, mats["down"].bytes(db)))
+        else:
+            ops.append(mv(p + "qkv", "qkv", L, qkv_rows, qkv_b, extra=norm_b))
+            ops.append(_Op(p + "attention", "attention", L, attn_blocks, attn_block, 0.0, kv_layer))
+            ops.append(_Op(p + "reduction", "reduction", L, m.num_heads, 0.0, 0.0, 0.0))
+            ops.append(mv(p + "o_proj", "o_proj", L, H, mats["o"].bytes(db)))
+            # one instruction = rows_per_block rows of gate AND of up, so it can apply SiLU(gate) * up
+            ops.append(mv(p + "gate_up", "gate_up", L, inter, up_b, extra=norm_b))
+            ops.append(mv(p + "down", "down", L, H, mats["down"].bytes(db), deps="chunks", chunks=a["down_chunks"]))
+    head = m.lm_head()
+    if mode == "multi-kernel":
+        ops.append(_Op("final_norm", "norm", -1, 1, 0.0, norm_b, 0.0))
+        ops.append(mv("lm_head", "lm_head", -1, head.rows, head.bytes(db)))
+    else:
+        ops.append(mv("lm_head", "lm_head", -1, head.rows, head.bytes(db), extra=norm_b))
+    return ops
+
+
+# ---------------------------------------------------------------------------------------------------
+# Timeline objects
+# ---------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TimelineEvent:
+    """One bar of the Gantt chart.
+
+    Attributes:
+        lane: ``"GPU"`` for a multi-kernel kernel, ``"SM <i>"`` for a megakernel instruction.
+        name: kernel/instruction name (``"L3.qkv"``). kind: one of ``KINDS``. layer: int (-1 = head).
+        start, end: seconds from the start of the forward pass.
+        parts: seconds of the event by cause (multi-kernel: ``launch_gap``, ``prologue``, ``work``,
+            ``tail``; megakernel: ``wait`` before the instruction could start and ``busy``).
+    """
+
+    lane: str
+    name: str
+    kind: str
+    layer: int
+    start: float
+    end: float
+    parts: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Timeline:
+    """One forward pass of batch-1 decode under one execution mode.
+
+    Attributes:
+        mode: ``"multi-kernel"`` or ``"megakernel"``. model, gpu: the presets used.
+        assumptions: the resolved knobs (see :data:`TIMELINE_DEFAULTS`). total: seconds per forward pass.
+        ideal: seconds to read the weights and KV cache once at full bandwidth.
+        events: tuple of :class:`TimelineEvent` (per kernel; or per instruction on SMs 0..EVENT_SMS-1).
+        num_kernels: kernels launched per forward pass.
+        sm_arrays: megakernel only: dict of per-instruction numpy arrays (``sm``, ``start``, ``end``,
+            ``ready``, ``op``) for drawing many lanes quickly.
+    """
+
+    mode: str
+    model: Model
+    gpu: GPU
+    assumptions: dict
+    total: float
+    ideal: float
+    events: tuple
+    num_kernels: int
+    _breakdown: dict
+    sm_arrays: dict | None = None
+
+    def breakdown(self) -> dict:
+        """Seconds per cause; the values sum to :attr:`total`.
+
+        Common: ``weights`` and ``kv_cache`` (bytes / peak bandwidth), ``bandwidth_efficiency`` (the same
+        bytes at ``eff`` of the bandwidth minus at full). Multi-kernel: ``launch_gaps``, ``prologues``,
+        ``tails``, ``small_kernels`` (their fixed cost less the time of the few bytes they read, which
+        ``weights`` already counts), and ``pdl_syncs`` with ``pdl=True``. Megakernel: ``prologue``,
+        ``sync_waits`` (the total with ``sync`` minus the same without it), ``instruction_overhead`` (the
+        total with the overhead minus without, ``sync`` kept at 0) and ``imbalance`` (what remains:
+        unequal bytes per SM, waits the page buffer cannot hide, the last instruction).
+        """
+        return dict(self._breakdown)
+
+    @property
+    def bandwidth_utilization(self) -> float:
+        """``ideal / total``: fraction of the peak HBM bandwidth the forward pass achieves."""
+        return self.ideal / self.total
+
+    @property
+    def tokens_per_second(self) -> float:
+        """Forward passes (tokens at batch 1) per second: ``1 / total``."""
+        return 1.0 / self.total
+
+
+def timeline(model, gpu, *, mode: str = "multi-kernel", **assumptions) -> Timeline:
+    """Timeline of one batch-1 decode forward pass of ``model`` on ``gpu``.
+
+    Args:
+        model: a :class:`~labcore.models.Model` or preset name (``"Llama-3.2-1B"``).
+        gpu: a :class:`~labcore.hardware.GPU` or preset name (``"H100"``, ``"B200"``).
+        mode: ``"multi-kernel"`` or ``"megakernel"``.
+        **assumptions: any key of :data:`TIMELINE_DEFAULTS` (seconds, bytes, fractions), each documented there:
+            ``launch_gap`` (1.3e-6, CUDA Graphs; 2.1e-6 on a plain stream), ``prologue`` (1e-6),
+            ``small_kernel`` (2e-6), ``sync`` (1e-6), ``instruction_overhead`` (0.5e-6),
+            ``bandwidth_efficiency`` (0.9), ``rows_per_block`` (16), ``pages`` (13), ``page_bytes``
+            (16 KiB), ``down_chunks`` (4), ``kv_len`` (128), ``attention_splits`` (None = fill the
+            SMs), ``pdl`` (False), ``dtype_bytes`` (2).
+    Returns:
+        :class:`Timeline` with ``total`` (s), ``events`` and ``breakdown()``.
+    Raises:
+        ValueError: unknown model/GPU/mode, non-positive bandwidth, zero SMs, an assumption out of range.
+        TypeError: an unknown assumption name or a wrongly typed value.
+    Source: lecture 11 §8.3 (the model), Hazy Research megakernel post (launch gaps, pages, chunks).
+    """
+    return _timeline(model, gpu, mode, assumptions, decompose=True)
+
+
+def _timeline(model, gpu, mode, assumptions, decompose) -> Timeline:
+    model = get_model(model)
+    gpu = _check_gpu(gpu)
+    mode = choice(mode, "mode", ("multi-kernel", "megakernel"))
+    a = _resolve(gpu, assumptions)
+    ops = _ops(model, gpu, a, mode)
+    bw = gpu.hbm_bandwidth
+    w_bytes = sum(o.weight_bytes for o in ops)
+    # one row of each embedding table is read by the lookup
+    w_bytes += model.hidden_size * a["dtype_bytes"] * (1 + (1 if model.learned_positions else 0))
+    kv_bytes = sum(o.kv_bytes for o in ops)
+    ideal = (w_bytes + kv_bytes) / bw
+    common = {"weights": w_bytes / bw, "kv_cache": kv_bytes / bw,
+              "bandwidth_efficiency": ideal / a["bandwidth_efficiency"] - ideal}
+    if mode == "multi-kernel":
+        return _multi_kernel(model, gpu, a, ops, ideal, common)
+    return _megakernel(model, gpu, a, ops, ideal, common, decompose)
+
+
+def _multi_kernel(model, gpu, a, ops, ideal, common) -> Timeline:
+    S = gpu.num_sms
+    r_sm = gpu.hbm_bandwidth * a["bandwidth_efficiency"] / S      # bytes/s per SM
+    t, events = 0.0, []
+    sums = {"launch_gaps": 0.0, "pdl_syncs": 0.0, "prologues": 0.0, "tails": 0.0, "small_kernels": 0.0}
+    for i, o in enumerate(ops):
+        reads = o.weight_bytes + o.kv_bytes
+        if a["pdl"] and i > 0:
+            gap, pro = a["sync"], 0.0
+            sums["pdl_syncs"] += gap
+        else:
+            gap = a["launch_gap"]
+            sums["launch_gaps"] += gap
+            pro = a["prologue"] if o.kind != "norm" else 0.0
+        if o.kind == "norm":
+            work, tail = a["small_kernel"], 0.0
+            sums["small_kernels"] += work
+        else:
+            ideal_eff = reads / (r_sm * S)
+            wave_t = wave_count(o.blocks, S) * o.block_bytes / r_sm
+            work, tail = ideal_eff, max(wave_t - ideal_eff, 0.0)
+            sums["tails"] += tail
+        sums["prologues"] += pro
+        dur = gap + pro + work + tail
+        events.append(TimelineEvent("GPU", o.name, o.kind, o.layer, t, t + dur,
+                            {"launch_gap": gap, "prologue": pro, "work": work, "tail": tail}))
+        t += dur
+    # The streaming work of the HBM-reading kernels is their bytes / (BW x eff), split in ``common`` as
+    # weights + KV + efficiency. ``common`` also counts the few bytes the small kernels read (norm
+    # weights, the embedding row), which their fixed cost already covers: take them out of that cost so
+    # the causes sum to the total.
+    small_bytes = ideal * gpu.hbm_bandwidth - sum(o.weight_bytes + o.kv_bytes for o in ops if o.kind != "norm")
+    sums["small_kernels"] -= small_bytes / (gpu.hbm_bandwidth * a["bandwidth_efficiency"])
+    bd = {**common, **sums}
+    if not a["pdl"]:
+        bd.pop("pdl_syncs")
+    return Timeline("multi-kernel", model, gpu, a, t, ideal, tuple(events), len(ops), bd)
+
+
+def _megakernel(model, gpu, a, ops, ideal, common, decompose) -> Timeline:
+    S = gpu.num_sms
+    r = gpu.hbm_bandwidth * a["bandwidth_efficiency"] / S        # bytes/s per SM
+    C = a["pages"] * a["page_bytes"]                              # prefetch buffer per SM, bytes
+    sync, o_cost, t0 = a["sync"], a["instruction_overhead"], a["prologue"]
+
+    # Global instruction list in program order, dealt round-robin: instruction g runs on SM g % S.
+    op_of = np.concatenate([np.full(o.blocks, i) for i, o in enumerate(ops)])
+    nbytes = np.concatenate([np.full(o.blocks, (o.weight_bytes + o.kv_bytes) / o.blocks) for o in ops])
+    first = np.cumsum([0] + [o.blocks for o in ops])
+    G = op_of.size
+    K = -(-G // S)
+    pad = K * S - G
+    b2 = np.concatenate([nbytes, np.zeros(pad)]).reshape(K, S).T          # (S, K) bytes per SM slot
+    B2 = np.cumsum(b2, axis=1)                                            # bytes loaded through slot k
+    thr = np.concatenate([np.zeros((S, 1)), B2[:, :-1]], axis=1) + C      # cap while waiting before k
+    # J[s, k]: last j <= k whose waiting cap thr[s, j] lies below B2[s, k] (binding constraints)
+    J = np.empty((S, K), dtype=np.int64)
+    for s in range(S):
+        J[s] = np.minimum(np.searchsorted(thr[s], B2[s], side="left") - 1, np.arange(K))
+    gpre = np.full((S, K), -np.inf)
+    E_flat = np.zeros(G)
+    S_flat = np.zeros(G)
+    R_flat = np.zeros(G)
+    T_prev = np.full(S, t0)
+    E_prev = np.zeros(S)
+    g_prev = np.full(S, -np.inf)
+
+    op_end = np.zeros(len(ops))
+    for i, o in enumerate(ops):
+        lo, hi = first[i], first[i + 1]
+        # dependency-ready times for this op's instructions
+        if i == 0:
+            R = np.zeros(hi - lo)
+        elif o.deps == "chunks":
+            prev = ops[i - 1]
+            nch = a["down_chunks"]
+            per = o.blocks // nch
+            pl, ph = first[i - 1], first[i]
+            bounds = np.linspace(pl, ph, nch + 1).round().astype(int)
+            ready_c = np.array([E_flat[bounds[c]:bounds[c + 1]].max() for c in range(nch)]) + sync
+            R = np.repeat(ready_c, per)
+            R = np.concatenate([R, np.full(o.blocks - R.size, ready_c[-1])])
+            del prev
+        else:
+            R = np.full(hi - lo, op_end[i - 1] + sync)
+        R_flat[lo:hi] = R
+        # process the op's instructions round by round (one per SM per round)
+        g = lo
+        while g < hi:
+            k = g // S
+            s0 = g % S
+            s1 = min(S, s0 + (hi - g))
+            sl = slice(s0, s1)
+            n = s1 - s0
+            Rg = R[g - lo:g - lo + n]
+            St = np.maximum(E_prev[sl], Rg)
+            gk = St - thr[sl, k] / r
+            gp = np.maximum(g_prev[sl], gk)
+            gpre[sl, k] = gp
+            g_prev[sl] = gp
+            Jk = J[sl, k]
+            idx = np.arange(s0, s1)
+            M = np.where(Jk >= 0, gpre[idx, np.maximum(Jk, 0)], -np.inf) + B2[sl, k] / r
+            T = np.maximum(T_prev[sl] + b2[sl, k] / r, M)
+            E = np.maximum(St, T) + o_cost
+            T_prev[sl] = T
+            E_prev[sl] = E
+            S_flat[g:g + n] = St
+            E_flat[g:g + n] = E
+            g += n
+        op_end[i] = E_flat[lo:hi].max()
+
+    total = float(E_flat.max())
+    sm = np.arange(G) % S
+    arrays = {"sm": sm, "start": S_flat, "end": E_flat, "ready": R_flat, "op": op_of}
+    # TimelineEvent objects for the first EVENT_SMS lanes only (all lanes are in ``sm_arrays``)
+    sel = np.nonzero(sm < EVENT_SMS)[0]
+    prev_end = np.where(sel >= S, E_flat[np.maximum(sel - S, 0)], 0.0)
+    events = tuple(
+        TimelineEvent(f"SM {s}", ops[oi].name, ops[oi].kind, ops[oi].layer, st, en, {"wait": max(st - pe, 0.0), "busy": en - st})
+        for s, oi, st, en, pe in zip(sm[sel].tolist(), op_of[sel].tolist(), S_flat[sel].tolist(),
+                                     E_flat[sel].tolist(), prev_end.tolist())
+    )
+    base = ideal / a["bandwidth_efficiency"]
+    if decompose:
+        t_nosync = _timeline(model, gpu, "megakernel", {**_raw(a), "sync": 0.0}, False).total
+        t_bare = _timeline(model, gpu, "megakernel", {**_raw(a), "sync": 0.0, "instruction_overhead": 0.0},
+                           False).total
+        bd = {**common, "prologue": t0, "sync_waits": total - t_nosync,
+              "instruction_overhead": t_nosync - t_bare, "imbalance": t_bare - base - t0}
+    else:
+        bd = {**common, "prologue": t0, "other": total - base - t0}
+    return Timeline("megakernel", model, gpu, a, total, ideal, events, 1, bd, arrays)
+
+
+def _raw(a: dict) -> dict:
+    return {k: a[k] for k in TIMELINE_DEFAULTS}
+
+
+# ---------------------------------------------------------------------------------------------------
+# Comparisons and sensitivity (lecture §8.3, code 05 demo 4)
+# ---------------------------------------------------------------------------------------------------
+
+
+def compare_modes(model="Llama-3.2-1B", gpu="H100", **assumptions) -> dict:
+    """Both modes at the same assumptions.
+
+    Returns: dict with ``multi`` and ``mega`` (:class:`Timeline`), ``speedup`` (multi / mega total),
+    ``util_multi``, ``util_mega`` (fractions) and ``util_gain`` (percentage points).
+    Raises: as :func:`timeline`.
+    """
+    mk = timeline(model, gpu, mode="multi-kernel", **assumptions)
+    mg = timeline(model, gpu, mode="megakernel", **assumptions)
+    return {"multi": mk, "mega": mg, "speedup": mk.total / mg.total,
+            "util_multi": mk.bandwidth_utilization, "util_mega": mg.bandwidth_utilization,
+            "util_gain": 100 * (mg.bandwidth_utilization - mk.bandwidth_utilization)}
+
+
+#: The knobs varied one at a time by :func:`mode_sensitivity`, each over a range around its default
+#: (half to double for times; 0.8-0.95 for the bandwidth efficiency: streaming kernels measure ~90% of
+#: the quoted peak and never 100%).
+SENSITIVITY_KNOBS: dict = {
+    "prologue": (0.5e-6, 1.0e-6, 2.0e-6),
+    "small_kernel": (1.0e-6, 2.0e-6, 4.0e-6),
+    "sync": (0.5e-6, 1.0e-6, 2.0e-6),
+    "instruction_overhead": (0.25e-6, 0.5e-6, 1.0e-6),
+    "bandwidth_efficiency": (0.8, 0.9, 0.95),
+}
+
+
+def mode_sensitivity(model="Llama-3.2-1B", gpu="H100", knobs: dict | None = None, **assumptions) -> dict:
+    """Vary each knob one at a time (others at their defaults) and record both modes.
+
+    Args:
+        model, gpu: presets. knobs: ``{name: values}`` (default :data:`SENSITIVITY_KNOBS`).
+        **assumptions: fixed overrides applied to every run.
+    Returns:
+        ``{knob: {"values": array, "multi": array(s), "mega": array(s), "speedup": array,
+        "util_gain": array (points)}}``.
+    Raises: as :func:`timeline`; ValueError when a knob is also given in ``assumptions``.
+    Source: lecture §8.3 (code 05, demo 4): the megakernel stays 1.3-1.5x faster, +20-29 points.
+    """
+    knobs = SENSITIVITY_KNOBS if knobs is None else knobs
+    out = {}
+    for name, values in knobs.items():
+        if name in assumptions:
+            raise ValueError(f"knob {name!r} is varied; do not also fix it in assumptions")
+        mk, mg, um, ug = [], [], [], []
+        for v in values:
+            c = compare_modes(model, gpu, **{**assumptions, name: v})
+            mk.append(c["multi"].total)
+            mg.append(c["mega"].total)
+            um.append(c["util_multi"])
+            ug.append(c["util_mega"])
+        mk, mg = np.array(mk), np.array(mg)
+        out[name] = {"values": np.array(values, dtype=float), "multi": mk, "mega": mg, "speedup": mk / mg,
+                     "util_gain": 100 * (np.array(ug) - np.array(um))}
+    return out

@@ -1,0 +1,275 @@
+"""Figures for §8 (megakernels): Gantt chart of both modes, stacked breakdown, sensitivity.
+
+Pure functions (parameters in, matplotlib Figure out) over :mod:`labcore.megakernel`, plus three
+registered explorers: ``megakernel_timeline``, ``megakernel_breakdown``, ``megakernel_sensitivity``.
+"""
+from __future__ import annotations
+
+from functools import lru_cache
+
+import numpy as np
+
+from ..megakernel import SENSITIVITY_KNOBS, TIMELINE_DEFAULTS, compare_modes, mode_sensitivity, timeline
+from ..widgets import Explorer, Slider
+from . import new_figure, register
+
+__all__ = ["KIND_COLORS", "CAUSE_COLORS", "gantt_figure", "breakdown_figure", "sensitivity_figure",
+           "timeline_data", "breakdown_data", "sensitivity_data"]
+
+US = 1e-6
+STREAM_GAP = 2.1e-6   # Hazy post: empty kernel on a plain stream (H100)
+GRAPH_GAP = 1.3e-6    # Hazy post: the same inside a CUDA Graph
+
+KIND_COLORS = {"norm": "#8c6d31", "qkv": "#3182bd", "attention": "#31a354", "reduction": "#74c476",
+               "o_proj": "#6baed6", "gate_up": "#756bb1", "down": "#9e9ac8", "lm_head": "#e6550d"}
+CAUSE_COLORS = {"weights": "#08519c", "kv_cache": "#6baed6", "bandwidth_efficiency": "#9ecae1",
+                "launch_gaps": "#de2d26", "pdl_syncs": "#fb6a4a", "prologues": "#fd8d3c", "prologue": "#fd8d3c",
+                "tails": "#756bb1", "small_kernels": "#8c6d31", "sync_waits": "#fb6a4a",
+                "instruction_overhead": "#bcbd22", "imbalance": "#bcbddc"}
+CAUSE_LABELS = {"weights": "weights", "kv_cache": "KV cache", "bandwidth_efficiency": "bandwidth efficiency",
+                "launch_gaps": "launch gaps", "pdl_syncs": "PDL grid syncs", "prologues": "prologues",
+                "prologue": "prologues", "tails": "tails", "small_kernels": "small kernels",
+                "sync_waits": "sync waits", "instruction_overhead": "instruction overhead",
+                "imbalance": "imbalance / unhidden waits"}
+
+
+def _gap(cuda_graphs: bool) -> float:
+    return GRAPH_GAP if cuda_graphs else STREAM_GAP
+
+
+# ---------------------------------------------------------------------------------------------------
+# Gantt chart
+# ---------------------------------------------------------------------------------------------------
+
+
+def timeline_data(model="Llama-3.2-1B", gpu="H100", *, cuda_graphs=True, sm_lanes=6, **assumptions) -> dict:
+    """Both modes (and the multi-kernel with PDL) at the same assumptions, ready for :func:`gantt_figure`.
+
+    Returns dict with ``multi``, ``pdl``, ``mega`` (:class:`~labcore.megakernel.Timeline`), and
+    ``lanes``: for each of the first ``sm_lanes`` SMs of the megakernel, arrays ``start``, ``end``,
+    ``kind`` of its instructions (seconds).
+    """
+    a = {**assumptions, "launch_gap": _gap(cuda_graphs)}
+    mk = timeline(model, gpu, mode="multi-kernel", **a)
+    pdl = timeline(model, gpu, mode="multi-kernel", **{**a, "pdl": True})
+    mg = timeline(model, gpu, mode="megakernel", **a)
+    arr = mg.sm_arrays
+    from ..megakernel import _ops  # the op list gives each instruction's kind
+    op_kinds = np.array([o.kind for o in _ops(mg.model, mg.gpu, mg.assumptions, "megakernel")])
+    lanes = []
+    for s in range(sm_lanes):
+        sel = arr["sm"] == s
+        lanes.append({"start": arr["start"][sel], "end": arr["end"][sel], "kind": op_kinds[arr["op"][sel]]})
+    return {"multi": mk, "pdl": pdl, "mega": mg, "lanes": lanes, "cuda_graphs": cuda_graphs}
+
+
+def _draw_kernel_row(ax, y, tl, h=0.7, t_max=None):
+    """One row of kernels; segments batched per colour (one broken_barh call each)."""
+    segs: dict = {}
+    tails: dict = {}
+    for e in tl.events:
+        if t_max is not None and e.start > t_max:
+            break
+        p = e.parts
+        t = e.start + p["launch_gap"]
+        if p["prologue"] > 0:
+            segs.setdefault("#bdbdbd", []).append((t / US, p["prologue"] / US))
+        t += p["prologue"]
+        segs.setdefault(KIND_COLORS[e.kind], []).append((t / US, p["work"] / US))
+        t += p["work"]
+        if p["tail"] > 0:
+            tails.setdefault(KIND_COLORS[e.kind], []).append((t / US, p["tail"] / US))
+    for c, xr in segs.items():
+        ax.broken_barh(xr, (y - h / 2, h), color=c, lw=0)
+    for c, xr in tails.items():
+        ax.broken_barh(xr, (y - h / 2, h), facecolor="white", edgecolor=c, hatch="////", lw=0.4)
+
+
+def _draw_lane(ax, y, lane, h=0.7, t_max=None):
+    for kind, color in KIND_COLORS.items():
+        sel = lane["kind"] == kind
+        if t_max is not None:
+            sel &= lane["start"] <= t_max
+        if sel.any():
+            st, en = lane["start"][sel], lane["end"][sel]
+            ax.broken_barh(list(zip(st / US, (en - st) / US)), (y - h / 2, h), color=color, lw=0)
+
+
+def gantt_figure(data: dict, *, zoom: float = 100e-6):
+    """Gantt chart: multi-kernel (one row of kernels), the same with PDL, and megakernel SM lanes, on one
+    time axis; top panel the whole forward pass, bottom panel the first ``zoom`` seconds, where the white
+    gaps (launch), grey prologues and hatched tails are visible.
+    """
+    mk, pdl, mg, lanes = data["multi"], data["pdl"], data["mega"], data["lanes"]
+    fig, axes = new_figure(2, 1, width=8.0, height=6.4, gridspec_kw={"height_ratios": [1, 1.25]})
+    gap_us = mk.assumptions["launch_gap"] / US
+    rows = [(f"multi-kernel ({'CUDA Graphs' if data['cuda_graphs'] else 'stream'}, {gap_us:.1f} µs gaps)", mk),
+            ("multi-kernel + PDL", pdl)]
+    n_rows = len(rows) + len(lanes)
+    for ax, t_max in ((axes[0], None), (axes[1], zoom)):
+        labels = []
+        for i, (label, tl) in enumerate(rows):
+            y = n_rows - 1 - i
+            _draw_kernel_row(ax, y, tl, t_max=t_max)
+            labels.append((y, label))
+        for j, lane in enumerate(lanes):
+            y = n_rows - 1 - len(rows) - j
+            _draw_lane(ax, y, lane, t_max=t_max)
+            labels.append((y, f"megakernel SM {j}"))
+        ax.set_yticks([y for y, _ in labels], [lab for _, lab in labels], fontsize=7)
+        ax.set_ylim(-0.6, n_rows - 0.4)
+        ax.set_xlabel("time since the forward pass started (µs)")
+        ax.axhline(n_rows - len(rows) - 0.5, color="k", lw=0.5)
+    t_end = max(mk.total, pdl.total, mg.total)
+    axes[0].set_xlim(0, t_end / US * 1.13)
+    for i, (_, tl) in enumerate(rows):
+        axes[0].text(tl.total / US, n_rows - 1 - i, f" {tl.total / US:.0f} µs ({100 * tl.bandwidth_utilization:.0f}%)",
+                     va="center", fontsize=7)
+    axes[0].text(mg.total / US, n_rows - 1 - len(rows) - (len(lanes) - 1) / 2,
+                 f" {mg.total / US:.0f} µs ({100 * mg.bandwidth_utilization:.0f}%)", va="center", fontsize=7)
+    axes[0].set_title(f"{mk.model.name}, batch-1 decode on {mk.gpu.name}: one forward pass", fontsize=9)
+    axes[1].set_xlim(0, zoom / US)
+    axes[1].set_title(f"the first {zoom / US:.0f} µs: white = launch gap or wait, grey = prologue, "
+                      "hatched = tail", fontsize=8)
+    from matplotlib.patches import Patch
+    handles = [Patch(color=c, label=k) for k, c in KIND_COLORS.items()]
+    axes[1].legend(handles=handles, ncols=4, fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.22),
+                   frameon=False)
+    return fig
+
+
+# ---------------------------------------------------------------------------------------------------
+# Stacked breakdown
+# ---------------------------------------------------------------------------------------------------
+
+
+def breakdown_data(model="Llama-3.2-1B", gpu="H100", *, cuda_graphs=True, **assumptions) -> dict:
+    """Breakdowns (seconds per cause) of the multi-kernel, the multi-kernel with PDL and the megakernel.
+
+    Returns dict ``{"bars": [(label, Timeline), ...]}``.
+    """
+    a = {**assumptions, "launch_gap": _gap(cuda_graphs)}
+    g = "CUDA Graphs" if cuda_graphs else "stream"
+    return {"bars": [(f"multi-kernel\n({g})", timeline(model, gpu, mode="multi-kernel", **a)),
+                     (f"+ PDL\n({g})", timeline(model, gpu, mode="multi-kernel", **{**a, "pdl": True})),
+                     ("megakernel", timeline(model, gpu, mode="megakernel", **a))]}
+
+
+def breakdown_figure(data: dict):
+    """Horizontal stacked bars: each mode's time per forward pass split by cause (µs), with the
+    bandwidth utilisation at the end of each bar."""
+    bars = data["bars"]
+    fig, ax = new_figure(width=8.0, height=3.4)
+    seen = set()
+    for i, (label, tl) in enumerate(bars):
+        y = len(bars) - 1 - i
+        left = 0.0
+        for cause, sec in tl.breakdown().items():
+            if sec <= 0:
+                continue
+            lab = CAUSE_LABELS[cause] if CAUSE_LABELS[cause] not in seen else None
+            seen.add(CAUSE_LABELS[cause])
+            ax.barh(y, sec / US, left=left, color=CAUSE_COLORS[cause], label=lab, height=0.6)
+            left += sec / US
+        ax.text(left, y, f" {tl.total / US:.0f} µs, {100 * tl.bandwidth_utilization:.0f}% of peak",
+                va="center", fontsize=8)
+    ax.set_yticks(range(len(bars)), [b[0] for b in reversed(bars)], fontsize=8)
+    ax.set_xlim(0, max(tl.total for _, tl in bars) / US * 1.3)
+    ax.set_xlabel("µs per forward pass")
+    tl0 = bars[0][1]
+    ax.set_title(f"{tl0.model.name} on {tl0.gpu.name}: where the time goes", fontsize=9)
+    ax.legend(fontsize=7, ncols=3, loc="upper center", bbox_to_anchor=(0.5, -0.25), frameon=False)
+    return fig
+
+
+# ---------------------------------------------------------------------------------------------------
+# Sensitivity
+# ---------------------------------------------------------------------------------------------------
+
+
+@lru_cache(maxsize=16)
+def _sens(model, gpu, cuda_graphs):
+    return mode_sensitivity(model, gpu, launch_gap=_gap(cuda_graphs))
+
+
+def sensitivity_data(model="Llama-3.2-1B", gpu="H100", *, cuda_graphs=True) -> dict:
+    """:func:`~labcore.megakernel.mode_sensitivity` over :data:`SENSITIVITY_KNOBS` (cached per preset).
+
+    About 15 timeline pairs; the first call for a preset takes ~1 s, later ones are instant."""
+    return {"sens": _sens(model, gpu, bool(cuda_graphs)), "model": model, "gpu": gpu}
+
+
+def sensitivity_figure(data: dict):
+    """Two panels: the megakernel's speedup and its bandwidth-utilisation gain (points) as each knob
+    moves from its low to its high value (x axis: value / default), the others at their defaults."""
+    sens = data["sens"]
+    fig, (a1, a2) = new_figure(1, 2, width=8.0, height=3.2)
+    for name, d in sens.items():
+        x = d["values"] / TIMELINE_DEFAULTS[name]
+        a1.plot(x, d["speedup"], "o-", label=name.replace("_", " "), ms=4)
+        a2.plot(x, d["util_gain"], "o-", ms=4)
+    for ax in (a1, a2):
+        ax.set_xscale("log", base=2)
+        ax.set_xlabel("knob value / default")
+        ax.grid(alpha=0.3)
+    a1.set_ylabel("megakernel speedup (x)")
+    a2.set_ylabel("bandwidth utilisation gain (points)")
+    sp = np.concatenate([d["speedup"] for d in sens.values()])
+    ug = np.concatenate([d["util_gain"] for d in sens.values()])
+    a1.set_title(f"speedup {sp.min():.2f}–{sp.max():.2f}x", fontsize=9)
+    a2.set_title(f"gain {ug.min():.0f}–{ug.max():.0f} points", fontsize=9)
+    a1.legend(fontsize=7)
+    fig.suptitle(f"{data['model']} on {data['gpu']}: one knob at a time", fontsize=9)
+    return fig
+
+
+# ---------------------------------------------------------------------------------------------------
+# Explorers
+# ---------------------------------------------------------------------------------------------------
+
+_GPU = Slider("gpu", ("H100", "B200"), "H100", label="hardware", live=("A100", "H100", "H200", "B200"))
+_MODEL = Slider("model", ("Llama-3.2-1B", "Llama-3.1-8B"), "Llama-3.2-1B", label="model",
+                live=("GPT-2-medium", "Llama-3.2-1B", "Llama-3.1-8B"))
+_GRAPHS = Slider("cuda_graphs", (True, False), True, label="CUDA Graphs (1.3 µs gap; off: 2.1 µs)")
+
+
+def _us_slider(name, default, live, label):
+    return Slider(name, (default,), default, label=label, live=live, fmt=".2e")
+
+
+register(Explorer(
+    "megakernel_timeline",
+    compute=lambda model, gpu, cuda_graphs, rows_per_block: timeline_data(
+        model, gpu, cuda_graphs=cuda_graphs, rows_per_block=rows_per_block),
+    draw=lambda data, **p: gantt_figure(data),
+    sliders=(_GPU, _MODEL, _GRAPHS,
+             Slider("rows_per_block", (8, 16, 32), 16, label="rows per block", live=(8, 16, 24, 32, 64))),
+    caption="Batch-1 decode as a Gantt chart: kernels with gaps, PDL, and the megakernel's SM lanes.",
+))
+
+register(Explorer(
+    "megakernel_breakdown",
+    compute=lambda model, gpu, cuda_graphs, bandwidth_efficiency, prologue, small_kernel, sync,
+    instruction_overhead: breakdown_data(
+        model, gpu, cuda_graphs=cuda_graphs, bandwidth_efficiency=bandwidth_efficiency, prologue=prologue,
+        small_kernel=small_kernel, sync=sync, instruction_overhead=instruction_overhead),
+    draw=lambda data, **p: breakdown_figure(data),
+    sliders=(_GPU, _MODEL, _GRAPHS,
+             Slider("bandwidth_efficiency", (0.8, 0.9, 0.95), 0.9, label="bandwidth efficiency",
+                    live=(0.7, 0.8, 0.85, 0.9, 0.95, 1.0)),
+             _us_slider("prologue", 1e-6, (0.0, 0.5e-6, 1e-6, 2e-6, 4e-6), "prologue (s)"),
+             _us_slider("small_kernel", 2e-6, (1e-6, 2e-6, 3e-6, 4e-6), "small-kernel cost (s)"),
+             _us_slider("sync", 1e-6, (0.0, 0.5e-6, 1e-6, 2e-6, 4e-6), "sync (s)"),
+             _us_slider("instruction_overhead", 0.5e-6, (0.0, 0.25e-6, 0.5e-6, 1e-6, 2e-6),
+                        "instruction overhead (s)")),
+    caption="Where a forward pass's time goes, multi-kernel vs PDL vs megakernel.",
+))
+
+register(Explorer(
+    "megakernel_sensitivity",
+    compute=lambda model, gpu, cuda_graphs: sensitivity_data(model, gpu, cuda_graphs=cuda_graphs),
+    draw=lambda data, **p: sensitivity_figure(data),
+    sliders=(_GPU, Slider("model", ("Llama-3.2-1B",), "Llama-3.2-1B", label="model",
+                          live=("Llama-3.2-1B", "Llama-3.1-8B")), _GRAPHS),
+    caption="One assumption at a time: the megakernel's advantage barely moves.",
+))

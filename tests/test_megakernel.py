@@ -1,0 +1,217 @@
+"""Megakernel timelines (lecture §7-§8): the lecture's figures at its rounding, monotonicity, bad input."""
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from labcore.hardware import get_gpu
+from labcore.megakernel import (TIMELINE_DEFAULTS, compare_modes, idle_sms_last_wave, mode_sensitivity,
+                                softmax_fusion_io, stall_bound_throughput, tail_time, timeline, wave_count,
+                                wave_utilization)
+from labcore.models import get_model
+
+US = 1e-6
+
+
+@pytest.fixture(scope="module")
+def h100():
+    return compare_modes("Llama-3.2-1B", "H100")
+
+
+@pytest.fixture(scope="module")
+def b200():
+    return compare_modes("Llama-3.2-1B", "B200")
+
+
+# ---- waves and tails (lecture §8.1, exercise 12) -------------------------------------------------
+
+def test_wave_examples():
+    assert wave_count(192, 132) == 2
+    assert round(wave_utilization(192, 132), 2) == 0.73
+    assert round(wave_utilization(128, 132), 2) == 0.97
+    assert idle_sms_last_wave(512, 148) == 80                    # 512 = 3 x 148 + 68
+    assert tail_time(264, 132, 1.0) == 0.0
+    assert tail_time(133, 132, 1.0) == pytest.approx(1 - 1 / 132)
+
+
+def test_bigger_blocks_can_be_faster():
+    # 16 rows -> 192 blocks (2 waves), 24 rows -> 128 blocks (1 wave): fewer, bigger blocks win
+    t16 = wave_count(192, 132) * 16
+    t24 = wave_count(128, 132) * 24
+    assert t24 < t16
+
+
+# ---- §7 fusion and the §8.1 back-of-envelope -----------------------------------------------------
+
+def test_softmax_fusion_saves_4x():
+    io = softmax_fusion_io(1, 1)
+    assert (io["unfused_reads"], io["unfused_writes"], io["fused"]) == (7, 5, 2)
+    assert round(softmax_fusion_io(4096, 4096)["ratio"], 1) == 4.0
+
+
+def test_hazy_back_of_envelope_770_per_second():
+    ideal = get_model("Llama-3.2-1B").decode_read_bytes() / get_gpu("H100").hbm_bandwidth
+    assert round(stall_bound_throughput(ideal, 7 * 16, 5 * US), -1) == 770
+
+
+def test_exercise_11_utilisation_62_percent():
+    ideal = 2.48e9 / 3.35e12
+    rate = stall_bound_throughput(ideal, 114, 4 * US)
+    assert round(ideal * rate, 2) == 0.62
+
+
+# ---- the H100 breakdown (lecture §8.3) -----------------------------------------------------------
+
+def test_multi_kernel_has_114_kernels_81_reading(h100):
+    mk = h100["multi"]
+    assert mk.num_kernels == 114
+    assert sum(1 for e in mk.events if e.parts["prologue"] > 0) == 81
+
+
+def test_h100_breakdown_matches_lecture(h100):
+    bd = {k: v / US for k, v in h100["multi"].breakdown().items()}
+    assert round(bd["weights"] + bd["kv_cache"]) == 739
+    assert round(bd["bandwidth_efficiency"]) == 82
+    assert round(bd["launch_gaps"]) == 148
+    assert round(bd["prologues"]) == 81
+    assert round(bd["small_kernels"]) == 66
+    assert abs(bd["tails"] - 49) <= 0.15 * 49                   # ours 44 us: see book/08
+    assert sum(bd.values()) == pytest.approx(h100["multi"].total / US)
+
+
+def test_h100_utilisation_63_vs_88(h100):
+    assert abs(100 * h100["util_multi"] - 63) < 1.0
+    assert abs(100 * h100["util_mega"] - 88) < 1.5              # ours 89.0%
+    assert 1.3 <= h100["speedup"] <= 1.5
+    mg = h100["mega"]
+    assert sum(mg.breakdown().values()) == pytest.approx(mg.total)
+
+
+def test_b200_46_percent_and_1_8x(b200):
+    assert round(100 * b200["util_multi"]) == 46
+    assert round(b200["speedup"], 1) == 1.8
+
+
+def test_sensitivity_ranges():
+    s = mode_sensitivity("Llama-3.2-1B", "H100")
+    sp = np.concatenate([v["speedup"] for v in s.values()])
+    gain = np.concatenate([v["util_gain"] for v in s.values()])
+    assert 1.3 <= sp.min() and sp.max() <= 1.5                  # lecture: 1.3-1.5x
+    assert 20 <= gain.min() and gain.max() < 29.5               # lecture: 20-29 points
+    with pytest.raises(ValueError, match="varied"):
+        mode_sensitivity(knobs={"sync": (1e-6,)}, sync=2e-6)
+
+
+# ---- structure of the megakernel timeline --------------------------------------------------------
+
+def test_megakernel_instructions_respect_dependencies(h100):
+    mg = h100["mega"]
+    a = mg.sm_arrays
+    assert np.all(a["start"] >= a["ready"] - 1e-15)
+    assert np.all(a["end"] > a["start"])
+    assert a["end"].max() == pytest.approx(mg.total)
+    lanes = {e.lane for e in mg.events}
+    assert lanes == {"SM 0", "SM 1", "SM 2", "SM 3"}
+
+
+def test_megakernel_never_beats_streaming_the_bytes(h100, b200):
+    for c in (h100, b200):
+        mg = c["mega"]
+        assert mg.total >= mg.ideal / mg.assumptions["bandwidth_efficiency"]
+
+
+def test_pdl_removes_gaps_and_prologues_but_not_tails():
+    plain = timeline("Llama-3.2-1B", "H100")
+    pdl = timeline("Llama-3.2-1B", "H100", pdl=True)
+    mega = timeline("Llama-3.2-1B", "H100", mode="megakernel")
+    assert mega.total < pdl.total < plain.total
+    assert pdl.breakdown()["tails"] == pytest.approx(plain.breakdown()["tails"])
+    assert pdl.breakdown()["prologues"] <= TIMELINE_DEFAULTS["prologue"]   # at most the first kernel's
+
+
+def test_other_models_run():
+    for m in ("Llama-3.1-8B", "GPT-2-medium"):
+        c = compare_modes(m, "H100")
+        assert 0 < c["util_multi"] < c["util_mega"] <= 1
+
+
+# ---- monotonicity (issue 5: changing one assumption moves only what it should) -------------------
+
+@settings(max_examples=25, deadline=None)
+@given(st.floats(0, 5e-6), st.floats(0, 5e-6))
+def test_larger_launch_gap_never_speeds_up_multi_kernel(g1, g2):
+    lo, hi = sorted((g1, g2))
+    assert timeline("Llama-3.2-1B", "H100", launch_gap=lo).total <= timeline("Llama-3.2-1B", "H100", launch_gap=hi).total
+
+
+@settings(max_examples=5, deadline=None)
+@given(st.floats(0, 5e-6))
+def test_megakernel_ignores_launch_gap(g):
+    base = timeline("Llama-3.2-1B", "B200", mode="megakernel")
+    other = timeline("Llama-3.2-1B", "B200", mode="megakernel", launch_gap=g)
+    assert other.total == base.total
+
+
+@pytest.mark.parametrize("knob", ["prologue", "sync", "instruction_overhead"])
+def test_megakernel_costs_are_monotone(knob):
+    ts = [timeline("Llama-3.2-1B", "B200", mode="megakernel", **{knob: v}).total for v in (0.0, 1e-6, 3e-6)]
+    assert ts[0] <= ts[1] <= ts[2]
+
+
+def test_faster_hbm_speeds_up_both_modes():
+    g = get_gpu("H100")
+    for mode in ("multi-kernel", "megakernel"):
+        slow = timeline("Llama-3.2-1B", g, mode=mode).total
+        fast = timeline("Llama-3.2-1B", g.with_(hbm_bandwidth=2 * g.hbm_bandwidth), mode=mode).total
+        assert fast < slow
+
+
+# ---- bad input -----------------------------------------------------------------------------------
+
+def test_bad_input_is_refused():
+    g = get_gpu("H100")
+    with pytest.raises(ValueError, match="hbm_bandwidth"):
+        timeline("Llama-3.2-1B", g.with_(hbm_bandwidth=0.0))
+    with pytest.raises(ValueError, match="hbm_bandwidth"):
+        timeline("Llama-3.2-1B", g.with_(hbm_bandwidth=-3.35e12))
+    with pytest.raises(ValueError, match="num_sms"):
+        timeline("Llama-3.2-1B", g.with_(num_sms=0))
+    with pytest.raises(ValueError, match="known presets"):
+        timeline("Llama-9B", "H100")
+    with pytest.raises(ValueError, match="mode"):
+        timeline("Llama-3.2-1B", "H100", mode="fused")
+    with pytest.raises(TypeError, match="unknown assumption"):
+        timeline("Llama-3.2-1B", "H100", launch_gapp=1e-6)
+    with pytest.raises(ValueError, match="bandwidth_efficiency"):
+        timeline("Llama-3.2-1B", "H100", bandwidth_efficiency=1.5)
+    with pytest.raises(ValueError, match="sync"):
+        timeline("Llama-3.2-1B", "H100", mode="megakernel", sync=-1e-6)
+    with pytest.raises(ValueError, match="rows_per_block"):
+        timeline("Llama-3.2-1B", "H100", rows_per_block=0)
+    with pytest.raises(ValueError, match="sms"):
+        wave_utilization(10, 0)
+    with pytest.raises(ValueError, match="stall"):
+        stall_bound_throughput(1e-3, 10, -1.0)
+
+
+# ---- explorers: corners through compute + draw ---------------------------------------------------
+
+@pytest.mark.parametrize("name", ["megakernel_timeline", "megakernel_breakdown", "megakernel_sensitivity"])
+def test_explorer_corners(name):
+    from labcore.plots import get_explorer
+    from labcore.widgets import MAX_FRAMES
+
+    ex = get_explorer(name)
+    assert ex.n_frames() <= 48 <= MAX_FRAMES
+    corners = list(ex.corners())
+    for p in corners[:: max(1, len(corners) // 6)]:     # a spread of corners (the full set is slow)
+        data = ex.compute(**p)
+        tls = [v for v in (data.get("multi"), data.get("mega"))] + [t for _, t in data.get("bars", [])]
+        for tl in tls:
+            if tl is not None:
+                assert np.isfinite(tl.total) and tl.total > 0
+                assert all(np.isfinite(v) for v in tl.breakdown().values())
+        for d in data.get("sens", {}).values():
+            assert np.all(np.isfinite(d["speedup"]))
+        fig = ex.draw(data, **p)
+        assert fig.axes

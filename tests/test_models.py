@@ -1,0 +1,85 @@
+"""Model presets: parameter counts and bytes derived from the configs (FACTS.md, lecture §8.1)."""
+import pytest
+
+from labcore.hardware import get_gpu
+from labcore.models import MODELS, Matrix, Model, get_model
+
+
+def test_llama_1b_matches_model_card():
+    m = get_model("Llama-3.2-1B")
+    assert round(m.num_params / 1e9, 2) == 1.24                 # "1.24B parameters"
+    assert round(m.weight_bytes() / 1e9, 2) == 2.47             # 2.47 GB in BF16 (2.48 in FACTS: 1.24B x 2)
+    assert abs(m.weight_bytes() / 1e9 - 2.48) < 0.01
+
+
+def test_llama_1b_reads_weights_in_739us_on_h100():
+    m, g = get_model("Llama-3.2-1B"), get_gpu("H100")
+    t = m.decode_read_bytes() / g.hbm_bandwidth
+    assert abs(t - 739e-6) < 1.5e-6                           # weights alone: 737.8 us
+    assert round(1 / t, -1) in (1350, 1360)                    # ~1350 forward passes per second
+
+
+def test_o_projection_is_8MB_and_2_5us():
+    m, g = get_model("Llama-3.2-1B"), get_gpu("H100")
+    o = {x.name: x for x in m.layer_matrices()}["o"]
+    assert (o.rows, o.cols) == (2048, 2048)
+    assert round(o.bytes() / 1e6) == 8
+    assert round(o.bytes() / g.hbm_bandwidth * 1e6, 1) == 2.5
+
+
+def test_published_parameter_counts():
+    assert round(get_model("Llama-3.1-8B").num_params / 1e9, 2) == 8.03
+    assert round(get_model("CodeLlama-34B").num_params / 1e9, 1) == 33.7
+    assert round(get_model("GPT-2-medium").num_params / 1e6) == 355
+
+
+def test_layer_shapes_follow_gqa():
+    m = get_model("Llama-3.2-1B")
+    shapes = {x.name: (x.rows, x.cols) for x in m.layer_matrices()}
+    assert shapes["k"] == (8 * 64, 2048) and shapes["q"] == (32 * 64, 2048)
+    assert shapes["gate"] == shapes["up"] == (8192, 2048) and shapes["down"] == (2048, 8192)
+    g = {x.name for x in get_model("gpt2-medium").layer_matrices()}
+    assert "gate" not in g
+
+
+def test_tied_embeddings_are_counted_once():
+    m = get_model("Llama-3.2-1B")
+    untied = Model(**{**m.__dict__, "tied_embeddings": False})
+    assert untied.num_params - m.num_params == m.vocab_size * m.hidden_size
+
+
+def test_codellama_tp4_slice():
+    s = get_model("CodeLlama-34B").per_gpu(4)
+    assert (s.num_heads, s.num_kv_heads) == (16, 2)
+    with pytest.raises(ValueError, match="tp=3"):
+        get_model("CodeLlama-34B").per_gpu(3)
+
+
+def test_kv_bytes_per_token():
+    # Llama-3.1-8B at 128K tokens: 537 MB per layer (lecture §6)
+    m = get_model("Llama-3.1-8B")
+    assert round(m.kv_bytes_per_token() / m.num_layers * 131072 / 1e6) == 537
+
+
+def test_every_preset_has_source_and_date():
+    for m in MODELS.values():
+        assert m.source and len(m.as_of) == 10
+
+
+def test_unknown_model_lists_known_ones():
+    with pytest.raises(ValueError, match="Llama-3.2-1B"):
+        get_model("Llama-4-Behemoth")
+    with pytest.raises(TypeError):
+        get_model(3)
+
+
+def test_bad_configs_are_refused():
+    m = get_model("Llama-3.2-1B")
+    with pytest.raises(ValueError, match="num_kv_heads"):
+        Model(**{**m.__dict__, "num_kv_heads": 5})
+    with pytest.raises(ValueError, match="hidden_size"):
+        Model(**{**m.__dict__, "hidden_size": 0})
+    with pytest.raises(ValueError, match="mlp"):
+        Model(**{**m.__dict__, "mlp": "moe"})
+    with pytest.raises(ValueError):
+        Matrix("q", 2, 2).bytes(0)
