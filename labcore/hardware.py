@@ -11,7 +11,7 @@ from dataclasses import dataclass, replace
 
 from ._checks import positive_float, positive_int
 
-__all__ = ["GPU", "GPUS", "get_gpu"]
+__all__ = ["GPU", "GPUS", "get_gpu", "gpu_table"]
 
 KiB = 1024
 
@@ -113,3 +113,9 @@ def get_gpu(name) -> GPU:
     if name.lower() in _ALIASES:
         return GPUS[_ALIASES[name.lower()]]
     raise ValueError(f"unknown GPU {name!r}; known presets: {', '.join(GPUS)} (aliases: A100, H100, H200)")
+
+
+def gpu_table():
+    """Rows ``(name, SMs, HBM TB/s, dense FP16 TFLOP/s, ridge FLOP/byte, smem/SM KiB, as_of)`` for display."""
+    return [(g.name, g.num_sms, g.hbm_bandwidth / 1e12, g.tensor_flops / 1e12, g.critical_intensity,
+             g.smem_per_sm / KiB, g.as_of) for g in GPUS.values()]

@@ -10,7 +10,7 @@ from collections import defaultdict
 
 from ._checks import positive_int
 
-__all__ = ["Ledger", "standard_attention_io"]
+__all__ = ["Ledger", "standard_attention_io", "score_to_input_ratio"]
 
 
 class Ledger:
@@ -92,3 +92,11 @@ def standard_attention_io(N: int, d: int, *, N_k: int | None = None) -> int:
     d = positive_int(d, "d")
     N_k = N if N_k is None else positive_int(N_k, "N_k")
     return N * d + N_k * d + N * N_k + 2 * N * N_k + N * N_k + N_k * d + N * d
+
+
+def score_to_input_ratio(N: int, d: int) -> float:
+    """How many times larger one head's score matrix S (N x N) is than one input (N x d): ``N / d``.
+
+    64 at N = 8192, d = 128 (lecture §1).
+    """
+    return positive_int(N, "N") / positive_int(d, "d")

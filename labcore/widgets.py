@@ -24,7 +24,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-__all__ = ["Slider", "Explorer", "show", "static_mode", "MAX_FRAMES"]
+__all__ = ["Slider", "Explorer", "Table", "show", "static_mode", "MAX_FRAMES"]
 
 #: Upper bound on precomputed frames per explorer (page weight: ~20-40 KB per frame).
 MAX_FRAMES = 96
@@ -239,3 +239,35 @@ def show(explorer: Explorer):
     if static_mode():
         return _StaticHTML(render_static(explorer))
     return _live_widget(explorer)
+
+
+class Table:
+    """A small display table (HTML in notebooks and the book, plain text in a terminal).
+
+    Args:
+        rows: list of row tuples (raw values). headers: column titles.
+        formats: per-column format specs (e.g. ``",.0f"``) or None for ``str``.
+        caption: optional caption.
+    """
+
+    def __init__(self, rows, headers, formats=None, caption: str = ""):
+        self.rows = [tuple(r) for r in rows]
+        self.headers = tuple(headers)
+        self.formats = tuple(formats) if formats is not None else (None,) * len(self.headers)
+        if any(len(r) != len(self.headers) for r in self.rows) or len(self.formats) != len(self.headers):
+            raise ValueError("every row and the formats must have one entry per header")
+        self.caption = caption
+
+    def _cells(self, row):
+        return [str(v) if f is None or isinstance(v, str) else format(v, f) for v, f in zip(row, self.formats)]
+
+    def _repr_html_(self):
+        head = "".join(f"<th>{html.escape(h)}</th>" for h in self.headers)
+        body = "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in self._cells(r)) + "</tr>" for r in self.rows)
+        cap = f"<caption>{html.escape(self.caption)}</caption>" if self.caption else ""
+        return f'<table class="fb-table">{cap}<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
+
+    def __repr__(self):
+        cells = [list(self.headers)] + [self._cells(r) for r in self.rows]
+        widths = [max(len(row[i]) for row in cells) for i in range(len(self.headers))]
+        return "\n".join("  ".join(c.rjust(w) for c, w in zip(row, widths)) for row in cells)

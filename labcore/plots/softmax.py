@@ -1,0 +1,187 @@
+"""Figures for lecture §1-§3: roofline, Algorithm 0's traffic, online softmax trace, merges, precision."""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import flops, hbm, precision, softmax
+from ..hardware import GPUS, get_gpu
+from ..widgets import Explorer, Slider
+from . import new_figure, register
+
+__all__ = ["roofline_data", "draw_roofline", "io_vs_N_data", "draw_io_vs_N", "trace_data", "draw_trace",
+           "merge_data", "draw_merge", "precision_data", "draw_precision"]
+
+GPU_NAMES = tuple(GPUS)
+
+
+# ---- §1 roofline -------------------------------------------------------------------------------
+def roofline_data(gpu: str = "A100-40GB-SXM", d: int = 64, N: int = 4096) -> dict:
+    """Roofline of ``gpu`` and where standard attention (head dim d, length N) sits on it."""
+    g = get_gpu(gpu)
+    x = np.logspace(-1, 4, 200)
+    att = flops.standard_attention_intensity(N, d)
+    return {"x": x, "y": np.minimum(g.tensor_flops, x * g.hbm_bandwidth), "ridge": g.critical_intensity,
+            "att": att, "att_perf": min(g.tensor_flops, att * g.hbm_bandwidth), "name": g.name, "peak": g.tensor_flops}
+
+
+def draw_roofline(data, **_):
+    fig, ax = new_figure(width=6.4, height=3.6)
+    ax.loglog(data["x"], data["y"] / 1e12, color="C0", lw=2, label=f"{data['name']} roofline")
+    ax.axvline(data["ridge"], color="C0", ls=":", lw=1)
+    ax.annotate(f"ridge {data['ridge']:.0f} FLOP/B", (data["ridge"], data["peak"] / 1e12 / 3), fontsize=8)
+    ax.plot([data["att"]], [data["att_perf"] / 1e12], "o", color="C3",
+            label=f"standard attention: {data['att']:.0f} FLOP/B")
+    ax.set_xlabel("arithmetic intensity (FLOP/byte)")
+    ax.set_ylabel("attainable TFLOP/s (FP16 dense)")
+    ax.set_ylim(0.05, 5e3)
+    ax.legend(loc="lower right", fontsize=8)
+    return fig
+
+
+register(Explorer(
+    "roofline", roofline_data, draw_roofline,
+    (Slider("gpu", GPU_NAMES, "A100-40GB-SXM", "GPU"),
+     Slider("d", (32, 64, 128, 256), 64, "head dim d")),
+    caption="Roofline of each GPU preset with standard attention (N = 4096) placed on it.",
+    fixed={"N": 4096}))
+
+
+# ---- §2 Algorithm 0 traffic vs N ----------------------------------------------------------------
+def io_vs_N_data(N: int = 4096, d: int = 64, gpu: str = "A100-40GB-SXM") -> dict:
+    """Algorithm 0's traffic split into its N d and N^2 terms over a range of N, in bytes (FP16)."""
+    Ns = np.unique(np.logspace(7, 17, 41, base=2).astype(int))
+    nd = 4 * Ns * d * 2.0
+    nn = 4 * Ns.astype(float) ** 2 * 2.0
+    g = get_gpu(gpu)
+    total = hbm.standard_attention_io(N, d) * 2
+    return {"Ns": Ns, "nd": nd, "nn": nn, "N": N, "d": d, "total": total, "time": total / g.hbm_bandwidth,
+            "intensity": flops.standard_attention_intensity(N, d), "ridge": g.critical_intensity, "gpu": g.name}
+
+
+def draw_io_vs_N(data, **_):
+    fig, ax = new_figure(width=6.4, height=3.6)
+    ax.loglog(data["Ns"], data["nd"] / 1e6, label="4Nd term (Q, K, V, O)", color="C0")
+    ax.loglog(data["Ns"], data["nn"] / 1e6, label=r"4N$^2$ term (S, P round trips)", color="C3")
+    ax.loglog(data["Ns"], (data["nd"] + data["nn"]) / 1e6, "k--", lw=1, label="total")
+    ax.axvline(data["N"], color="gray", lw=1)
+    ax.set_title(f"N = {data['N']:,}, d = {data['d']}: {data['total'] / 1e6:,.1f} MB, "
+                 f"{data['time'] * 1e6:,.0f} µs on {data['gpu']}; {data['intensity']:.0f} FLOP/B vs ridge {data['ridge']:.0f}",
+                 fontsize=8)
+    ax.set_xlabel("sequence length N")
+    ax.set_ylabel("HBM traffic of one head (MB, FP16)")
+    ax.legend(fontsize=8)
+    return fig
+
+
+register(Explorer(
+    "io_vs_N", io_vs_N_data, draw_io_vs_N,
+    (Slider("N", (512, 2048, 8192, 32768), 8192, "N", live=(256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536), fmt=",d"),
+     Slider("d", (64, 128), 64, "head dim d", live=(32, 64, 128, 256)),
+     Slider("gpu", ("A100-40GB-SXM", "H100-SXM", "B200"), "A100-40GB-SXM", "GPU", live=GPU_NAMES)),
+    caption="Algorithm 0's HBM traffic: the N^2 term takes over once N exceeds d."))
+
+
+# ---- §3 online softmax trace -----------------------------------------------------------------------
+def _row(S: int, d: int = 64, seed: int = 0):
+    rng = np.random.default_rng(seed)
+    q, K, V = rng.standard_normal(d), rng.standard_normal((S, d)), rng.standard_normal((S, d))
+    return q, K, V
+
+
+def trace_data(S: int = 4096, block: int = 256, seed: int = 0) -> dict:
+    """Per-block trace (block max, m, alpha, l) of one-pass online softmax over a random row of S keys."""
+    q, K, V = _row(S, seed=seed)
+    st = softmax.OnlineSoftmax(V.shape[1])
+    s = 1 / np.sqrt(q.size)
+    for a in range(0, S, block):
+        st.update((K[a:a + block] @ q) * s, V[a:a + block])
+    return {k: np.array([t[k] for t in st.trace]) for k in ("block", "block_max", "m", "alpha", "l")}
+
+
+def draw_trace(data, **_):
+    fig, axs = new_figure(1, 3, width=9, height=2.8)
+    b = data["block"]
+    axs[0].step(b, data["m"], where="post", label="running max m")
+    axs[0].plot(b, data["block_max"], ".", label="block max")
+    axs[0].set_title("m", fontsize=9)
+    axs[0].legend(fontsize=7)
+    axs[1].bar(b, data["alpha"], color="C2")
+    axs[1].set_ylim(0, 1.05)
+    axs[1].set_title(r"rescale factor $\alpha = e^{m - m_{new}}$", fontsize=9)
+    axs[2].plot(b, data["l"], "o-", color="C1", ms=3)
+    axs[2].set_title(r"$\ell$ (relative to the current m)", fontsize=9)
+    for ax in axs:
+        ax.set_xlabel("block")
+    return fig
+
+
+register(Explorer(
+    "online_trace", trace_data, draw_trace,
+    (Slider("S", (1024, 4096, 8192), 4096, "row length S", fmt=",d"),
+     Slider("block", (128, 256, 512), 256, "block size", live=(32, 64, 128, 256, 512, 1024))),
+    caption="Online softmax state after each block: m only grows; alpha < 1 exactly when it does."))
+
+
+# ---- §3 merging segments -----------------------------------------------------------------------------
+def merge_data(segments: int = 12, S: int = 3000, seed: int = 1) -> dict:
+    """Max abs error of sequential / tree / random-order merges of ``segments`` random segments vs one pass."""
+    rng = np.random.default_rng(seed)
+    x, V = rng.standard_normal(S), rng.standard_normal((S, 64))
+    ref_o, ref_lse = softmax.partial_state(x, V)
+    segs = softmax.random_segments(S, segments, rng)
+    errs = {}
+    for order in ("sequential", "tree", "random"):
+        o, lse = softmax.merge_segments(x, V, segs, order=order, rng=rng)
+        errs[order] = max(float(np.abs(o - ref_o).max()), abs(float(lse) - float(ref_lse)))
+    return {"errors": errs, "lengths": np.array([b - a for a, b in segs])}
+
+
+def draw_merge(data, **_):
+    fig, axs = new_figure(1, 2, width=8, height=2.8)
+    axs[0].bar(np.arange(data["lengths"].size), data["lengths"], color="C0")
+    axs[0].set_title(f"{data['lengths'].size} random segments of the row", fontsize=9)
+    axs[0].set_xlabel("segment")
+    axs[0].set_ylabel("keys")
+    names, vals = zip(*data["errors"].items())
+    axs[1].bar(names, np.maximum(vals, 1e-18), color="C2")
+    axs[1].set_yscale("log")
+    axs[1].set_ylim(1e-18, 1e-12)
+    axs[1].axhline(np.finfo(float).eps, color="k", ls=":", lw=1, label="float64 eps")
+    axs[1].set_title("max |merged - one pass|", fontsize=9)
+    axs[1].legend(fontsize=7)
+    return fig
+
+
+register(Explorer(
+    "merge_orders", merge_data, draw_merge,
+    (Slider("segments", (2, 4, 12, 32, 64), 12, "segments", live=(1, 2, 3, 4, 8, 12, 16, 32, 64, 128)),),
+    caption="Any cut, any merge order: the merged state equals the one-pass result to rounding."))
+
+
+# ---- §3 precision of l ---------------------------------------------------------------------------------
+def precision_data(S: int = 8192, dtype: str = "fp16", seed: int = 0) -> dict:
+    """Running l accumulated in ``dtype`` vs float64 for one row of S attention scores."""
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal((S, 64)) @ rng.standard_normal(64) / 8.0
+    terms = np.exp(x - x.max())
+    return {"exact": np.cumsum(terms), "acc": precision.running_sum(terms, dtype), "dtype": dtype}
+
+
+def draw_precision(data, **_):
+    fig, ax = new_figure(width=6.4, height=3.4)
+    j = np.arange(1, data["exact"].size + 1)
+    ax.plot(j, data["exact"], "k", label="float64")
+    ax.plot(j, data["acc"], color="C3", label=f"accumulated in {data['dtype']}")
+    err = abs(data["acc"][-1] - data["exact"][-1]) / data["exact"][-1]
+    ax.set_title(f"relative error of l after {j[-1]:,} keys: {err:.1e}", fontsize=9)
+    ax.set_xlabel("keys summed")
+    ax.set_ylabel(r"$\ell$")
+    ax.legend(fontsize=8)
+    return fig
+
+
+register(Explorer(
+    "precision_l", precision_data, draw_precision,
+    (Slider("S", (1024, 4096, 8192, 16384), 8192, "row length S", fmt=",d"),
+     Slider("dtype", ("fp16", "bf16", "fp32"), "fp16", "accumulator")),
+    caption="Accumulating l in a 16-bit format stalls once l is large; FP32 does not."))
