@@ -162,13 +162,12 @@ _EX1_BLOCKS = ([1.0, 3.0], [2.0, 5.0])
 
 def _ex1():
     OnlineSoftmax = _lc("OnlineSoftmax")
-    st = OnlineSoftmax()
-    ms, ls = [], []
+    st = OnlineSoftmax(1)
     for blk in _EX1_BLOCKS:
         s = np.asarray(blk, dtype=float)
         st.update(s, np.ones((s.size, 1)))
-        ms.append(float(np.ravel(st.m)[0]))
-        ls.append(float(np.ravel(st.l)[0]))
+    ms = [t["m"] for t in st.trace]
+    ls = [t["l"] for t in st.trace]
     s1, s2 = (np.asarray(b) for b in _EX1_BLOCKS)
     ctx = {"block2_sum": float(np.exp(s2 - ms[1]).sum()), "raw1": float(np.exp(s1).sum()),
            "alpha": math.exp(ms[0] - ms[1])}
