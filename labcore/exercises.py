@@ -308,27 +308,11 @@ def _ex8():
     est = _lc("decode_attention_time")(g, batch=_EX8["batch"], seqlen=_EX8["seqlen"],
                                        num_q_heads=_EX8["num_q_heads"], num_kv_heads=_EX8["num_kv_heads"],
                                        head_dim=_EX8["head_dim"], method="fa2")
-    L, d, rows = _EX8["seqlen"], _EX8["head_dim"], _EX8["tile_rows"]
-    flops = _cta_flops(est, fallback=4 * rows * L * d)   # two matmuls (QK^T, PV), 2 FLOP per multiply-add
-    eff = _assumption(est, "efficiency", 0.7)
-    per_sm = g.tensor_flops_per_sm
+    flops = float(est.flops_per_cta)     # 2 matmuls x 2 FLOP per multiply-add x padded rows x N x d
+    eff = float(est.flops_per_sm / g.tensor_flops_per_sm)   # the model's efficiency assumption
     return ({"GFLOP": flops / 1e9, "ms": est.total * 1e3},
-            {"flops": flops, "rows": rows, "per_sm": per_sm, "eff": eff, "heads": _EX8["num_q_heads"],
-             "gpu_flops": g.tensor_flops})
-
-
-def _cta_flops(est, fallback):
-    for name in ("flops_per_cta", "cta_flops", "padded_flops_per_cta"):
-        if hasattr(est, name):
-            return float(getattr(est, name))
-    return float(fallback)
-
-
-def _assumption(est, name, default):
-    a = getattr(est, "assumptions", None)
-    if isinstance(a, dict) and name in a:
-        return float(a[name])
-    return float(getattr(est, name, default))
+            {"flops": flops, "rows": est.rows_padded, "per_sm": g.tensor_flops_per_sm, "eff": eff,
+             "heads": _EX8["num_q_heads"], "gpu_flops": g.tensor_flops, "est": est})
 
 
 # ---- exercise 9: choosing the number of splits -------------------------------------------------------------
@@ -339,21 +323,13 @@ def _ex9():
     g = _lc("get_gpu")(_EX9["gpu"])
     f = _lc("decode_attention_time")
     kw = dict(batch=_EX9["batch"], seqlen=_EX9["seqlen"], num_q_heads=_EX9["num_q_heads"],
-              head_dim=_EX9["head_dim"], method="flash-decoding")
+              head_dim=_EX9["head_dim"], method="flash_decoding")
     a, b = (f(g, num_kv_heads=_EX9["num_kv_heads"], num_splits=s, **kw) for s in _EX9["splits"])
     # the mistake "query heads instead of KV heads": one CTA per query head and split
     qa = f(g, num_kv_heads=_EX9["num_q_heads"], num_splits=_EX9["splits"][0], **kw)
-    per_wave_b = (b.total - _fixed(b)) / max(int(math.ceil(b.waves)), 1)
     return ({"t32_us": a.total * 1e6, "t64_us": b.total * 1e6, "cause": "A"},
-            {"est32": a, "est64": b, "one_wave_64_us": (_fixed(b) + per_wave_b) * 1e6,
+            {"est32": a, "est64": b, "one_wave_64_us": (b.total - (b.waves - 1) * b.cta_time) * 1e6,
              "qheads_32_us": qa.total * 1e6})
-
-
-def _fixed(est) -> float:
-    for name in ("fixed", "fixed_cost", "overhead"):
-        if hasattr(est, name):
-            return float(getattr(est, name))
-    return 0.0
 
 
 # ---- exercise 10: the KV-cache floor -----------------------------------------------------------------------
@@ -364,8 +340,10 @@ def _ex10():
     m = _lc("get_model")(_EX10["model"])
     g = _lc("get_gpu")(_EX10["gpu"])
     kv = _lc("kv_cache_bytes")
-    per_layer = float(kv(m, seqlen=_EX10["seqlen"], batch=_EX10["batch"], layers=1))
-    total = float(kv(m, seqlen=_EX10["seqlen"], batch=_EX10["batch"]))
+    shape = dict(seqlen=_EX10["seqlen"], batch=_EX10["batch"], num_kv_heads=m.num_kv_heads,
+                 head_dim=m.head_dim, dtype_bytes=_EX10["dtype_bytes"])
+    per_layer = float(kv(**shape))
+    total = float(kv(**shape, num_layers=m.num_layers))
     return ({"layer_MB": per_layer / MB, "total_GB": total / GB, "ms": total / g.hbm_bandwidth * 1e3},
             {"per_layer": per_layer, "total": total, "bw": g.hbm_bandwidth, "layers": total / per_layer,
              "q_over_kv": m.num_heads / m.num_kv_heads})
@@ -378,7 +356,7 @@ _EX11 = dict(model="Llama-3.2-1B", gpu="H100", kernels_per_layer=7, extra_kernel
 def _ex11():
     m = _lc("get_model")(_EX11["model"])
     g = _lc("get_gpu")(_EX11["gpu"])
-    w = float(m.weight_bytes)
+    w = float(m.weight_bytes() if callable(m.weight_bytes) else m.weight_bytes)
     t = w / g.hbm_bandwidth
     n_k = _EX11["kernels_per_layer"] * m.num_layers + _EX11["extra_kernels"]
     over = n_k * _EX11["overhead_s"]

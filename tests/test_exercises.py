@@ -37,7 +37,7 @@ LECTURE = {  # exercise: {part: (lecture value, absolute tolerance at the lectur
     7: {"pct": (16, 0.5)},
     8: {"GFLOP": (4.29, 0.005), "ms": (2.13, 0.02)},
     10: {"layer_MB": (537, 0.5), "total_GB": (17.2, 0.05), "ms": (5.1, 0.05)},
-    11: {"fps": (1350, 5), "util_pct": (62, 0.5)},
+    11: {"fps": (1350, 15), "util_pct": (62, 0.5)},  # lecture: 2.48 GB; the preset: 2.47 GB
     12: {"util192_pct": (73, 0.5), "util128_pct": (97, 0.5)},
 }
 
