@@ -212,10 +212,11 @@ _EX5 = dict(matrices=32, N=32_768, P_bytes=2, L_bytes=4)
 
 def _ex5():
     n, N = _EX5["matrices"], _EX5["N"]
-    # The element counts come from the backward ledger's convention: P is N x N per matrix, L one per row.
-    P_elems, L_elems = n * N * N, n * N
-    return ({"P_GB": P_elems * _EX5["P_bytes"] / GB, "L_MB": L_elems * _EX5["L_bytes"] / MB},
-            {"P_elems": P_elems, "L_elems": L_elems})
+    saved = _lc("saved_for_backward_bytes")
+    P_b = saved(N, algorithm="standard", num_matrices=n, p_bytes=_EX5["P_bytes"])
+    L_b = saved(N, algorithm="flash", num_matrices=n, lse_bytes=_EX5["L_bytes"])
+    return ({"P_GB": P_b / GB, "L_MB": L_b / MB},
+            {"P_elems": P_b / _EX5["P_bytes"], "L_elems": L_b / _EX5["L_bytes"]})
 
 
 # ---- exercise 6: the D identity ----------------------------------------------------------------------------
