@@ -45,14 +45,36 @@ def get_explorer(name: str) -> Explorer:
     return reg[name]
 
 
+_FIGURE_CLASS = None
+
+
+def _book_figure_class():
+    """A matplotlib Figure subclass that displays itself as PNG in IPython, with or without pyplot."""
+    global _FIGURE_CLASS
+    if _FIGURE_CLASS is None:
+        import io
+
+        from matplotlib.figure import Figure
+
+        class BookFigure(Figure):
+            def _repr_png_(self):
+                buf = io.BytesIO()
+                self.savefig(buf, format="png", dpi=100, bbox_inches="tight")
+                return buf.getvalue()
+
+            def __repr__(self):
+                return f"<figure: {len(self.axes)} axes>"
+
+        _FIGURE_CLASS = BookFigure
+    return _FIGURE_CLASS
+
+
 def new_figure(nrows: int = 1, ncols: int = 1, *, width: float = 7.0, height: float = 3.6, **kw):
     """A matplotlib Figure and its axes, built without pyplot.
 
     No global pyplot state: the figure is never auto-displayed twice (no stray ``<Figure size ...>``
     text) and needs no ``plt.close``. A notebook displays it by ending a cell with it.
     """
-    from matplotlib.figure import Figure
-
-    fig = Figure(figsize=(width, height), layout="constrained")
+    fig = _book_figure_class()(figsize=(width, height), layout="constrained")
     ax = fig.subplots(nrows, ncols, **kw)
     return fig, ax

@@ -1,0 +1,41 @@
+"""Every interactive figure: valid at every corner of its slider ranges, finite data, a real Figure."""
+import numbers
+
+import numpy as np
+import pytest
+
+from labcore.plots import all_explorers
+from labcore.widgets import MAX_FRAMES, render_static
+
+EXPLORERS = all_explorers()
+
+
+def _finite(x):
+    if isinstance(x, dict):
+        return all(_finite(v) for v in x.values())
+    if isinstance(x, (list, tuple)):
+        return all(_finite(v) for v in x)
+    if isinstance(x, np.ndarray) and np.issubdtype(x.dtype, np.number):
+        return bool(np.all(np.isfinite(x)))
+    if isinstance(x, numbers.Number) and not isinstance(x, bool):
+        return bool(np.isfinite(x))
+    return True
+
+
+@pytest.mark.parametrize("name", sorted(EXPLORERS))
+def test_explorer_corners(name):
+    ex = EXPLORERS[name]
+    assert 1 <= ex.n_frames() <= MAX_FRAMES
+    for params in ex.corners():
+        data = ex.compute(**params)
+        assert _finite(data), f"{name}: non-finite data at {params}"
+        fig = ex.draw(data, **params)
+        assert fig.axes, f"{name}: empty figure at {params}"
+        assert any(ax.has_data() for ax in fig.axes), f"{name}: no data drawn at {params}"
+
+
+def test_static_player_has_every_frame():
+    ex = EXPLORERS["merge_orders"]
+    html = render_static(ex)
+    assert html.count("data:image/png;base64,") == ex.n_frames() + 1   # frames + the initial <img>
+    assert 'type="range"' in html and "jupyter-widgets" not in html
