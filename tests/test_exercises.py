@@ -1,0 +1,318 @@
+"""The twelve exercises: references match the lecture, known mistakes get their feedback, the stub and bad
+input get friendly messages, and the static-HTML (JavaScript) grader agrees with the Python one."""
+from __future__ import annotations
+
+import json
+import math
+import shutil
+import subprocess
+
+import numpy as np
+import pytest
+
+from labcore import exercises as E
+
+KS = list(range(1, 13))
+
+
+def _payload_or_skip(k):
+    try:
+        return E.payload(k)
+    except E.ExerciseUnavailable as exc:
+        pytest.skip(f"exercise {k}: {exc} (lands with its section)")
+
+
+def _ref_answer(pl):
+    return {p["key"]: (p["answer"] if p["kind"] == "choice" else p["ref"]) for p in pl["parts"]}
+
+
+# ----------------------------------------------------------------------------- the lecture's answers (§12)
+LECTURE = {  # exercise: {part: (lecture value, absolute tolerance at the lecture's rounding)}
+    1: {"m1": (3, 1e-12), "l1": (1.1353, 5e-5), "m2": (5, 1e-12), "l2": (1.2034, 5e-5)},
+    2: {"MB": (136.3, 0.05)},
+    3: {"MB": (35.3, 0.05), "ratio": (3.9, 0.05)},
+    4: {"fraction": (0.516, 5e-4)},
+    5: {"P_GB": (68.7, 0.05), "L_MB": (4.2, 0.05)},
+    6: {"D": (4.3, 1e-12)},
+    7: {"pct": (16, 0.5)},
+    8: {"GFLOP": (4.29, 0.005), "ms": (2.13, 0.02)},
+    10: {"layer_MB": (537, 0.5), "total_GB": (17.2, 0.05), "ms": (5.1, 0.05)},
+    11: {"fps": (1350, 15), "util_pct": (62, 0.5)},  # lecture: 2.48 GB; the preset: 2.47 GB
+    12: {"util192_pct": (73, 0.5), "util128_pct": (97, 0.5)},
+}
+
+
+@pytest.mark.parametrize("k", sorted(LECTURE))
+def test_reference_matches_lecture(k):
+    pl = _payload_or_skip(k)
+    ref = _ref_answer(pl)
+    for key, (want, tol) in LECTURE[k].items():
+        assert abs(ref[key] - want) <= tol, (k, key, ref[key], want)
+
+
+def test_ex9_32_splits_beat_64_by_a_wave():
+    pl = _payload_or_skip(9)
+    ref = _ref_answer(pl)
+    assert ref["t32_us"] < ref["t64_us"]
+    _, ctx = E.exercise(9).compute()
+    assert ctx["est32"].num_ctas == 64 and ctx["est64"].num_ctas == 128
+    assert math.ceil(ctx["est32"].waves) == 1 and math.ceil(ctx["est64"].waves) == 2
+
+
+# ------------------------------------------------------------------------------------- the definitions
+@pytest.mark.parametrize("k", KS)
+def test_definition_is_complete(k):
+    ex = E.exercise(k)
+    assert ex.number == k and ex.label.startswith("ex-") and ex.statement and ex.hint
+    numeric = [p for p in ex.parts if p.kind == "number"]
+    assert len(ex.mistakes) >= 2 if numeric else True
+    assert {m.part for m in ex.mistakes} <= set(ex.keys())
+    assert len({m.id for m in ex.mistakes}) == len(ex.mistakes)
+    for p in numeric:
+        assert p.rtol > 0 or p.atol > 0
+
+
+def test_labels_unique():
+    assert len({e.label for e in E.EXERCISES}) == 12
+
+
+@pytest.mark.parametrize("k", KS)
+def test_windows_are_disjoint(k):
+    """No known mistake can be confused with the reference or with another mistake."""
+    pl = _payload_or_skip(k)
+    for p in pl["parts"]:
+        if p["kind"] != "number":
+            continue
+        wins = [("ref", p["ref"], p["tol"])] + [(m["id"], m["value"], m["tol"]) for m in p["mistakes"]]
+        for i, (a, va, ta) in enumerate(wins):
+            assert math.isfinite(va)
+            for b, vb, tb in wins[i + 1:]:
+                assert abs(va - vb) > ta + tb, f"exercise {k}, part {p['key']}: {a} and {b} overlap"
+
+
+# ------------------------------------------------------------------------------------------- the grader
+@pytest.mark.parametrize("k", KS)
+def test_reference_accepted(k, capsys):
+    pl = _payload_or_skip(k)
+    ans = _ref_answer(pl)
+    v = E.check(k, ans)
+    assert v.status == "correct", v.message
+    assert "Correct!" in capsys.readouterr().out
+    if len(ans) > 1:   # the same as a tuple in part order
+        assert E.check(k, tuple(ans.values()), quiet=True).status == "correct"
+    else:
+        assert E.check(k, next(iter(ans.values())), quiet=True).status == "correct"
+
+
+@pytest.mark.parametrize("k", KS)
+def test_known_mistakes_get_their_feedback(k):
+    pl = _payload_or_skip(k)
+    n = 0
+    for p in pl["parts"]:
+        for m in p.get("mistakes", []):
+            ans = {**_ref_answer(pl), p["key"]: m["value"]}
+            v = E.check(k, ans, quiet=True)
+            assert v.status == "wrong" and v.mistakes() == [m["id"]], (m["id"], v.message)
+            assert m["feedback"] in v.message
+            n += 1
+        for o in p.get("options") or []:
+            if o["letter"] != p["answer"]:
+                v = E.check(k, {**_ref_answer(pl), p["key"]: o["letter"].lower()}, quiet=True)
+                assert v.status == "wrong" and o["feedback"] in v.message
+    assert n >= 2
+
+
+@pytest.mark.parametrize("k", KS)
+def test_random_wrong_value(k):
+    pl = _payload_or_skip(k)
+    p = next(p for p in pl["parts"] if p["kind"] == "number")
+    wins = [(m["value"], m["tol"]) for m in p["mistakes"]]
+    x = next(x for x in (p["ref"] * f + 0.731 for f in (1.53, 1.91, 2.37, 3.1))
+             if all(abs(x - v) > t for v, t in wins))
+    ans = {**_ref_answer(pl), p["key"]: x}
+    v = E.check(k, ans, quiet=True)
+    assert v.status == "wrong" and v.mistakes() == []
+    assert "too high" in v.message
+
+
+@pytest.mark.parametrize("k", KS)
+def test_stub_not_attempted(k):
+    v = E.check(k, None, quiet=True)
+    assert v.status == "not_attempted"
+    assert "Not attempted" in v.message and E.exercise(k).hint in v.message
+
+
+@pytest.mark.parametrize("k", KS)
+@pytest.mark.parametrize("bad", ["136.3", [1.0, 2.0, 3.0, 4.0, 5.0], np.zeros((2, 2)), float("nan"),
+                                 float("inf"), True, {"nope": 1}, object()])
+def test_malformed_input_is_friendly(k, bad, capsys):
+    _payload_or_skip(k)
+    v = E.check(k, bad)
+    assert v.status == "malformed", v.message
+    out = capsys.readouterr().out
+    assert "Traceback" not in out and out.strip()
+
+
+@pytest.mark.parametrize("k", [2, 7])
+def test_nan_part_and_string_part(k):
+    key = E.exercise(k).keys()[0]
+    assert E.check(k, {key: float("nan")}, quiet=True).status == "malformed"
+    assert "plain number" in E.check(k, {key: "12 MB"}, quiet=True).message
+
+
+def test_partial_answer_is_incomplete():
+    pl = _payload_or_skip(5)
+    v = E.check(5, {"P_GB": _ref_answer(pl)["P_GB"]}, quiet=True)
+    assert v.status == "incomplete"
+
+
+def test_bad_exercise_number():
+    for k in (0, 13, "1", 2.5, None):
+        v = E.check(k, 1.0, quiet=True)
+        assert v.status == "malformed" and "1..12" in v.message
+    with pytest.raises(ValueError):
+        E.exercise(13)
+
+
+def test_choice_part_letters():
+    pl = _payload_or_skip(9)
+    ref = _ref_answer(pl)
+    assert E.check(9, {**ref, "cause": "Z"}, quiet=True).status == "malformed"
+    assert E.check(9, {**ref, "cause": " a "}, quiet=True).status == "correct"
+
+
+# -------------------------------------------------------------------------------- exercise 6: a function
+def test_ex6_function_graded_numerically():
+    assert E.check(6, lambda O, dO: np.sum(dO * O, axis=1), quiet=True).status == "correct"
+    assert E.check(6, lambda O, dO: np.einsum("ik,ik->i", dO, O)[:, None], quiet=True).status == "correct"
+    cases = {
+        "wrong_axis": lambda O, dO: np.sum(dO * O, axis=0),
+        "full_matrix": lambda O, dO: dO @ O.T,
+        "scalar": lambda O, dO: float(np.sum(dO * O)),
+        "prod_of_sums": lambda O, dO: dO.sum(1) * O.sum(1),
+        "mismatch": lambda O, dO: np.sum(dO * O, axis=1) + 1.0,
+    }
+    for mid, fn in cases.items():
+        v = E.check(6, fn, quiet=True)
+        assert v.status == "wrong" and v.mistakes() == [mid], (mid, v.message)
+
+
+def test_ex6_reader_exceptions_are_reported():
+    def boom(O, dO):
+        raise KeyError("oops")
+
+    v = E.check(6, boom, quiet=True)
+    assert v.status == "malformed" and "KeyError" in v.message
+    assert E.check(6, lambda O, dO: "text", quiet=True).status == "malformed"
+    assert E.check(2, lambda O, dO: 1, quiet=True).status == "malformed"
+
+
+def test_ex6_identity_holds_in_labcore_backward():
+    """D_i = dO_i . O_i is what flash_attention_backward relies on (the reference of exercise 6)."""
+    rng = np.random.default_rng(0)
+    from labcore.attention import masked_scores, row_softmax
+
+    Q, K, V, dO = (rng.standard_normal(s) for s in [(6, 4), (9, 4), (9, 3), (6, 3)])
+    P, _ = row_softmax(masked_scores(Q, K))
+    assert np.allclose(np.sum((dO @ V.T) * P, 1), np.sum(dO * (P @ V), 1), rtol=1e-12)
+
+
+# -------------------------------------------------------------------------- the static HTML grader (JS)
+def _cases():
+    """(k, python answer, per-part strings for the form) for every exercise that can be graded here."""
+    rng = np.random.default_rng(7)
+    out = []
+    for k in KS:
+        try:
+            pl = E.payload(k)
+        except E.ExerciseUnavailable:
+            continue
+        ref = _ref_answer(pl)
+        variants = [ref, {key: None for key in ref}]
+        for p in pl["parts"]:
+            for m in p.get("mistakes", []):
+                variants.append({**ref, p["key"]: m["value"]})
+            if p["kind"] == "number":
+                variants.append({**ref, p["key"]: p["ref"] * float(rng.uniform(1.2, 3.0))})
+                variants.append({**ref, p["key"]: -p["ref"] * float(rng.uniform(0.2, 0.9))})
+            else:
+                variants += [{**ref, p["key"]: o["letter"]} for o in p["options"]]
+        variants.append({**{key: None for key in ref}, pl["parts"][0]["key"]: ref[pl["parts"][0]["key"]]})
+        for ans in variants:
+            form = {key: ("" if v is None else (v if isinstance(v, str) else repr(float(v))))
+                    for key, v in ans.items()}
+            out.append((k, ans, form))
+        out.append((k, None, {key: "" for key in ref}))
+    return out
+
+
+def _py(v):
+    return {"status": v.status, "parts": [[p.key, p.status, p.mistake] for p in v.parts], "message": v.message}
+
+
+def test_js_grader_agrees_with_python(tmp_path):
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("node is not installed: the JavaScript grader of the static book cannot be run here")
+    cases = _cases()
+    if not cases:
+        pytest.skip("no exercise can be graded in this checkout")
+    payloads = {k: E.payload(k) for k in {c[0] for c in cases}}
+    script = tmp_path / "grade.js"
+    script.write_text(E.GRADER_JS + r"""
+const data = JSON.parse(require('fs').readFileSync(0, 'utf8'));
+const out = data.cases.map(c => {
+  const v = fbGrade(data.payloads[c.k], c.form);
+  return {status: v.status, parts: v.parts.map(p => [p.key, p.status, p.mistake]), message: v.message};
+});
+process.stdout.write(JSON.stringify(out));
+""")
+    stdin = json.dumps({"payloads": {str(k): pl for k, pl in payloads.items()},
+                        "cases": [{"k": str(k), "form": form} for k, ans, form in cases]})
+    res = subprocess.run([node, str(script)], input=stdin, capture_output=True, text=True, timeout=60)
+    assert res.returncode == 0, res.stderr
+    js = json.loads(res.stdout)
+    assert len(js) == len(cases)
+    statuses = set()
+    for (k, ans, form), j in zip(cases, js):
+        py = _py(E.check(k, ans, quiet=True))
+        if py["status"] == "not_attempted":   # the stub: same message; Python lists no parts
+            j["parts"] = []
+        assert py == j, (k, ans, form)
+        statuses.add(py["status"])
+    assert {"correct", "wrong", "not_attempted", "incomplete"} <= statuses
+
+
+def test_js_grader_malformed_and_empty_inputs(tmp_path):
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("node is not installed: the JavaScript grader of the static book cannot be run here")
+    pl = E.payload(2)
+    script = tmp_path / "g.js"
+    script.write_text(E.GRADER_JS + r"""
+const pl = JSON.parse(require('fs').readFileSync(0, 'utf8'));
+const inputs = ['', '   ', 'abc', '136.3 MB', '1,363', 'NaN', 'Infinity', '1e999', ' 136.3 '];
+process.stdout.write(JSON.stringify(inputs.map(s => fbGrade(pl, {MB: s}).status)));
+""")
+    res = subprocess.run([node, str(script)], input=json.dumps(pl), capture_output=True, text=True, timeout=60)
+    assert res.returncode == 0, res.stderr
+    assert json.loads(res.stdout) == ["not_attempted", "not_attempted"] + ["malformed"] * 6 + ["correct"]
+    # the Python grader says the same about the values a kernel can hold
+    assert E.check(2, float("inf"), quiet=True).status == "malformed"
+    assert E.check(2, "136.3 MB", quiet=True).status == "malformed"
+
+
+@pytest.mark.parametrize("k", KS)
+def test_static_form_is_self_contained(k):
+    _payload_or_skip(k)
+    html = E.static_form(k)
+    assert html.startswith("<form") and "fbGrade" in html and "<script" in html
+    if True:
+        assert "fb-ex-payload" in html and "</script>" in html and "Check</button>" in html
+        assert html.count("<script") == 2 and "http" not in html.split("fb-ex-payload", 1)[1].split("</script>")[0]
+
+
+def test_static_mode_check_shows_form(monkeypatch, capsys):
+    monkeypatch.setenv("FLASHBOOK_STATIC", "1")
+    v = E.check(2, None)
+    assert v.status == "not_attempted" and capsys.readouterr().out == ""
