@@ -10,5 +10,6 @@ from .softmax import *  # noqa: F401,F403
 from .flops import *  # noqa: F401,F403
 from .precision import *  # noqa: F401,F403
 from .hardware import *  # noqa: F401,F403
+from .sections import *  # noqa: F401,F403
 
 __version__ = "0.1.0"
