@@ -7,6 +7,7 @@ with :func:`register`. Only this layer imports matplotlib.
 from __future__ import annotations
 
 import importlib
+import sys
 
 from ..widgets import Explorer
 
@@ -53,6 +54,26 @@ def new_figure(nrows: int = 1, ncols: int = 1, *, width: float = 7.0, height: fl
     """
     from matplotlib.figure import Figure
 
+    _ipython_png_display()
     fig = Figure(figsize=(width, height), layout="constrained")
     ax = fig.subplots(nrows, ncols, **kw)
     return fig, ax
+
+
+def _ipython_png_display() -> None:
+    """In an IPython kernel, display a matplotlib ``Figure`` as PNG (idempotent; no-op elsewhere).
+
+    IPython registers a PNG formatter for Figures only once pyplot loads the inline backend. Figures
+    built without pyplot (as here) would otherwise show as the text ``<Figure size 700x360 with 1 Axes>``
+    in Jupyter and in the book. IPython is never imported here: only used if already running.
+    """
+    ipython = sys.modules.get("IPython")
+    shell = ipython.get_ipython() if ipython is not None else None
+    if shell is None or getattr(shell, "_labcore_png_display", False):
+        return
+    from IPython.core.pylabtools import print_figure
+    from matplotlib.figure import Figure
+
+    shell.display_formatter.formatters["image/png"].for_type(
+        Figure, lambda fig: print_figure(fig, fmt="png", bbox_inches="tight"))
+    shell._labcore_png_display = True
