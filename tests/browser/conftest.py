@@ -116,7 +116,7 @@ def browser():
 
 def is_local(url: str) -> bool:
     u = urllib.parse.urlsplit(url)
-    return u.scheme in ("data", "blob", "about") or u.hostname in ("127.0.0.1", "localhost")
+    return u.scheme in ("data", "blob", "about", "file") or u.hostname in ("127.0.0.1", "localhost")
 
 
 def new_offline_page(browser):

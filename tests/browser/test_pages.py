@@ -107,3 +107,23 @@ def test_no_dead_widgets(visit, doc):
         assert marker not in v["html"], f"{doc}: ipywidgets output ({marker!r}) in the static HTML"
     assert v["widgetNodes"] == 0, f"{doc}: {v['widgetNodes']} widget elements in the page"
     assert v["deadControls"] == 0, f"{doc}: {v['deadControls']} sliders/selects outside a frame player"
+
+
+def test_reads_from_disk_offline(visit, browser):
+    """Opened straight from _build/html (file://, no server, no network) the math still renders."""
+    from conftest import _VISIT_JS, new_offline_page
+
+    with_math = [d for d in PAGES if visit(d)["math"]]
+    if not with_math:
+        pytest.skip("no page has math yet")
+    bad = []
+    for doc in with_math:
+        page = new_offline_page(browser)
+        errors = []
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.goto((HTML / (doc + ".html")).as_uri(), wait_until="load")
+        info = page.evaluate(_VISIT_JS)
+        if not info["mathjaxLoaded"] or info["mathTypeset"] != info["math"] or errors:
+            bad.append(f"{doc}: {info['mathTypeset']}/{info['math']} typeset, errors {errors}")
+        page.context.close()
+    assert not bad, "pages that do not read offline from disk:\n" + "\n".join(bad)
