@@ -12,7 +12,7 @@ from labcore.sections import SECTIONS, section_for
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "book" / "_ext"))
-from flashbook_api import api_entries  # noqa: E402  (what the API page documents)
+from flashbook_api import _public_modules, api_entries  # noqa: E402  (what the API page documents)
 
 
 def _toc_files() -> set[str]:
@@ -60,3 +60,9 @@ def test_section_for():
 def test_section_for_bad_input(bad, exc):
     with pytest.raises(exc):
         section_for(bad)
+
+
+def test_every_public_module_declares_all():
+    """The API page documents a module's ``__all__``; a module without one would silently vanish from it."""
+    missing = [name for name, mod in _public_modules() if not hasattr(mod, "__all__")]
+    assert not missing, f"public labcore modules without __all__: {missing}"

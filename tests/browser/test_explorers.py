@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from conftest import PAGES, new_offline_page
+from bookbrowser import PAGES, new_offline_page
 
 _STATE_JS = """
 root => ({

@@ -8,7 +8,7 @@ import urllib.parse
 import pytest
 import yaml
 
-from conftest import HTML, PAGES, ROOT, is_notebook, source_of
+from bookbrowser import HTML, PAGES, ROOT, is_notebook, source_of
 
 CONFIG = yaml.safe_load((ROOT / "_config.yml").read_text())
 NOTEBOOKS = [d for d in PAGES if is_notebook(d)]

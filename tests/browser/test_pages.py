@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import HTML, PAGES, RAW_MATH, REPR_PATTERNS, is_local
+from bookbrowser import HTML, PAGES, RAW_MATH, REPR_PATTERNS, is_local
 
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 WIDGET_STATE_MIME = "application/vnd.jupyter.widget-state+json"
@@ -111,7 +111,7 @@ def test_no_dead_widgets(visit, doc):
 
 def test_reads_from_disk_offline(visit, browser):
     """Opened straight from _build/html (file://, no server, no network) the math still renders."""
-    from conftest import _VISIT_JS, new_offline_page
+    from bookbrowser import VISIT_JS, new_offline_page
 
     with_math = [d for d in PAGES if visit(d)["math"]]
     if not with_math:
@@ -122,7 +122,7 @@ def test_reads_from_disk_offline(visit, browser):
         errors = []
         page.on("pageerror", lambda e: errors.append(str(e)))
         page.goto((HTML / (doc + ".html")).as_uri(), wait_until="load")
-        info = page.evaluate(_VISIT_JS)
+        info = page.evaluate(VISIT_JS)
         if not info["mathjaxLoaded"] or info["mathTypeset"] != info["math"] or errors:
             bad.append(f"{doc}: {info['mathTypeset']}/{info['math']} typeset, errors {errors}")
         page.context.close()
