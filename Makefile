@@ -6,7 +6,11 @@ STAMP   := $(VENV)/.installed
 export MPLBACKEND := Agg
 export PYTHONHASHSEED := 0
 
-.PHONY: help venv book book-strict test unit nbval browser bench clean
+.PHONY: help venv book book-strict test unit nbval browser chromium bench clean
+
+# Debian's Chromium drives the browser tests (Playwright launches it by path; it never downloads one).
+CHROMIUM ?= /usr/bin/chromium
+SUDO     := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | sed 's/:.*##/\t/' | expand -t 14
@@ -29,16 +33,27 @@ book-strict: $(STAMP)  ## clean build with -n -W --keep-going: any warning or ex
 	@! grep -rl 'class="output traceback\|class="output stderr' _build/html --include=*.html \
 	  || (echo "error output in the built HTML (files above)" && false)
 
-unit: $(STAMP)  ## unit and property tests of labcore
-	$(BIN)/python -m pytest -q tests
+unit: $(STAMP)  ## unit and property tests of labcore (not the browser suite)
+	$(BIN)/python -m pytest -q tests -m "not browser"
 
 nbval: $(STAMP)  ## execute every notebook under nbval (--nbval-lax: cells that assert must pass)
 	$(BIN)/python -m pytest -q --nbval-lax -p no:cacheprovider book/
 
-test: unit nbval book-strict  ## run every test: unit, notebooks, strict book build
+$(CHROMIUM):
+	$(SUDO) apt-get update -q
+	DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -q chromium
+
+chromium: $(CHROMIUM)  ## install Debian's chromium if it is missing (apt-get)
+
+browser: $(STAMP) $(CHROMIUM)  ## headless Chromium over the built book (build it first: book-strict)
+	@test -f _build/html/index.html || (echo "no _build/html: run 'make book-strict' first" && false)
+	$(BIN)/python -m pytest -q -p no:cacheprovider -m browser tests/browser
+	@echo "screenshots of every page: $(CURDIR)/artifacts/screenshots/"
+
+test: unit nbval book-strict browser  ## run every test: unit, notebooks, strict book build, browser suite
 	@echo "all tests passed"
 
-bench: $(STAMP)  ## performance budget: notebook times, explorer latency, build time, import time
+bench: $(STAMP)  ## performance budget: notebook times, explorer latency, build time, import time, page weight
 	$(BIN)/python bench/run.py
 
 clean:  ## remove the build output (keeps .venv)

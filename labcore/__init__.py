@@ -14,5 +14,6 @@ from .flash import *  # noqa: F401,F403
 from .decode import *  # noqa: F401,F403
 from .models import *  # noqa: F401,F403
 from .megakernel import *  # noqa: F401,F403
+from .sections import *  # noqa: F401,F403
 
 __version__ = "0.1.0"

@@ -7,6 +7,7 @@ with :func:`register`. Only this layer imports matplotlib.
 from __future__ import annotations
 
 import importlib
+import sys
 
 from ..widgets import Explorer
 

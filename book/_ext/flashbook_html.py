@@ -1,0 +1,31 @@
+"""Sphinx extension: small fixes to the HTML that Jupyter Book 1.x + Sphinx 7.4 write.
+
+Sphinx 7.4 writes each inline ``<script>`` that an extension adds after the builder starts twice
+(it is kept once with filename ``None`` and once, re-added in ``prepare_writing``, with filename ``''``;
+the builder's de-duplication treats the two as different). sphinx-thebe's
+``const THEBE_JS_URL = ...`` then throws "Identifier 'THEBE_JS_URL' has already been declared" in every
+page, which the browser tests catch. This removes exact duplicates from each page's script list.
+"""
+
+
+def _key(js):
+    attrs = getattr(js, "attributes", {}) or {}
+    return (getattr(js, "filename", None) or "", tuple(sorted((k, str(v)) for k, v in attrs.items())))
+
+
+def dedupe_scripts(app, pagename, templatename, context, doctree):
+    scripts = context.get("script_files")
+    if not scripts:
+        return
+    seen, kept = set(), []
+    for js in scripts:
+        k = _key(js)
+        if k not in seen:
+            seen.add(k)
+            kept.append(js)
+    scripts[:] = kept
+
+
+def setup(app):
+    app.connect("html-page-context", dedupe_scripts, priority=900)
+    return {"parallel_read_safe": True, "parallel_write_safe": True, "version": "1"}

@@ -1,0 +1,76 @@
+"""Where the book explains each public ``labcore`` name (the API reference links back through this).
+
+:func:`section_for` maps a public name to the book page that explains it: the page's path in ``_toc.yml``
+(e.g. ``"book/02_io_awareness"``), or ``None`` for plumbing that no section discusses. The rule is
+"the section of its module" (:data:`MODULE_PAGES`), refined per name in :data:`SECTIONS` where a module
+serves several sections (the backward pass in §5, fusion in §7, ...). The API reference
+(``book/api.md``, rendered by ``book/_ext/flashbook_api.py``) prints "Explained in <section>" under each
+entry; ``tests/test_sections.py`` checks that every public name resolves and that every page exists.
+
+Names: a top-level name (``"reference_attention"``) or, for the presentation layer, the dotted path below
+``labcore`` (``"widgets.show"``, ``"plots.decode.splits_figure"``). In the other direction a section links
+to a function with the MyST role ``{py:func}`` applied to ``labcore.reference_attention``.
+"""
+from __future__ import annotations
+
+__all__ = ["SECTIONS", "MODULE_PAGES", "section_for"]
+
+_S1, _S2, _S3 = "book/01_bottlenecks", "book/02_io_awareness", "book/03_online_softmax"
+_S4, _S5, _S6 = "book/04_flash_forward", "book/05_flash_backward", "book/06_flash_decoding"
+_S7, _S8, _S12 = "book/07_fusion", "book/08_megakernel", "book/12_exercises"
+
+#: labcore module (path below ``labcore``) -> the page that explains its names by default.
+MODULE_PAGES: dict[str, str | None] = {
+    "hardware": _S1, "hbm": _S2, "attention": _S2, "softmax": _S3, "flops": _S3, "precision": _S3,
+    "flash": _S4, "decode": _S6, "models": _S8, "megakernel": _S8, "exercises": _S12,
+    "plots.softmax": _S3, "plots.flash": _S4, "plots.decode": _S6, "plots.megakernel": _S8,
+    "sections": None, "widgets": None, "plots": None,
+}
+
+#: Per-name exceptions to :data:`MODULE_PAGES` (public name -> page or None).
+SECTIONS: dict[str, str | None] = {
+    "GPU": _S1, "GPUS": _S1, "get_gpu": _S1, "gpu_table": _S1, "score_to_input_ratio": _S1, "roofline_time": _S1,
+    "plots.softmax.roofline_data": _S1, "plots.softmax.draw_roofline": _S1,
+    "attention_matmul_flops": _S2, "standard_attention_intensity": _S2,
+    "plots.softmax.io_vs_N_data": _S2, "plots.softmax.draw_io_vs_N": _S2,
+    "row_softmax": _S3,
+    "flash_attention_backward": _S5, "standard_attention_backward": _S5, "flash_backward_io": _S5,
+    "standard_backward_io": _S5, "saved_for_backward_bytes": _S5, "training_step_io": _S5,
+    "causal_block_fraction": _S5, "causal_block_map": _S5, "causal_block_counts": _S5,
+    "plots.flash.causal_map_figure": _S5, "plots.flash.backward_traffic_figure": _S5,
+    "softmax_fusion_io": _S7,
+}
+
+
+def section_for(name: str) -> str | None:
+    """The book page (path as in ``_toc.yml``) that explains the public name ``name``, or None.
+
+    Args:
+        name: a public name such as ``"reference_attention"``, ``"widgets.show"`` or
+            ``"plots.decode.splits_figure"``; a leading ``"labcore."`` is accepted and ignored.
+    Returns:
+        The page path, e.g. ``"book/02_io_awareness"``, or None for plumbing no section explains.
+    Raises:
+        TypeError: ``name`` is not a string. ValueError: ``name`` is not a public labcore name.
+    Source:
+        d2l.ai's API appendix (each function links to the section that introduces it).
+    """
+    import importlib
+
+    if not isinstance(name, str):
+        raise TypeError(f"name must be a string such as 'reference_attention', got {type(name).__name__}")
+    key = name[len("labcore."):] if name.startswith("labcore.") else name
+    if key in SECTIONS:
+        return SECTIONS[key]
+    modpath, _, attr = key.rpartition(".")
+    candidates = [modpath] if modpath else [m for m in MODULE_PAGES if "." not in m and m not in ("plots",)]
+    for mod in candidates:
+        if mod not in MODULE_PAGES:
+            continue
+        try:
+            module = importlib.import_module(f"labcore.{mod}")
+        except ModuleNotFoundError:
+            continue
+        if attr in getattr(module, "__all__", ()):
+            return MODULE_PAGES[mod]
+    raise ValueError(f"name {name!r} is not a public labcore name (see the __all__ of the labcore modules)")

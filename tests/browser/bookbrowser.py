@@ -1,0 +1,149 @@
+"""Helpers for the browser suite (tests/browser): the TOC, the offline page, what a page must not show.
+
+Every test here is marked ``browser`` (``make browser``; ``make test`` runs it after ``book-strict``).
+It needs ``_build/html`` (a fresh build) and ``/usr/bin/chromium`` (the Makefile installs Debian's
+package). Playwright drives that Chromium through ``executable_path``; it never downloads a browser.
+
+Each page in ``_toc.yml`` is loaded once (:func:`visit`) with every request to a host other than
+localhost aborted, so the tests prove the book reads offline. What the page showed is recorded
+(title, links, images, math, console and page errors, text) and the tests assert on that record. A
+full-page screenshot of every page goes to ``artifacts/screenshots/`` (gitignored) for a person to look at.
+"""
+from __future__ import annotations
+
+import os
+import re
+import urllib.parse
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+HTML = ROOT / "_build" / "html"
+SHOTS = ROOT / "artifacts" / "screenshots"
+CHROMIUM = os.environ.get("FLASHBOOK_CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+]
+
+
+def toc_pages(toc_path: Path = ROOT / "_toc.yml") -> list[str]:
+    """Every docname in the table of contents (root first), e.g. ``["book/intro", "book/01_bottlenecks"]``."""
+    toc = yaml.safe_load(toc_path.read_text())
+    pages = [toc["root"]]
+
+    def walk(node):
+        if isinstance(node, dict):
+            if "file" in node:
+                pages.append(node["file"])
+            for key in ("parts", "chapters", "sections"):
+                for child in node.get(key, []) or []:
+                    walk(child)
+        elif isinstance(node, list):
+            for child in node:
+                walk(child)
+
+    walk(toc)
+    return [re.sub(r"\.(md|ipynb|rst)$", "", p) for p in pages]
+
+
+def source_of(docname: str) -> Path | None:
+    """The source file of a docname (``.ipynb`` preferred), or None."""
+    for ext in (".ipynb", ".md", ".rst"):
+        p = ROOT / (docname + ext)
+        if p.exists():
+            return p
+    return None
+
+
+def is_notebook(docname: str) -> bool:
+    """A page executed as a notebook: an ``.ipynb``, or MyST markdown declaring a kernelspec."""
+    src = source_of(docname)
+    if src is None:
+        return False
+    if src.suffix == ".ipynb":
+        return True
+    head = src.read_text(encoding="utf-8")[:2000]
+    return src.suffix == ".md" and head.startswith("---") and "kernelspec:" in head
+
+
+PAGES = toc_pages()
+
+
+def is_local(url: str) -> bool:
+    u = urllib.parse.urlsplit(url)
+    return u.scheme in ("data", "blob", "about", "file") or u.hostname in ("127.0.0.1", "localhost")
+
+
+def new_offline_page(browser):
+    """A fresh page whose requests to any host but localhost are aborted (recorded in ``page.blocked``)."""
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    blocked: list[str] = []
+
+    def route(r):
+        if is_local(r.request.url):
+            r.continue_()
+        else:
+            blocked.append(r.request.url)
+            r.abort()
+
+    context.route("**/*", route)
+    page = context.new_page()
+    page.blocked = blocked
+    return page
+
+
+# What the reader must never see in a page's text.
+REPR_PATTERNS = {
+    "matplotlib Figure repr": re.compile(r"<Figure size \d"),
+    "matplotlib Text repr": re.compile(r"\bText\(-?[\d.]+, -?[\d.]+, "),
+    "matplotlib object repr": re.compile(r"<matplotlib[.\w]* "),
+    "matplotlib artist list": re.compile(r"\[<matplotlib"),
+    "ipywidgets repr": re.compile(r"\b(VBox|HBox|interactive|Output)\(children="),
+    "traceback": re.compile(r"Traceback \(most recent call last\)"),
+    "error name at line start": re.compile(r"^\s*(ValueError|TypeError|NameError|ModuleNotFoundError|"
+                                           r"AttributeError|AssertionError|KeyError|IndexError): ", re.M),
+}
+RAW_MATH = re.compile(r"(?<![\\\w])\$[^\s$][^$\n]{0,300}?(?<=[^\s$\\])\$|\\\(|\\\[|\$\$|\\begin\{")
+
+VISIT_JS = r"""
+async () => {
+  document.querySelectorAll('img').forEach(i => { i.loading = 'eager'; });
+  await Promise.all(Array.from(document.images).map(i => i.complete ? null :
+      new Promise(r => { i.addEventListener('load', r); i.addEventListener('error', r); })));
+  const maths = Array.from(document.querySelectorAll('.math'));
+  if (maths.length && window.MathJax && MathJax.startup && MathJax.startup.promise) {
+    await MathJax.startup.promise;
+  }
+  const article = document.querySelector('article') || document.querySelector('main') || document.body;
+  const clone = article.cloneNode(true);
+  clone.querySelectorAll('pre, code, script, style, mjx-container, .highlight, textarea, .fb-frames')
+       .forEach(e => e.remove());
+  return {
+    title: document.title,
+    h1: (document.querySelector('article h1, main h1, h1') || {textContent: ''}).textContent
+          .replace(/[#\u00b6]/g, '').trim(),
+    links: Array.from(document.querySelectorAll('a[href]')).map(a => a.href),
+    images: Array.from(document.images).map(i => ({src: i.currentSrc || i.src, w: i.naturalWidth,
+          complete: i.complete, alt: i.alt})),
+    math: maths.length,
+    mathTypeset: maths.filter(m => m.querySelector('mjx-container')).length,
+    mathErrors: Array.from(document.querySelectorAll('mjx-merror')).map(e => e.textContent),
+    mathjaxLoaded: !!(window.MathJax && MathJax.version),
+    mathjaxVersion: window.MathJax && MathJax.version,
+    mathjaxScripts: Array.from(document.scripts).map(s => s.src).filter(s => /mathjax/i.test(s)),
+    proseText: clone.textContent,
+    bodyText: document.body.innerText,
+    ids: Array.from(document.querySelectorAll('[id]')).map(e => e.id)
+          .concat(Array.from(document.querySelectorAll('a[name]')).map(e => e.name)),
+    explorers: document.querySelectorAll('.fb-explorer').length,
+    deadControls: Array.from(document.querySelectorAll('article input[type=range], article select'))
+          .filter(e => !e.closest('.fb-explorer')).length,
+    widgetNodes: document.querySelectorAll('.jupyter-widgets, .widget-area, [class*="jp-OutputArea"] .widget')
+          .length,
+  };
+}
+"""
+
+

@@ -1,0 +1,89 @@
+"""Fixtures for the browser suite: the built book served on localhost, and headless Debian Chromium.
+
+See ``bookbrowser.py`` for what is checked and how pages are loaded (offline, once per session).
+"""
+from __future__ import annotations
+
+import functools
+import http.server
+import threading
+from pathlib import Path
+
+import pytest
+
+from bookbrowser import CHROMIUM, CHROMIUM_ARGS, HTML, SHOTS, VISIT_JS, is_local, new_offline_page  # noqa: F401
+
+
+def pytest_collection_modifyitems(config, items):
+    here = Path(__file__).parent
+    for item in items:
+        if here in Path(str(item.fspath)).parents:
+            item.add_marker(pytest.mark.browser)
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):  # keep pytest output readable
+        pass
+
+
+@pytest.fixture(scope="session")
+def site():
+    """Base URL of ``_build/html`` served by http.server on 127.0.0.1 (a free port)."""
+    if not (HTML / "index.html").exists():
+        pytest.fail(f"{HTML} has no index.html: build the book first (make book-strict)")
+    handler = functools.partial(_QuietHandler, directory=str(HTML))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/"
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.fixture(scope="session")
+def browser():
+    if not Path(CHROMIUM).exists():
+        pytest.fail(f"{CHROMIUM} is missing: `make browser` installs Debian's chromium package")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        b = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        yield b
+        b.close()
+
+
+@pytest.fixture(scope="session")
+def visit(site, browser):
+    """``visit(docname)`` -> dict describing the loaded page (each page is loaded once per session)."""
+    cache: dict[str, dict] = {}
+    SHOTS.mkdir(parents=True, exist_ok=True)
+
+    def _visit(docname: str) -> dict:
+        if docname in cache:
+            return cache[docname]
+        page = new_offline_page(browser)
+        errors, console = [], []
+        failed_local: list[str] = []
+        page.on("pageerror", lambda exc: errors.append(str(exc)))
+        page.on("console", lambda m: console.append((m.type, m.text, (m.location or {}).get("url", ""))))
+        page.on("requestfailed", lambda r: None if not is_local(r.url) else failed_local.append(
+            f"{r.url} ({r.failure})"))
+        url = site + docname + ".html"
+        response = page.goto(url, wait_until="load")
+        page.wait_for_timeout(100)
+        info = page.evaluate(VISIT_JS)
+        info.update(
+            url=url,
+            status=response.status if response else None,
+            html=(HTML / (docname + ".html")).read_text(encoding="utf-8") if response else "",
+            page_errors=errors,
+            console_errors=[c for c in console if c[0] == "error"],
+            failed_local=failed_local,
+            blocked=list(page.blocked),
+        )
+        page.screenshot(path=str(SHOTS / (docname.replace("/", "__") + ".png")), full_page=True)
+        page.context.close()
+        cache[docname] = info
+        return info
+
+    return _visit

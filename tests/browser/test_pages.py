@@ -1,0 +1,129 @@
+"""Every page of the table of contents, as a reader's headless Chromium shows it (offline)."""
+from __future__ import annotations
+
+import re
+import urllib.parse
+from pathlib import Path
+
+import pytest
+
+from bookbrowser import HTML, PAGES, RAW_MATH, REPR_PATTERNS, is_local
+
+WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
+WIDGET_STATE_MIME = "application/vnd.jupyter.widget-state+json"
+
+
+def _ids_in(path: Path, _cache={}) -> set[str]:
+    if path not in _cache:
+        text = path.read_text(encoding="utf-8", errors="replace")
+        _cache[path] = set(re.findall(r'\b(?:id|name)="([^"]+)"', text))
+    return _cache[path]
+
+
+def test_toc_has_pages():
+    assert PAGES, "_toc.yml lists no pages"
+    missing = [p for p in PAGES if not (HTML / (p + ".html")).exists()]
+    assert not missing, f"pages in _toc.yml without built HTML: {missing}"
+
+
+@pytest.mark.parametrize("doc", PAGES)
+def test_loads_with_title(visit, doc):
+    v = visit(doc)
+    assert v["status"] == 200, f"{doc}: HTTP {v['status']}"
+    assert v["h1"], f"{doc}: no <h1> title"
+    assert v["h1"] in v["title"], f"{doc}: <title> {v['title']!r} does not contain the page title {v['h1']!r}"
+
+
+@pytest.mark.parametrize("doc", PAGES)
+def test_internal_links_and_anchors(visit, site, doc):
+    v = visit(doc)
+    broken = []
+    for href in v["links"]:
+        u = urllib.parse.urlsplit(href)
+        if u.scheme not in ("http", "https") or not is_local(href):
+            continue  # external links are not followed (the tests run offline)
+        path = urllib.parse.unquote(u.path)
+        target = HTML / path.lstrip("/")
+        if path.endswith("/"):
+            target = target / "index.html"
+        if not target.exists():
+            broken.append(f"{href}: no file {target.relative_to(HTML)}")
+            continue
+        frag = urllib.parse.unquote(u.fragment)
+        if frag and target.suffix == ".html":
+            ids = set(v["ids"]) if target == HTML / (doc + ".html") else _ids_in(target)
+            if frag not in ids:
+                broken.append(f"{href}: no element with id {frag!r}")
+    assert not broken, f"{doc}: broken internal links:\n" + "\n".join(sorted(set(broken)))
+
+
+@pytest.mark.parametrize("doc", PAGES)
+def test_images_load(visit, doc):
+    v = visit(doc)
+    bad = [f"{i['src'][:120]} (alt={i['alt']!r})" for i in v["images"] if not i["complete"] or i["w"] <= 0]
+    assert not bad, f"{doc}: images that did not load:\n" + "\n".join(bad)
+
+
+@pytest.mark.parametrize("doc", PAGES)
+def test_math_rendered_offline(visit, doc):
+    v = visit(doc)
+    if v["math"]:
+        assert v["mathjaxLoaded"], f"{doc}: {v['math']} math elements but MathJax did not load " \
+                                   f"(scripts: {v['mathjaxScripts']}; blocked: {v['blocked']})"
+        assert all(is_local(s) for s in v["mathjaxScripts"]), f"{doc}: MathJax from outside: {v['mathjaxScripts']}"
+        assert str(v["mathjaxVersion"]).startswith("3."), f"{doc}: MathJax {v['mathjaxVersion']}, expected 3.x"
+        assert v["mathTypeset"] == v["math"], f"{doc}: {v['math'] - v['mathTypeset']} of {v['math']} " \
+                                              "math elements were not typeset"
+    assert not v["mathErrors"], f"{doc}: MathJax errors: {v['mathErrors']}"
+    raw = sorted({m.group(0)[:80] for m in RAW_MATH.finditer(v["proseText"])})
+    assert not raw, f"{doc}: raw TeX left in the text: {raw}"
+
+
+@pytest.mark.parametrize("doc", PAGES)
+def test_no_javascript_errors(visit, doc):
+    v = visit(doc)
+    assert not v["page_errors"], f"{doc}: uncaught JavaScript errors: {v['page_errors']}"
+    # A resource that failed because its host is outside (blocked here, unreachable offline) is allowed.
+    console = [c for c in v["console_errors"] if not (c[2] and not is_local(c[2]))
+               and not (c[1].startswith("Failed to load resource") and v["blocked"] and not c[2])]
+    assert not console, f"{doc}: console errors: {console}"
+    assert not v["failed_local"], f"{doc}: local resources that failed to load: {v['failed_local']}"
+
+
+@pytest.mark.parametrize("doc", PAGES)
+def test_no_reprs_or_error_outputs(visit, doc):
+    v = visit(doc)
+    found = [f"{what}: {m.group(0)!r}" for what, rx in REPR_PATTERNS.items() for m in [rx.search(v["bodyText"])] if m]
+    assert not found, f"{doc}: the page shows code reprs or errors: {found}"
+    classes = re.findall(r'class="[^"]*\b(output (?:traceback|stderr)|traceback|stderr)\b', v["html"])
+    assert not classes, f"{doc}: error/stderr output cells in the HTML: {sorted(set(classes))}"
+
+
+@pytest.mark.parametrize("doc", PAGES)
+def test_no_dead_widgets(visit, doc):
+    """ipywidgets need a kernel: none may reach the static HTML. Sliders live only in frame players."""
+    v = visit(doc)
+    for marker in (WIDGET_MIME, WIDGET_STATE_MIME, "jupyter-widgets", "@jupyter-widgets/html-manager"):
+        assert marker not in v["html"], f"{doc}: ipywidgets output ({marker!r}) in the static HTML"
+    assert v["widgetNodes"] == 0, f"{doc}: {v['widgetNodes']} widget elements in the page"
+    assert v["deadControls"] == 0, f"{doc}: {v['deadControls']} sliders/selects outside a frame player"
+
+
+def test_reads_from_disk_offline(visit, browser):
+    """Opened straight from _build/html (file://, no server, no network) the math still renders."""
+    from bookbrowser import VISIT_JS, new_offline_page
+
+    with_math = [d for d in PAGES if visit(d)["math"]]
+    if not with_math:
+        pytest.skip("no page has math yet")
+    bad = []
+    for doc in with_math:
+        page = new_offline_page(browser)
+        errors = []
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.goto((HTML / (doc + ".html")).as_uri(), wait_until="load")
+        info = page.evaluate(VISIT_JS)
+        if not info["mathjaxLoaded"] or info["mathTypeset"] != info["math"] or errors:
+            bad.append(f"{doc}: {info['mathTypeset']}/{info['math']} typeset, errors {errors}")
+        page.context.close()
+    assert not bad, "pages that do not read offline from disk:\n" + "\n".join(bad)

@@ -1,0 +1,77 @@
+"""labcore.SECTIONS: every public name links back to the book page that explains it."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+import labcore
+from labcore.sections import MODULE_PAGES, SECTIONS, section_for
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "book" / "_ext"))
+from flashbook_api import _public_modules, api_entries  # noqa: E402  (what the API page documents)
+
+
+def _toc_files() -> set[str]:
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
+    found = {toc["root"]}
+
+    def walk(node):
+        if isinstance(node, dict):
+            if "file" in node:
+                found.add(node["file"])
+            for key in ("parts", "chapters", "sections"):
+                for child in node.get(key, []) or []:
+                    walk(child)
+
+    walk(toc)
+    return found
+
+
+def test_every_public_name_resolves_to_a_page_in_the_book():
+    documented = {key for _mod, _m, rows in api_entries() for _doc, key, _c, _o, _k in rows}
+    pages = {key: section_for(key) for key in documented}
+    toc = _toc_files()
+    missing = sorted(p for p in set(pages.values()) if p is not None and p not in toc)
+    assert not missing, f"section_for points at pages missing from _toc.yml: {missing}"
+    # every algorithm/model name is explained somewhere (only plumbing may map to None)
+    plumbing = ("SECTIONS", "MODULE_PAGES", "section_for")
+    unexplained = sorted(k for k, p in pages.items()
+                         if p is None and not (k.startswith(("widgets.", "plots.")) or k in plumbing))
+    assert not unexplained, f"public names no section explains: {unexplained}"
+
+
+def test_every_override_is_a_public_name():
+    documented = {key for _mod, _m, rows in api_entries() for _doc, key, _c, _o, _k in rows}
+    stale = sorted(set(SECTIONS) - documented)
+    assert not stale, f"SECTIONS names that are not public labcore names (renamed or removed?): {stale}"
+
+
+def test_every_page_is_in_the_book():
+    pages = {p for p in list(SECTIONS.values()) + list(MODULE_PAGES.values()) if p is not None}
+    missing = sorted(pages - _toc_files())
+    assert not missing, f"SECTIONS points at pages missing from _toc.yml: {missing}"
+
+
+def test_section_for():
+    assert section_for("reference_attention") == "book/02_io_awareness"
+    assert section_for("labcore.flash_attention_backward") == "book/05_flash_backward"
+    assert section_for("plots.decode.splits_figure") == "book/06_flash_decoding"
+    assert section_for("widgets.show") is None
+    assert labcore.section_for is section_for and labcore.SECTIONS is SECTIONS
+
+
+@pytest.mark.parametrize("bad, exc", [(3, TypeError), (None, TypeError), ("no_such_function", ValueError),
+                                      ("labcore.", ValueError)])
+def test_section_for_bad_input(bad, exc):
+    with pytest.raises(exc):
+        section_for(bad)
+
+
+def test_every_public_module_declares_all():
+    """The API page documents a module's ``__all__``; a module without one would silently vanish from it."""
+    missing = [name for name, mod in _public_modules() if not hasattr(mod, "__all__")]
+    assert not missing, f"public labcore modules without __all__: {missing}"
