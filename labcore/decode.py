@@ -546,6 +546,19 @@ def decode_attention_time(gpu, *, batch, seqlen, num_q_heads, num_kv_heads, head
     ``wave_latency`` per wave (each wave's pipelines start empty: the first K/V tile is a full DRAM round
     trip away); and HBM bandwidth derated to ``bandwidth_efficiency`` of the datasheet value.
 
+    Assumptions (keywords; defaults in :data:`MODEL_DEFAULTS`):
+
+    - ``efficiency=0.7``: fraction of tensor-core peak a CTA sustains; FlashAttention-2 reaches 50-73% of A100 peak (Dao 2023).
+    - ``per_sm_bandwidth_cap=80e9 B/s``: Little's law, ~64 KB in flight per SM over ~0.8 us latency.
+    - ``kernel_overhead=5e-6 s``: launch, prologue and tail of one kernel.
+    - ``fa2_block_m=128``: FlashAttention-2's Q tile rows (A100, d = 128).
+    - ``fd_block_m=64``: flash-attn's split-KV kernel Q tile; flash-decoding pads the GQA group to it.
+    - ``block_n=None``: KV tile length (None: flash-attn's rule, :func:`flash_attn_block_n`); the model's split search keeps at least one KV tile per split.
+    - ``max_splits=128``: flash-attn's cap on splits. dtype_bytes=2: FP16/BF16.
+    - ``partial_dtype_bytes=4 (refined)``: flash-attn keeps ``o_s`` and ``lse_s`` in FP32.
+    - ``wave_latency=0.8e-6 s (refined)``: the DRAM latency of the Little's-law estimate.
+    - ``bandwidth_efficiency=0.9 (refined)``: the best streaming kernels reach ~88-90% of the A100's datasheet bandwidth (NVIDIA developer forum, "Trouble to reach peak bandwidth of A100", quoting a GTC measurement; Nsight Compute agrees).
+
     Args:
         gpu: preset name (``"A100"``, ``"H100"``, ...) or :class:`labcore.hardware.GPU`.
         batch, seqlen: ints >= 1 (sequences; keys in the cache).
@@ -555,21 +568,7 @@ def decode_attention_time(gpu, *, batch, seqlen, num_q_heads, num_kv_heads, head
             ``"heuristic"`` (flash-attn 2.x's heuristic with the real SM count, as before 2.5.7) or
             ``"heuristic-2.5.7"`` (SM count doubled). Must be None or 1 for ``"fa2"``.
         variant: ``"base"`` or ``"refined"``.
-        assumptions (keywords, defaults in :data:`MODEL_DEFAULTS`):
-            efficiency=0.7: fraction of tensor-core peak a CTA sustains; FlashAttention-2 reaches 50-73%
-                of A100 peak (Dao 2023).
-            per_sm_bandwidth_cap=80e9 B/s: Little's law, ~64 KB in flight per SM over ~0.8 us latency.
-            kernel_overhead=5e-6 s: launch, prologue and tail of one kernel.
-            fa2_block_m=128: FlashAttention-2's Q tile rows (A100, d = 128).
-            fd_block_m=64: flash-attn's split-KV kernel Q tile; flash-decoding pads the GQA group to it.
-            block_n=None: KV tile length (None: flash-attn's rule, :func:`flash_attn_block_n`); the model's
-                split search keeps at least one KV tile per split.
-            max_splits=128: flash-attn's cap on splits. dtype_bytes=2: FP16/BF16.
-            partial_dtype_bytes=4 (refined): flash-attn keeps ``o_s`` and ``lse_s`` in FP32.
-            wave_latency=0.8e-6 s (refined): the DRAM latency of the Little's-law estimate.
-            bandwidth_efficiency=0.9 (refined): the best streaming kernels reach ~88-90% of the A100's
-                datasheet bandwidth (NVIDIA developer forum, "Trouble to reach peak bandwidth of A100",
-                quoting a GTC measurement; Nsight Compute agrees).
+        **assumptions: keyword overrides of :data:`MODEL_DEFAULTS` (listed above).
     Returns:
         :class:`DecodeEstimate`.
     Raises:

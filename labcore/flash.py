@@ -566,35 +566,39 @@ def attention_flops(N: int, d: int, *, pass_: str = "forward", algorithm: str = 
                     block_kv: int = 128, N_k: int | None = None) -> AttentionFlops:
     """FLOPs of one attention head (N_q = N queries, N_k keys, head dimension d).
 
-    Matmul FLOP (2 per multiply-add over the score entries computed, ``E``):
-      forward: S = Q K^T and O = P V, ``4 E d``; standard backward: dV, dP, dQ, dK, ``8 E d``;
-      FlashAttention backward: the same plus recomputing S, ``10 E d``. Forward + backward is therefore
-      6 vs 7 matmuls: flash does 7/6 of the standard FLOPs (lecture §5.2).
+    Matmul FLOP (2 per multiply-add over the score entries computed, ``E``): forward, S = Q K^T and
+    O = P V, ``4 E d``; standard backward, dV, dP, dQ, dK, ``8 E d``; FlashAttention backward, the same
+    plus recomputing S, ``10 E d``. Forward + backward is therefore 6 vs 7 matmuls: flash does 7/6 of the
+    standard FLOPs (lecture §5.2).
     ``E = N N_k`` for standard attention (it materialises the whole matrix, causal or not) and for
     non-causal flash; for causal flash, E counts every entry of the visited blocks (diagonal blocks are
     computed whole and masked), so E / (N N_k) is :func:`causal_block_fraction` for equal blocks.
 
-    Non-matmul FLOP (one per elementwise operation; the softmax scale is folded into Q or exp2 and not
+    Non-matmul FLOP, one per elementwise operation (the softmax scale is folded into Q or exp2 and not
     counted):
-      standard forward: max, subtract, exp, sum, divide, 5 per entry.
-      flash forward: max, subtract, exp, sum, 4 per entry, plus per visited pair and O element 1 (fa2:
-      acc *= alpha) or 4 (fa1: two rescales, an add and a divide, normalising at every step), plus per
-      pair and row 4 (fa2: max, subtract, exp, l update) or 9 (fa1: the m, l bookkeeping of Algorithm 1),
-      plus at the end per O element 1 (fa2's single divide) and per row 2 (lse = m + log l).
-      standard backward: rowsum(P * dP) (2) and dS = P * (dP - D) (2), 4 per entry; scale dQ, dK: 2 per
-      Q/K element. flash backward: exp(S - lse) (2) and dS (2), 4 per entry; D = rowsum(dO * O): 2 per O
-      element; scale dQ, dK.
+
+    - standard forward: max, subtract, exp, sum, divide: 5 per entry;
+    - flash forward: max, subtract, exp, sum: 4 per entry; per visited pair and O element 1 (fa2:
+      ``acc *= alpha``) or 4 (fa1: two rescales, an add and a divide, normalising at every step); per pair
+      and row 4 (fa2: max, subtract, exp, l update) or 9 (fa1: the m, l bookkeeping of Algorithm 1); at
+      the end 1 per O element (fa2's single divide) and 2 per row (``lse = m + log l``);
+    - standard backward: ``rowsum(P * dP)`` (2) and ``dS = P * (dP - D)`` (2): 4 per entry; scaling dQ
+      and dK: 2 per Q/K element;
+    - flash backward: ``exp(S - lse)`` (2) and dS (2): 4 per entry; ``D = rowsum(dO * O)``: 2 per O
+      element; scaling dQ and dK.
+
     With N = 4096, d = 128 and 128 x 128 blocks the flash forward's non-matmul work is 1.0% (fa2) and 1.6%
     (fa1) of its matmul work, the lecture's §3.3 figures.
 
     Args:
-        N: queries, d: head dimension (ints >= 1). pass_: "forward", "backward" or "both".
+        N: queries, d: head dimension (ints >= 1).
+        pass_: ``"forward"``, ``"backward"`` or ``"both"``.
         algorithm: "standard" or "flash". causal: bool. loop_order: "fa1"/"fa2" (flash forward only).
         block_q, block_kv: B_r, B_c for flash (ints >= 1; default 128). N_k: keys (default N).
     Returns:
         :class:`AttentionFlops` (FLOP, ints).
     Raises:
-        TypeError/ValueError: sizes not integers >= 1; unknown pass_, algorithm or loop_order.
+        TypeError/ValueError: sizes not integers >= 1; unknown ``pass_``, algorithm or loop_order.
     Source: Dao et al. 2022 §3.1 and Theorem 1 (O(N^2 d) FLOPs), Appendix B; Dao 2023 §3.1 (non-matmul
         FLOPs, deferred normalisation); lecture §3.3, §5.2, §5.3.
     """

@@ -68,10 +68,13 @@ def nonmatmul_fraction(N: int, d: int, *, block_kv: int = 128, normalisation: st
     at ``tensor_flops``: the time fraction is the op fraction times ``tensor_flops / fp32_flops``
     (16x on A100: 312 vs 19.5 TFLOP/s, FlashAttention-2 §3.1).
 
-    Args: N (= N_q = N_k), d, block_kv, normalisation: as :func:`nonmatmul_ops`. gpu: preset name or GPU
-        (default ``"A100"``); must publish ``fp32_flops``.
-    Returns: dict ``ops_fraction``, ``cost_ratio``, ``time_fraction`` (floats).
-    Raises: ValueError if the GPU has no published FP32 throughput.
+    Args:
+        N: sequence length (N_q = N_k = N). d, block_kv, normalisation: as :func:`nonmatmul_ops`.
+        gpu: preset name or GPU (default ``"A100"``); must publish ``fp32_flops``.
+    Returns:
+        dict ``ops_fraction``, ``cost_ratio``, ``time_fraction`` (floats).
+    Raises:
+        ValueError: the GPU has no published FP32 throughput.
     """
     from .hardware import get_gpu
 

@@ -104,9 +104,11 @@ def softmax_fusion_io(M: int, N: int) -> dict:
     ``5MN + 2M`` reads and ``3MN + 2M`` writes. Fused: read x once, write y once (``2MN``), the row
     kept on chip. Ratio ``(8MN + 4M) / 2MN`` -> 4 for long rows (lecture §7, rule 1).
 
-    Args: M rows, N columns (ints >= 1).
-    Returns: dict with ``unfused_reads``, ``unfused_writes``, ``unfused``, ``fused`` (elements) and
-        ``ratio`` (float).
+    Args:
+        M: rows (int >= 1).
+        N: columns (int >= 1).
+    Returns:
+        dict with ``unfused_reads``, ``unfused_writes``, ``unfused``, ``fused`` (elements) and ``ratio``.
     Raises: TypeError/ValueError for sizes that are not integers >= 1.
     Source: Triton tutorial "Fused Softmax" (02-fused-softmax.py).
     """
@@ -352,7 +354,7 @@ class Timeline:
     sm_arrays: dict | None = None
 
     def breakdown(self) -> dict:
-        """Seconds per cause; the values sum to :attr:`total`.
+        """Seconds per cause; the values sum to ``total``.
 
         Common: ``weights`` and ``kv_cache`` (bytes / peak bandwidth), ``bandwidth_efficiency`` (the same
         bytes at ``eff`` of the bandwidth minus at full). Multi-kernel: ``launch_gaps``, ``prologues``,
@@ -591,12 +593,14 @@ def mode_sensitivity(model="Llama-3.2-1B", gpu="H100", knobs: dict | None = None
     """Vary each knob one at a time (others at their defaults) and record both modes.
 
     Args:
-        model, gpu: presets. knobs: ``{name: values}`` (default :data:`SENSITIVITY_KNOBS`).
+        model, gpu: presets.
+        knobs: ``{name: values}`` (default :data:`SENSITIVITY_KNOBS`).
         **assumptions: fixed overrides applied to every run.
     Returns:
-        ``{knob: {"values": array, "multi": array(s), "mega": array(s), "speedup": array,
-        "util_gain": array (points)}}``.
-    Raises: as :func:`timeline`; ValueError when a knob is also given in ``assumptions``.
+        dict: for each knob, a dict of arrays ``values``, ``multi``, ``mega``, ``speedup`` and
+        ``util_gain`` (percentage points).
+    Raises:
+        ValueError: as :func:`timeline`, or when a knob is also given in ``assumptions``.
     Source: lecture §8.3 (code 05, demo 4): the megakernel stays 1.3-1.5x faster, +20-29 points.
     """
     knobs = SENSITIVITY_KNOBS if knobs is None else knobs
