@@ -41,7 +41,15 @@ def row_softmax(S: np.ndarray):
     """Safe softmax of each row of ``S`` (which may hold ``-inf``); returns ``(P, lse)``.
 
     Fully masked rows give ``P = 0`` and ``lse = -inf`` (no NaN). ``lse`` is in natural log.
+
+    Args: S: (rows, keys) float array, keys >= 1; entries finite or ``-inf``.
+    Raises: ValueError: S not 2-D, without keys, or holding NaN or ``+inf``.
     """
+    S = np.asarray(S, dtype=np.float64)
+    if S.ndim != 2 or S.shape[1] == 0:
+        raise ValueError(f"S must be a 2-D (rows, keys) array with at least one key, got shape {S.shape}")
+    if np.any(np.isnan(S)) or np.any(S == np.inf):
+        raise ValueError("S must hold finite scores or -inf (masked), never NaN or +inf")
     m = S.max(axis=1, keepdims=True)
     m_safe = np.where(np.isfinite(m), m, 0.0)
     E = np.exp(S - m_safe)

@@ -111,6 +111,8 @@ def combine_splits(o_parts, lse_parts):
                          f"got {o_parts.shape} and {lse_parts.shape}")
     if o_parts.shape[0] < 1:
         raise ValueError("combine_splits needs at least one split")
+    if not np.all(np.isfinite(o_parts)):
+        raise ValueError("o_parts must be finite (an empty split is o = 0 with lse = -inf), got NaN or inf")
     if np.any(np.isnan(lse_parts)) or np.any(lse_parts == np.inf):
         raise ValueError("lse_parts must be finite or -inf (an empty split), never NaN or +inf")
     m = lse_parts.max(axis=0)  # (rows,)

@@ -174,6 +174,9 @@ def merge_state(o_a, lse_a, o_b, lse_b):
     for name, v in (("lse_a", lse_a), ("lse_b", lse_b)):
         if np.any(np.isnan(v)) or np.any(v == np.inf):
             raise ValueError(f"{name} must be finite or -inf, got NaN or +inf")
+    for name, v in (("o_a", o_a), ("o_b", o_b)):
+        if not np.all(np.isfinite(v)):
+            raise ValueError(f"{name} must be finite (an empty part is o = 0 with lse = -inf), got NaN or inf")
     lse = np.logaddexp(lse_a, lse_b)
     safe = np.where(np.isfinite(lse), lse, 0.0)
     w_a = np.where(np.isfinite(lse_a), np.exp(lse_a - safe), 0.0)
@@ -220,7 +223,14 @@ def merge_segments(scores, V, segments, *, order: str = "sequential", rng=None):
     choice(order, "order", ("sequential", "tree", "random"))
     x = as_vector(scores, "scores")
     V = as_matrix(V, "V")
-    parts = [partial_state(x[a:b], V[a:b]) for a, b in segments]
+    if V.shape[0] != x.shape[0]:
+        raise ValueError(f"scores and V must have the same length, got {x.shape[0]} and {V.shape[0]}")
+    edges = [tuple(int(v) for v in seg) for seg in segments]
+    if not edges or edges[0][0] != 0 or edges[-1][1] != x.shape[0] or any(
+            a > b for a, b in edges) or any(edges[i][1] != edges[i + 1][0] for i in range(len(edges) - 1)):
+        raise ValueError(f"segments must be contiguous (start, stop) pairs covering range({x.shape[0]}) in order, "
+                         f"e.g. [(0, 5), (5, {x.shape[0]})]; got {segments!r}")
+    parts = [partial_state(x[a:b], V[a:b]) for a, b in edges]
     if order == "random":
         if rng is None:
             raise ValueError("order='random' needs rng=np.random.default_rng(seed)")

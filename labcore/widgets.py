@@ -174,7 +174,8 @@ def render_static(explorer: Explorer, *, dpi: int = 80) -> str:
     default_idx = [s.values.index(s.default) for s in explorer.sliders]
     rows = []
     for s, i in zip(explorer.sliders, default_idx):
-        if len(s.values) == 1:
+        if len(s.values) == 1:   # fixed in the static book: keep its place in the frame key, show no control
+            rows.append(f'<input type="hidden" value="0" data-fb-slider="{html.escape(s.name)}">')
             continue
         rows.append(
             f'<label class="fb-control"><span class="fb-label">{html.escape(s.text)}</span> '

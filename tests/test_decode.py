@@ -335,3 +335,9 @@ def test_combine_splits_is_the_nway_fold_of_merge_state():
         acc_o, acc_l = labcore.merge_state(acc_o, acc_l, o[s], lse[s])
     c_o, c_l = labcore.combine_splits(o, lse)
     assert np.max(np.abs(c_o - acc_o)) < 1e-14 and np.max(np.abs(c_l - acc_l)) < 1e-14
+
+
+def test_combine_splits_refuses_nan_outputs():
+    import labcore
+    with pytest.raises(ValueError, match="o_parts must be finite"):
+        labcore.combine_splits(np.full((2, 1, 3), np.nan), np.zeros((2, 1)))

@@ -39,3 +39,19 @@ def test_static_player_has_every_frame():
     html = render_static(ex)
     assert html.count("data:image/png;base64,") == ex.n_frames() + 1   # frames + the initial <img>
     assert 'type="range"' in html and "jupyter-widgets" not in html
+
+
+def test_static_player_keys_include_fixed_sliders():
+    """A slider with one static value still takes its place in the frame key (hidden input)."""
+    from labcore.plots import new_figure
+    from labcore.widgets import Explorer, Slider
+
+    def draw(y, **_):
+        fig, ax = new_figure(width=2, height=1.5)
+        ax.plot([0, y])
+        return fig
+
+    ex = Explorer("t_fixed", lambda a, b: a + b, draw, (Slider("a", (1,), 1), Slider("b", (0, 1), 0)))
+    html = render_static(ex)
+    assert html.count("data-fb-slider=") == 2 and 'type="hidden"' in html
+    assert '"0-1"' in html and '"0-0"' in html

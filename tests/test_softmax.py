@@ -132,3 +132,15 @@ def test_merge_state_shape_errors():
         labcore.merge_state(np.zeros(3), 0.0, np.zeros(4), 0.0)
     with pytest.raises(ValueError, match="NaN"):
         labcore.merge_state(np.zeros(3), np.nan, np.zeros(3), 0.0)
+
+
+def test_bad_states_and_segments_are_refused():
+    with pytest.raises(ValueError, match="o_a must be finite"):
+        labcore.merge_state(np.array([np.nan, 0.0]), 0.0, np.zeros(2), 0.0)
+    x, V = np.arange(8.0), np.ones((8, 2))
+    for segs in ([(0, 8), (0, 8)], [(0, 3)], [(5, 2)], [(0, 20)], []):
+        with pytest.raises(ValueError, match="contiguous"):
+            labcore.merge_segments(x, V, segs)
+    for S in (np.array([[1.0, np.nan]]), np.array([[np.inf, 0.0]]), np.zeros((2, 0))):
+        with pytest.raises(ValueError, match="S must"):
+            labcore.row_softmax(S)
