@@ -103,13 +103,16 @@ def resolve_scale(scale, d: int) -> float:
     return positive_float(scale, "scale")
 
 
-def check_qkv(Q, K, V):
-    """Validate attention inputs: Q (N_q, d), K (N_k, d), V (N_k, d_v); returns float64 arrays."""
-    Q = as_matrix(Q, "Q")
+def check_qkv(Q, K, V, *, q_name: str = "Q"):
+    """Validate attention inputs: Q (N_q, d), K (N_k, d), V (N_k, d_v); returns float64 arrays.
+
+    ``q_name`` is the caller's name for the queries, used in error messages.
+    """
+    Q = as_matrix(Q, q_name)
     K = as_matrix(K, "K")
     V = as_matrix(V, "V")
     if Q.shape[1] != K.shape[1]:
-        raise ValueError(f"Q and K must share the head dimension d: Q is {Q.shape}, K is {K.shape}")
+        raise ValueError(f"{q_name} and K must share the head dimension d: {q_name} is {Q.shape}, K is {K.shape}")
     if K.shape[0] != V.shape[0]:
         raise ValueError(f"K and V must have the same number of rows (keys): K is {K.shape}, V is {V.shape}")
     return Q, K, V

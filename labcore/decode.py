@@ -35,7 +35,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ._checks import as_matrix, choice, fraction, positive_float, positive_int, resolve_scale
+from ._checks import check_qkv, choice, fraction, positive_float, positive_int, resolve_scale
 from .attention import masked_scores, row_softmax
 from .hardware import GPU, get_gpu
 
@@ -153,13 +153,7 @@ def split_kv_attention(q, K, V, *, num_splits: int = 1, split_sizes=None, scale=
     """
     q_arr = np.asarray(q) if not isinstance(q, (str, bytes)) and q is not None else q
     one_row = isinstance(q_arr, np.ndarray) and q_arr.ndim == 1
-    Q = as_matrix(q_arr[None, :] if one_row else q, "q")
-    K = as_matrix(K, "K")
-    V = as_matrix(V, "V")
-    if Q.shape[1] != K.shape[1]:
-        raise ValueError(f"q and K must share the head dimension d: q is {Q.shape}, K is {K.shape}")
-    if K.shape[0] != V.shape[0]:
-        raise ValueError(f"K and V must have the same number of rows (keys): K is {K.shape}, V is {V.shape}")
+    Q, K, V = check_qkv(q_arr[None, :] if one_row else q, K, V, q_name="q")
     n = K.shape[0]
     s_val = resolve_scale(scale, Q.shape[1])
     if split_sizes is not None:

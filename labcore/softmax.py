@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._checks import as_matrix, as_vector, choice, positive_int, resolve_scale
+from ._checks import as_matrix, as_vector, check_qkv, choice, positive_int, resolve_scale
 
 __all__ = [
     "RowAttention", "row_attention_three_pass", "row_attention_two_pass", "row_attention_one_pass",
@@ -34,15 +34,8 @@ class RowAttention:
 
 def _row_inputs(q, K, V, scale):
     q = as_vector(q, "q")
-    K = as_matrix(K, "K")
-    V = as_matrix(V, "V")
-    if q.shape[0] != K.shape[1]:
-        raise ValueError(f"q and K must share the head dimension d: q has {q.shape[0]}, K is {K.shape}")
-    if K.shape[0] != V.shape[0]:
-        raise ValueError(f"K and V must have the same number of rows: K is {K.shape}, V is {V.shape}")
-    if not np.all(np.isfinite(q)):
-        raise ValueError("q holds NaN or inf; attention inputs must be finite")
-    return q, K, V, resolve_scale(scale, q.shape[0])
+    Q, K, V = check_qkv(q[None, :], K, V, q_name="q")
+    return Q[0], K, V, resolve_scale(scale, Q.shape[1])
 
 
 def _blocks(S: int, block: int):
