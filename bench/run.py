@@ -3,7 +3,8 @@
 (a) per-notebook execution time and the total, executed with nbclient exactly as the book build does
     (``FLASHBOOK_STATIC=1``: interactive figures render all their frames), kernel start included;
 (b) for every registered explorer: slider-update latency, split into compute (the numpy model) and draw
-    (build the Figure and render it to PNG, what a live kernel does on each move), p50/p95 over a sweep
+    (build the Figure and render it to PNG in its frozen layout, what a live kernel does on each move),
+    p50/p95 over a sweep
     of its sliders (the static grid plus each slider's live values, one at a time);
 (c) a clean book build (``jupyter-book build`` into a temporary folder, so ``_build`` is untouched);
 (d) ``import labcore`` in a fresh interpreter (median of 5; also checks matplotlib stays unimported);
@@ -17,7 +18,6 @@ Usage: python bench/run.py [--skip-build] [--skip-notebooks] [--points N] [--jso
 from __future__ import annotations
 
 import argparse
-import io
 import json
 import os
 import re
@@ -123,19 +123,19 @@ def sweep_points(explorer, limit: int) -> list[dict]:
 def bench_explorers(limit: int) -> list[dict]:
     os.environ.pop("FLASHBOOK_STATIC", None)
     from labcore.plots import all_explorers
+    from labcore.widgets import LIVE_DPI
 
     rows = []
     for name, ex in sorted(all_explorers().items()):
         pts = sweep_points(ex, limit)
-        ex.figure()  # warm up imports and caches (not counted)
+        d = ex.defaults()
+        ex.png(ex.compute(**d), d, dpi=LIVE_DPI)  # warm up imports, fonts and the frozen layout (not counted)
         comp, draw = [], []
         for p in pts:
             t0 = time.perf_counter()
             data = ex.compute(**p)
             t1 = time.perf_counter()
-            fig = ex.draw(data, **p)
-            buf = io.BytesIO()
-            fig.savefig(buf, format="png", bbox_inches="tight")
+            ex.png(data, p, dpi=LIVE_DPI)          # exactly what a live slider move displays
             t2 = time.perf_counter()
             comp.append((t1 - t0) * 1e3)
             draw.append((t2 - t1) * 1e3)

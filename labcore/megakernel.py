@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 import numpy as np
 
@@ -253,7 +254,19 @@ class _Op:
     deps: str = "prev"  # "prev": all of the previous op; "chunks": down-projection chunks; "none"
 
 
-def _ops(model: Model, gpu: GPU, a: dict, mode: str) -> list[_Op]:
+#: Assumptions that change the list of kernels/instructions or the buffers (the others are scalars a
+#: batched megakernel simulation can vary per variant).
+_STRUCTURAL = ("rows_per_block", "pages", "page_bytes", "down_chunks", "kv_len", "attention_splits", "dtype_bytes")
+
+
+def _ops(model: Model, gpu: GPU, a: dict, mode: str) -> tuple:
+    """The kernels (multi-kernel) or instruction groups (megakernel) of one forward pass, in order."""
+    return _build_ops(model, gpu, tuple(a[k] for k in _STRUCTURAL), mode)
+
+
+@lru_cache(maxsize=64)
+def _build_ops(model: Model, gpu: GPU, structural: tuple, mode: str) -> tuple:
+    a = dict(zip(_STRUCTURAL, structural))
     m, db, rpb = model, a["dtype_bytes"], a["rows_per_block"]
     H = m.hidden_size
     mats = {x.name: x for x in m.layer_matrices()}
@@ -299,7 +312,7 @@ def _ops(model: Model, gpu: GPU, a: dict, mode: str) -> list[_Op]:
         ops.append(mv("lm_head", "lm_head", -1, head.rows, head.bytes(db)))
     else:
         ops.append(mv("lm_head", "lm_head", -1, head.rows, head.bytes(db), extra=norm_b))
-    return ops
+    return tuple(ops)
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -406,6 +419,14 @@ def _timeline(model, gpu, mode, assumptions, decompose) -> Timeline:
     mode = choice(mode, "mode", ("multi-kernel", "megakernel"))
     a = _resolve(gpu, assumptions)
     ops = _ops(model, gpu, a, mode)
+    ideal, common = _ideal(model, gpu, a, ops)
+    if mode == "multi-kernel":
+        return _multi_kernel(model, gpu, a, ops, ideal, common)
+    return _megakernel(model, gpu, a, ops, ideal, common, decompose)
+
+
+def _ideal(model, gpu, a, ops) -> tuple:
+    """Seconds to read the weights and KV cache once at peak bandwidth, and the breakdown's common part."""
     bw = gpu.hbm_bandwidth
     w_bytes = sum(o.weight_bytes for o in ops)
     # one row of each embedding table is read by the lookup
@@ -414,9 +435,7 @@ def _timeline(model, gpu, mode, assumptions, decompose) -> Timeline:
     ideal = (w_bytes + kv_bytes) / bw
     common = {"weights": w_bytes / bw, "kv_cache": kv_bytes / bw,
               "bandwidth_efficiency": ideal / a["bandwidth_efficiency"] - ideal}
-    if mode == "multi-kernel":
-        return _multi_kernel(model, gpu, a, ops, ideal, common)
-    return _megakernel(model, gpu, a, ops, ideal, common, decompose)
+    return ideal, common
 
 
 def _multi_kernel(model, gpu, a, ops, ideal, common) -> Timeline:
@@ -438,7 +457,7 @@ def _multi_kernel(model, gpu, a, ops, ideal, common) -> Timeline:
             sums["small_kernels"] += work
         else:
             ideal_eff = reads / (r_sm * S)
-            wave_t = wave_count(o.blocks, S) * o.block_bytes / r_sm
+            wave_t = -(-o.blocks // S) * o.block_bytes / r_sm          # waves x one block's time
             work, tail = ideal_eff, max(wave_t - ideal_eff, 0.0)
             sums["tails"] += tail
         sums["prologues"] += pro
@@ -459,81 +478,17 @@ def _multi_kernel(model, gpu, a, ops, ideal, common) -> Timeline:
 
 
 def _megakernel(model, gpu, a, ops, ideal, common, decompose) -> Timeline:
-    S = gpu.num_sms
-    r = gpu.hbm_bandwidth * a["bandwidth_efficiency"] / S        # bytes/s per SM
-    C = a["pages"] * a["page_bytes"]                              # prefetch buffer per SM, bytes
-    sync, o_cost, t0 = a["sync"], a["instruction_overhead"], a["prologue"]
-
-    # Global instruction list in program order, dealt round-robin: instruction g runs on SM g % S.
-    op_of = np.concatenate([np.full(o.blocks, i) for i, o in enumerate(ops)])
-    nbytes = np.concatenate([np.full(o.blocks, (o.weight_bytes + o.kv_bytes) / o.blocks) for o in ops])
-    first = np.cumsum([0] + [o.blocks for o in ops])
-    G = op_of.size
-    K = -(-G // S)
-    pad = K * S - G
-    b2 = np.concatenate([nbytes, np.zeros(pad)]).reshape(K, S).T          # (S, K) bytes per SM slot
-    B2 = np.cumsum(b2, axis=1)                                            # bytes loaded through slot k
-    thr = np.concatenate([np.zeros((S, 1)), B2[:, :-1]], axis=1) + C      # cap while waiting before k
-    # J[s, k]: last j <= k whose waiting cap thr[s, j] lies below B2[s, k] (binding constraints)
-    J = np.empty((S, K), dtype=np.int64)
-    for s in range(S):
-        J[s] = np.minimum(np.searchsorted(thr[s], B2[s], side="left") - 1, np.arange(K))
-    gpre = np.full((S, K), -np.inf)
-    E_flat = np.zeros(G)
-    S_flat = np.zeros(G)
-    R_flat = np.zeros(G)
-    T_prev = np.full(S, t0)
-    E_prev = np.zeros(S)
-    g_prev = np.full(S, -np.inf)
-
-    op_end = np.zeros(len(ops))
-    for i, o in enumerate(ops):
-        lo, hi = first[i], first[i + 1]
-        # dependency-ready times for this op's instructions
-        if i == 0:
-            R = np.zeros(hi - lo)
-        elif o.deps == "chunks":
-            prev = ops[i - 1]
-            nch = a["down_chunks"]
-            per = o.blocks // nch
-            pl, ph = first[i - 1], first[i]
-            bounds = np.linspace(pl, ph, nch + 1).round().astype(int)
-            ready_c = np.array([E_flat[bounds[c]:bounds[c + 1]].max() for c in range(nch)]) + sync
-            R = np.repeat(ready_c, per)
-            R = np.concatenate([R, np.full(o.blocks - R.size, ready_c[-1])])
-            del prev
-        else:
-            R = np.full(hi - lo, op_end[i - 1] + sync)
-        R_flat[lo:hi] = R
-        # process the op's instructions round by round (one per SM per round)
-        g = lo
-        while g < hi:
-            k = g // S
-            s0 = g % S
-            s1 = min(S, s0 + (hi - g))
-            sl = slice(s0, s1)
-            n = s1 - s0
-            Rg = R[g - lo:g - lo + n]
-            St = np.maximum(E_prev[sl], Rg)
-            gk = St - thr[sl, k] / r
-            gp = np.maximum(g_prev[sl], gk)
-            gpre[sl, k] = gp
-            g_prev[sl] = gp
-            Jk = J[sl, k]
-            idx = np.arange(s0, s1)
-            M = np.where(Jk >= 0, gpre[idx, np.maximum(Jk, 0)], -np.inf) + B2[sl, k] / r
-            T = np.maximum(T_prev[sl] + b2[sl, k] / r, M)
-            E = np.maximum(St, T) + o_cost
-            T_prev[sl] = T
-            E_prev[sl] = E
-            S_flat[g:g + n] = St
-            E_flat[g:g + n] = E
-            g += n
-        op_end[i] = E_flat[lo:hi].max()
-
-    total = float(E_flat.max())
+    # With ``decompose``, three variants in one batched simulation (about the cost of one): as given,
+    # without ``sync``, and without ``sync`` or ``instruction_overhead``; the differences are causes.
+    variants = [a, {**a, "sync": 0.0}, {**a, "sync": 0.0, "instruction_overhead": 0.0}] if decompose else [a]
+    start, end, ready = _simulate_megakernel(ops, gpu, variants)
+    total_v = end.max(axis=1)
+    total, t0 = float(total_v[0]), a["prologue"]
+    S_flat, E_flat = start[0], end[0]
+    S, G = gpu.num_sms, E_flat.size
+    op_of = np.repeat(np.arange(len(ops)), [o.blocks for o in ops])
     sm = np.arange(G) % S
-    arrays = {"sm": sm, "start": S_flat, "end": E_flat, "ready": R_flat, "op": op_of}
+    arrays = {"sm": sm, "start": S_flat, "end": E_flat, "ready": ready[0], "op": op_of}
     # TimelineEvent objects for the first EVENT_SMS lanes only (all lanes are in ``sm_arrays``)
     sel = np.nonzero(sm < EVENT_SMS)[0]
     prev_end = np.where(sel >= S, E_flat[np.maximum(sel - S, 0)], 0.0)
@@ -544,14 +499,109 @@ def _megakernel(model, gpu, a, ops, ideal, common, decompose) -> Timeline:
     )
     base = ideal / a["bandwidth_efficiency"]
     if decompose:
-        t_nosync = _timeline(model, gpu, "megakernel", {**_raw(a), "sync": 0.0}, False).total
-        t_bare = _timeline(model, gpu, "megakernel", {**_raw(a), "sync": 0.0, "instruction_overhead": 0.0},
-                           False).total
+        t_nosync, t_bare = float(total_v[1]), float(total_v[2])
         bd = {**common, "prologue": t0, "sync_waits": total - t_nosync,
               "instruction_overhead": t_nosync - t_bare, "imbalance": t_bare - base - t0}
     else:
         bd = {**common, "prologue": t0, "other": total - base - t0}
     return Timeline("megakernel", model, gpu, a, total, ideal, events, 1, bd, arrays)
+
+
+def _megakernel_totals(model: Model, gpu: GPU, variants: list) -> np.ndarray:
+    """Megakernel ``total`` (seconds) for each resolved assumption dict in ``variants``; variants that
+    share the structural assumptions are simulated in one batch."""
+    totals = np.empty(len(variants))
+    groups: dict = {}
+    for idx, a in enumerate(variants):
+        groups.setdefault(tuple(a[k] for k in _STRUCTURAL), []).append(idx)
+    for idx in groups.values():
+        batch = [variants[j] for j in idx]
+        _, end, _ = _simulate_megakernel(_ops(model, gpu, batch[0], "megakernel"), gpu, batch)
+        totals[idx] = end.max(axis=1)
+    return totals
+
+
+def _simulate_megakernel(ops, gpu, variants):
+    """Start, end and ready times (seconds; arrays of shape (V, G)) of every megakernel instruction.
+
+    ``variants`` is a list of V resolved assumption dicts that share the structural keys; they may
+    differ in ``bandwidth_efficiency``, ``sync``, ``instruction_overhead`` and ``prologue``. All V
+    are simulated at once (numpy over instructions x variants), so V variants cost about as much as one.
+
+    Instruction g runs on SM g mod S after that SM's previous instruction g - S (round-robin). Let r =
+    BW x eff / S be the SM's share of the bandwidth, C its page buffer (bytes), b_g the instruction's
+    bytes and B_g the SM's bytes loaded through g. Then
+
+    - it starts at ``St_g = max(E_{g-S}, ready_g)`` (ready: the end of the producers it needs, + ``sync``);
+    - the loader, at most C bytes ahead of consumption, can resume from ``GP_g = max(GP_{g-S},
+      St_g - (B_{g-S} + C) / r)`` (``GP = prologue`` before the SM's first instruction);
+    - its last byte is in at ``T_g = B_g / r + GP_J``, J the SM's latest instruction up to g whose cap
+      ``B_{J-S} + C`` is below ``B_g`` (the SM's "before" slot when there is none). This is the
+      streaming recurrence ``T_g = max(T_{g-S} + b_g / r, GP_J + B_g / r)`` solved in closed form: GP is
+      non-decreasing, so is J;
+    - it ends at ``E_g = max(St_g, T_g) + instruction_overhead``.
+    """
+    a0 = variants[0]
+    if any(v[k] != a0[k] for v in variants for k in _STRUCTURAL):
+        raise ValueError("batched megakernel variants must share " + ", ".join(_STRUCTURAL))
+    S = gpu.num_sms
+    C = a0["pages"] * a0["page_bytes"]                                     # page buffer per SM, bytes
+    inv_r = np.array([S / (gpu.hbm_bandwidth * v["bandwidth_efficiency"]) for v in variants])  # s/byte, (V,)
+    sync = np.array([v["sync"] for v in variants])
+    o_cost = np.array([v["instruction_overhead"] for v in variants])
+    V = len(variants)
+
+    blocks = [o.blocks for o in ops]
+    first = np.cumsum([0] + blocks)
+    G = int(first[-1])
+    K = -(-G // S)                                                        # slots per SM
+    b = np.zeros(K * S)
+    b[:G] = np.repeat([(o.weight_bytes + o.kv_bytes) / o.blocks for o in ops], blocks)
+    B = np.cumsum(b.reshape(K, S), axis=0)                                # (K, S): per-SM bytes through slot k
+    cap = np.vstack([np.zeros((1, S)), B[:-1]]) + C                       # loader cap while slot k waits
+    # J: the SM's latest slot j <= k with cap[j] < B[k], as a row of the padded GP below (slot -1 = before)
+    J = np.empty((K, S), dtype=np.int64)
+    for s in range(S):
+        J[:, s] = np.minimum(np.searchsorted(cap[:, s], B[:, s], side="left") - 1, np.arange(K))
+    jrow = ((J + 1) * S + np.arange(S)).ravel()
+    cap_t = cap.reshape(-1, 1) * inv_r                                    # (K S, V) seconds
+    B_t = B.reshape(-1, 1) * inv_r
+    # rows g + S of the padded arrays hold instruction g; rows 0..S-1 are each SM's "before" state
+    E = np.zeros((S + G, V))
+    GP = np.empty((S + G, V))
+    GP[:S] = [v["prologue"] for v in variants]
+    St_all = np.zeros((G, V))
+    R_all = np.zeros((G, V))
+    op_end = np.zeros(V)
+    for i, o in enumerate(ops):
+        lo, hi = int(first[i]), int(first[i + 1])
+        if i == 0:
+            R = np.zeros(V)
+        elif o.deps == "chunks":       # down projection: chunk c waits for the matching chunk of gate/up
+            nch = a0["down_chunks"]
+            bounds = np.linspace(first[i - 1], lo, nch + 1).round().astype(int) + S
+            ready_c = np.stack([E[bounds[c]:bounds[c + 1]].max(axis=0) for c in range(nch)]) + sync  # (nch, V)
+            R = np.repeat(ready_c, o.blocks // nch, axis=0)
+            if len(R) < o.blocks:
+                R = np.vstack([R, np.repeat(ready_c[-1:], o.blocks - len(R), axis=0)])
+        else:
+            R = op_end + sync
+        R_all[lo:hi] = R
+        chunked = R.ndim == 2
+        g = lo
+        while g < hi:                  # one round: the next instruction of n different SMs
+            n = min(S - g % S, hi - g)
+            p, c = g, g + S            # rows p.. hold the same SMs' previous instructions, rows c.. this round
+            St = np.maximum(E[p:p + n], R[g - lo:g - lo + n] if chunked else R)
+            np.maximum(GP[p:p + n], St - cap_t[g:g + n], out=GP[c:c + n])
+            T = GP[jrow[g:g + n]]
+            T += B_t[g:g + n]
+            np.maximum(St, T, out=T)
+            np.add(T, o_cost, out=E[c:c + n])
+            St_all[g:g + n] = St
+            g += n
+        op_end = E[S + lo:S + hi].max(axis=0)
+    return St_all.T, E[S:].T, R_all.T
 
 
 def _raw(a: dict) -> dict:
@@ -604,18 +654,24 @@ def mode_sensitivity(model="Llama-3.2-1B", gpu="H100", knobs: dict | None = None
     Source: lecture §8.3 (code 05, demo 4): the megakernel stays 1.3-1.5x faster, +20-29 points.
     """
     knobs = SENSITIVITY_KNOBS if knobs is None else knobs
-    out = {}
+    model, gpu = get_model(model), _check_gpu(gpu)
+    runs = []                                                  # (knob, resolved assumptions) in order
     for name, values in knobs.items():
         if name in assumptions:
             raise ValueError(f"knob {name!r} is varied; do not also fix it in assumptions")
-        mk, mg, um, ug = [], [], [], []
-        for v in values:
-            c = compare_modes(model, gpu, **{**assumptions, name: v})
-            mk.append(c["multi"].total)
-            mg.append(c["mega"].total)
-            um.append(c["util_multi"])
-            ug.append(c["util_mega"])
-        mk, mg = np.array(mk), np.array(mg)
+        runs += [(name, _resolve(gpu, {**assumptions, name: v})) for v in values]
+    multi = np.array([_timeline(model, gpu, "multi-kernel", _raw(a), False).total for _, a in runs])
+    mega = _megakernel_totals(model, gpu, [a for _, a in runs])   # every megakernel run, batched
+    ideals: dict = {}                                          # bytes depend on the structural knobs only
+    for _, a in runs:
+        key = tuple(a[k] for k in _STRUCTURAL)
+        if key not in ideals:
+            ideals[key] = _ideal(model, gpu, a, _ops(model, gpu, a, "megakernel"))[0]
+    ideal = np.array([ideals[tuple(a[k] for k in _STRUCTURAL)] for _, a in runs])
+    out = {}
+    for name, values in knobs.items():
+        sel = np.array([n == name for n, _ in runs])
+        mk, mg, idl = multi[sel], mega[sel], ideal[sel]
         out[name] = {"values": np.array(values, dtype=float), "multi": mk, "mega": mg, "speedup": mk / mg,
-                     "util_gain": 100 * (np.array(ug) - np.array(um))}
+                     "util_gain": 100 * (idl / mg - idl / mk)}
     return out

@@ -24,10 +24,15 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-__all__ = ["Slider", "Explorer", "Table", "show", "static_mode", "MAX_FRAMES"]
+__all__ = ["Slider", "Explorer", "Table", "show", "static_mode", "frozen_layout", "MAX_FRAMES", "STATIC_DPI",
+           "LIVE_DPI", "LAYOUT_PAD"]
 
 #: Upper bound on precomputed frames per explorer (page weight: ~20-40 KB per frame).
 MAX_FRAMES = 96
+
+#: PNG resolution of the static players' frames and of the live widgets' figures.
+STATIC_DPI = 80
+LIVE_DPI = 90
 
 
 def static_mode() -> bool:
@@ -123,11 +128,79 @@ class Explorer:
             n *= len(s.values)
         return n
 
+    def png(self, data, params: dict, *, dpi: int = STATIC_DPI) -> bytes:
+        """Draw ``data`` (from ``compute(**params)``) and return the PNG bytes, in the explorer's frozen layout.
 
-def _png_data_uri(fig, dpi: int = 80) -> str:
+        Every figure of one explorer uses the axes positions that constrained layout chose for its
+        defaults (with extra padding; see :func:`frozen_layout`): the axes stay put while a slider
+        moves, and the layout is not solved again on every update (that costs about as much as the
+        drawing). A figure whose labels would stick out of the canvas in that layout (a longer title at
+        some setting) is drawn again with its own constrained layout instead, so nothing is ever clipped.
+        """
+        fig = self.draw(data, **params)
+        layout = frozen_layout(self, dpi)
+        if layout is not None and layout[0] == tuple(fig.get_size_inches()) and len(layout[1]) == len(fig.axes):
+            fig.set_layout_engine("none")
+            for ax, bounds in zip(fig.axes, layout[1]):
+                ax.set_position(bounds)
+            png, inside = _encode_png(fig, dpi, check=True)
+            if inside:
+                return png
+            fig = self.draw(data, **params)
+        return _encode_png(fig, dpi, check=False)[0]
+
+
+#: Padding (inches) around each axes when the frozen layout is solved: room for tick labels that are
+#: wider at other slider values than at the defaults (matplotlib's own default is 3 pt = 0.042 in).
+LAYOUT_PAD = 0.09
+
+_LAYOUTS: dict = {}
+
+
+def frozen_layout(explorer: Explorer, dpi: int = STATIC_DPI):
+    """``(figure size in inches, axes positions in figure fractions)`` that constrained layout gives
+    ``explorer``'s defaults figure at ``dpi``, with :data:`LAYOUT_PAD` around each axes; ``None`` if its
+    figures have no constrained layout. Solved once per explorer, resolution and process (text widths
+    depend a little on the resolution). :meth:`Explorer.png` uses it for figures of the same size and
+    number of axes."""
+    key = (explorer.name, dpi)
+    if key not in _LAYOUTS:
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+        p = explorer.defaults()
+        fig = explorer.draw(explorer.compute(**p), **p)
+        engine = fig.get_layout_engine()
+        if engine is None or "w_pad" not in engine.get():
+            _LAYOUTS[key] = None
+        else:
+            engine.set(w_pad=LAYOUT_PAD, h_pad=LAYOUT_PAD)
+            fig.set_dpi(dpi)
+            FigureCanvasAgg(fig).draw()
+            _LAYOUTS[key] = (tuple(fig.get_size_inches()), [ax.get_position().bounds for ax in fig.axes])
+    return _LAYOUTS[key]
+
+
+def _encode_png(fig, dpi: int, check: bool) -> tuple:
+    """Draw ``fig`` once at ``dpi`` and encode it; with ``check``, also report whether everything drawn
+    lies inside the canvas (else True)."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from PIL import Image
+
+    fig.set_dpi(dpi)
+    canvas = FigureCanvasAgg(fig)
+    canvas.draw()
+    inside = True
+    if check:
+        box = fig.get_tightbbox(canvas.get_renderer()).transformed(fig.dpi_scale_trans)
+        inside = box.x0 >= -0.5 and box.y0 >= -0.5 and box.x1 <= fig.bbox.x1 + 0.5 and box.y1 <= fig.bbox.y1 + 0.5
     buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=dpi, bbox_inches="tight")
-    return "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode("ascii")
+    Image.frombuffer("RGBA", canvas.get_width_height(), canvas.buffer_rgba(), "raw", "RGBA", 0, 1).save(
+        buf, format="png")
+    return buf.getvalue(), inside
+
+
+def _png_data_uri(png: bytes) -> str:
+    return "data:image/png;base64," + base64.b64encode(png).decode("ascii")
 
 
 def _frame_key(indices) -> str:
@@ -157,7 +230,7 @@ _PLAYER_JS = """
 """
 
 
-def render_static(explorer: Explorer, *, dpi: int = 80) -> str:
+def render_static(explorer: Explorer, *, dpi: int = STATIC_DPI) -> str:
     """The self-contained HTML player for ``explorer`` (all frames precomputed as PNG data URIs)."""
     n = explorer.n_frames()
     if n > MAX_FRAMES:
@@ -170,7 +243,7 @@ def render_static(explorer: Explorer, *, dpi: int = 80) -> str:
         labels[s.name] = [s.show_value(v) for v in s.values]
     for idx in itertools.product(*(range(len(s.values)) for s in explorer.sliders)):
         params = {**explorer.fixed, **{nm: s.values[i] for nm, s, i in zip(names, explorer.sliders, idx)}}
-        frames[_frame_key(idx)] = _png_data_uri(explorer.draw(explorer.compute(**params), **params), dpi)
+        frames[_frame_key(idx)] = _png_data_uri(explorer.png(explorer.compute(**params), params, dpi=dpi))
     default_idx = [s.values.index(s.default) for s in explorer.sliders]
     rows = []
     for s, i in zip(explorer.sliders, default_idx):
@@ -208,7 +281,7 @@ class _StaticHTML:
 
 def _live_widget(explorer: Explorer):
     import ipywidgets as W
-    from IPython.display import display
+    from IPython.display import Image, display
 
     controls = {}
     for s in explorer.sliders:
@@ -225,8 +298,8 @@ def _live_widget(explorer: Explorer):
                                                  layout=W.Layout(width="480px"))
 
     def _update(**params):
-        fig = explorer.draw(explorer.compute(**{**explorer.fixed, **params}), **{**explorer.fixed, **params})
-        display(fig)
+        p = {**explorer.fixed, **params}
+        display(Image(data=explorer.png(explorer.compute(**p), p, dpi=LIVE_DPI)))
 
     out = W.interactive_output(_update, controls)
     return W.VBox([W.HBox(list(controls.values()), layout=W.Layout(flex_flow="row wrap")), out])

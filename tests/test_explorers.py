@@ -26,12 +26,16 @@ def _finite(x):
 def test_explorer_corners(name):
     ex = EXPLORERS[name]
     assert 1 <= ex.n_frames() <= MAX_FRAMES
-    for params in ex.corners():
+    corners = list(ex.corners())
+    for params in corners:
         data = ex.compute(**params)
         assert _finite(data), f"{name}: non-finite data at {params}"
         fig = ex.draw(data, **params)
         assert fig.axes, f"{name}: empty figure at {params}"
         assert any(ax.has_data() for ax in fig.axes), f"{name}: no data drawn at {params}"
+    # what a live slider move displays, at the two extreme corners
+    for params in (corners[0], corners[-1]):
+        assert ex.png(ex.compute(**params), params)[:8] == b"\x89PNG\r\n\x1a\n"
 
 
 def test_static_player_has_every_frame():

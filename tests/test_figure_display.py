@@ -20,3 +20,72 @@ def test_new_figure_registers_png_formatter():
         assert data["image/png"][:4] in (b"\x89PNG", "iVBO")  # raw bytes or base64 text
     finally:
         InteractiveShell.clear_instance()
+
+
+def test_power_labels_are_plain_unicode():
+    from labcore.plots import power_label
+
+    assert power_label(1000) == "10³"
+    assert power_label(0.01) == "10⁻²"
+    assert power_label(1024, 2) == "2¹⁰"
+    assert power_label(3000) == "3000"          # not a power: a plain number
+    assert power_label(0) == ""
+
+
+def test_log_axes_get_lean_ticks_when_drawn():
+    import io
+
+    from matplotlib.ticker import LogLocator
+
+    from labcore.plots import new_figure
+
+    fig, ax = new_figure(width=3, height=2)
+    ax.loglog([1e2, 1e6], [1e1, 1e5])
+    fig.savefig(io.BytesIO(), format="png")
+    minor = ax.xaxis.get_minor_locator()
+    assert isinstance(minor, LogLocator) and list(minor._subs) == [2.0, 5.0]
+    labels = [t.get_text() for t in ax.xaxis.get_ticklabels() if t.get_text()]
+    assert "10⁴" in labels and not any("$" in t for t in labels)
+    # an axis whose formatter the figure function chose keeps it
+    from matplotlib.ticker import ScalarFormatter
+
+    fig, ax = new_figure(width=3, height=2)
+    ax.semilogx([2, 64], [1, 2], base=2)
+    ax.xaxis.set_major_formatter(ScalarFormatter())
+    fig.savefig(io.BytesIO(), format="png")
+    assert isinstance(ax.xaxis.get_major_formatter(), ScalarFormatter)
+
+
+def _title_explorer():
+    from labcore.plots import new_figure
+    from labcore.widgets import Explorer, Slider
+
+    def draw(data, words=1, **_):
+        fig, ax = new_figure(width=3, height=2)
+        ax.plot([0, 1], [0, data])
+        ax.set_title(" ".join(["overflowing"] * words))
+        return fig
+
+    return Explorer("t_title", lambda words: float(words), draw, (Slider("words", (1, 12), 1),))
+
+
+def test_png_keeps_the_frozen_layout_and_never_clips(monkeypatch):
+    """Frames share the defaults' axes positions; a frame that would not fit is laid out on its own."""
+    from labcore import widgets
+
+    ex = _title_explorer()
+    calls = []
+    real = widgets._encode_png
+
+    def spy(fig, dpi, check):
+        png, inside = real(fig, dpi, check)
+        calls.append((check, inside, fig.get_layout_engine() is None or "w_pad" not in fig.get_layout_engine().get()))
+        return png, inside
+
+    monkeypatch.setattr(widgets, "_encode_png", spy)
+    short = ex.png(ex.compute(words=1), {"words": 1})
+    assert short[:4] == b"\x89PNG"
+    assert calls == [(True, True, True)]            # frozen layout, fits: drawn once
+    calls.clear()
+    ex.png(ex.compute(words=12), {"words": 12})
+    assert calls == [(True, False, True), (False, True, False)]   # overflow -> own constrained layout

@@ -135,6 +135,76 @@ def test_other_models_run():
         assert 0 < c["util_multi"] < c["util_mega"] <= 1
 
 
+def _reference_megakernel(model, gpu, **assumptions):
+    """The megakernel model as the module docstring states it, one instruction at a time in plain Python
+    (slow, obvious): the streaming recurrence T = max(T_prev + b / r, resume_J + B / r) with the loader
+    capped at C bytes ahead, no closed forms and no batching. Returns every instruction's end time."""
+    from labcore import megakernel as mk
+
+    g = get_gpu(gpu)
+    a = mk._resolve(g, assumptions)
+    ops = mk._ops(get_model(model), g, a, "megakernel")
+    S, C = g.num_sms, a["pages"] * a["page_bytes"]
+    r = g.hbm_bandwidth * a["bandwidth_efficiency"] / S
+    E_sm, T_sm = [0.0] * S, [a["prologue"]] * S
+    B_sm = [[] for _ in range(S)]        # bytes loaded through each of the SM's slots
+    caps = [[] for _ in range(S)]        # each slot's loader cap: bytes through the slot before it + C
+    resume = [[] for _ in range(S)]      # cumulative latest loader-resume time per slot
+    ends, g_idx = [], 0
+    for i, o in enumerate(ops):
+        if i == 0:
+            ready = [0.0] * o.blocks
+        elif o.deps == "chunks":
+            prev = ends[-ops[i - 1].blocks:]
+            n = a["down_chunks"]
+            bounds = [round(ops[i - 1].blocks * c / n) for c in range(n + 1)]
+            chunk_ready = [max(prev[bounds[c]:bounds[c + 1]]) + a["sync"] for c in range(n)]
+            per = o.blocks // n
+            ready = [chunk_ready[min(k // per, n - 1)] for k in range(o.blocks)]
+        else:
+            ready = [max(ends[-ops[i - 1].blocks:]) + a["sync"]] * o.blocks
+        b = (o.weight_bytes + o.kv_bytes) / o.blocks
+        for k in range(o.blocks):
+            s = g_idx % S
+            g_idx += 1
+            B_prev = B_sm[s][-1] if B_sm[s] else 0.0
+            B_now = B_prev + b
+            start = max(E_sm[s], ready[k])
+            cap = B_prev + C                                     # this slot's loader cap while it waits
+            resume[s].append(max(resume[s][-1] if resume[s] else -np.inf, start - cap / r))
+            B_sm[s].append(B_now)
+            caps[s].append(cap)
+            J = max((j for j, c in enumerate(caps[s]) if c < B_now), default=-1)   # latest binding slot
+            bound = resume[s][J] + B_now / r if J >= 0 else -np.inf
+            T = max(T_sm[s] + b / r, bound)
+            E = max(start, T) + a["instruction_overhead"]
+            T_sm[s], E_sm[s] = T, E
+            ends.append(E)
+    return np.array(ends)
+
+
+@pytest.mark.parametrize("kw", [{}, {"pages": 2, "sync": 2e-6}, {"rows_per_block": 64, "bandwidth_efficiency": 0.7}])
+def test_megakernel_matches_the_plain_recurrence(kw):
+    """The vectorised simulation (closed-form streaming bound, all SMs per numpy step) is the recurrence."""
+    g = get_gpu("H100").with_(num_sms=8)            # 8 SMs keep the plain-Python reference quick
+    ref = _reference_megakernel("GPT-2-medium", g, **kw)
+    fast = timeline("GPT-2-medium", g, mode="megakernel", **kw).sm_arrays["end"]
+    np.testing.assert_allclose(fast, ref, rtol=1e-12, atol=1e-15)
+
+
+def test_batched_variants_equal_single_runs():
+    """mode_sensitivity simulates all its megakernel variants in one batch; each equals its own run."""
+    knobs = {"sync": (0.0, 2e-6), "bandwidth_efficiency": (0.8,), "instruction_overhead": (1e-6,)}
+    s = mode_sensitivity("Llama-3.2-1B", "H100", knobs=knobs)
+    for name, values in knobs.items():
+        for v, mega, multi in zip(values, s[name]["mega"], s[name]["multi"]):
+            assert mega == pytest.approx(timeline("Llama-3.2-1B", "H100", mode="megakernel", **{name: v}).total,
+                                         rel=1e-12)
+            assert multi == pytest.approx(timeline("Llama-3.2-1B", "H100", **{name: v}).total, rel=1e-12)
+    bd = timeline("Llama-3.2-1B", "H100", mode="megakernel").breakdown()
+    assert bd["sync_waits"] > 0 and bd["instruction_overhead"] > 0
+
+
 # ---- monotonicity (issue 5: changing one assumption moves only what it should) -------------------
 
 @settings(max_examples=25, deadline=None)

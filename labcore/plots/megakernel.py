@@ -9,7 +9,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from ..megakernel import SENSITIVITY_KNOBS, TIMELINE_DEFAULTS, compare_modes, mode_sensitivity, timeline
+from ..megakernel import SENSITIVITY_KNOBS, TIMELINE_DEFAULTS, _timeline, compare_modes, mode_sensitivity, timeline
 from ..widgets import Explorer, Slider
 from . import new_figure, register
 
@@ -42,7 +42,7 @@ def _gap(cuda_graphs: bool) -> float:
 # ---------------------------------------------------------------------------------------------------
 
 
-def timeline_data(model="Llama-3.2-1B", gpu="H100", *, cuda_graphs=True, sm_lanes=6, **assumptions) -> dict:
+def timeline_data(model="Llama-3.2-1B", gpu="H100", *, cuda_graphs=True, sm_lanes=4, **assumptions) -> dict:
     """Both modes (and the multi-kernel with PDL) at the same assumptions, ready for :func:`gantt_figure`.
 
     Returns dict with ``multi``, ``pdl``, ``mega`` (:class:`~labcore.megakernel.Timeline`), and
@@ -52,7 +52,7 @@ def timeline_data(model="Llama-3.2-1B", gpu="H100", *, cuda_graphs=True, sm_lane
     a = {**assumptions, "launch_gap": _gap(cuda_graphs)}
     mk = timeline(model, gpu, mode="multi-kernel", **a)
     pdl = timeline(model, gpu, mode="multi-kernel", **{**a, "pdl": True})
-    mg = timeline(model, gpu, mode="megakernel", **a)
+    mg = _timeline(model, gpu, "megakernel", a, decompose=False)   # totals and lanes; no breakdown needed
     arr = mg.sm_arrays
     from ..megakernel import _ops  # the op list gives each instruction's kind
     op_kinds = np.array([o.kind for o in _ops(mg.model, mg.gpu, mg.assumptions, "megakernel")])
@@ -63,42 +63,69 @@ def timeline_data(model="Llama-3.2-1B", gpu="H100", *, cuda_graphs=True, sm_lane
     return {"multi": mk, "pdl": pdl, "mega": mg, "lanes": lanes, "cuda_graphs": cuda_graphs}
 
 
-def _draw_kernel_row(ax, y, tl, h=0.7, t_max=None):
-    """One row of kernels; segments batched per colour (one broken_barh call each)."""
-    segs: dict = {}
-    tails: dict = {}
+def _kernel_row_bars(y, tl, h=0.7, t_max=None):
+    """Bars of one row of kernels: ``(solid, tails)``, each a list of ``(x0, width, y0, height, colour)`` in µs."""
+    solid, tails = [], []
     for e in tl.events:
         if t_max is not None and e.start > t_max:
             break
         p = e.parts
         t = e.start + p["launch_gap"]
         if p["prologue"] > 0:
-            segs.setdefault("#bdbdbd", []).append((t / US, p["prologue"] / US))
+            solid.append((t / US, p["prologue"] / US, y - h / 2, h, "#bdbdbd"))
         t += p["prologue"]
-        segs.setdefault(KIND_COLORS[e.kind], []).append((t / US, p["work"] / US))
+        solid.append((t / US, p["work"] / US, y - h / 2, h, KIND_COLORS[e.kind]))
         t += p["work"]
         if p["tail"] > 0:
-            tails.setdefault(KIND_COLORS[e.kind], []).append((t / US, p["tail"] / US))
-    for c, xr in segs.items():
-        ax.broken_barh(xr, (y - h / 2, h), color=c, lw=0)
-    for c, xr in tails.items():
-        ax.broken_barh(xr, (y - h / 2, h), facecolor="white", edgecolor=c, hatch="////", lw=0.4)
+            tails.append((t / US, p["tail"] / US, y - h / 2, h, KIND_COLORS[e.kind]))
+    return solid, tails
 
 
-def _draw_lane(ax, y, lane, h=0.7, t_max=None):
-    for kind, color in KIND_COLORS.items():
-        sel = lane["kind"] == kind
-        if t_max is not None:
-            sel &= lane["start"] <= t_max
-        if sel.any():
-            st, en = lane["start"][sel], lane["end"][sel]
-            ax.broken_barh(list(zip(st / US, (en - st) / US)), (y - h / 2, h), color=color, lw=0)
+def _lane_bars(y, lane, h=0.7, t_max=None):
+    """Bars of one megakernel SM lane, as in :func:`_kernel_row_bars`."""
+    sel = np.ones(lane["start"].size, bool) if t_max is None else lane["start"] <= t_max
+    st, en, kind = lane["start"][sel], lane["end"][sel], lane["kind"][sel]
+    return [(a / US, (b - a) / US, y - h / 2, h, KIND_COLORS[k]) for a, b, k in zip(st.tolist(), en.tolist(), kind)]
+
+
+def _merge_bars(bars, tol):
+    """Join bars of one row and colour that touch or are less than ``tol`` apart (drawing the same
+    picture with fewer polygons: at the figure's resolution such gaps are below a pixel)."""
+    out = []
+    for bar in sorted(bars, key=lambda b: (b[2], b[4], b[0])):
+        x, w, y0, h, c = bar
+        if out and out[-1][2] == y0 and out[-1][4] == c and x - (out[-1][0] + out[-1][1]) < tol:
+            px = out[-1][0]
+            out[-1] = (px, max(px + out[-1][1], x + w) - px, y0, h, c)
+        else:
+            out.append(bar)
+    return out
+
+
+def _add_bars(ax, bars, tol=0.0, **kw):
+    """All ``bars`` as one PolyCollection (one artist, however many bars: fast to draw); bars closer
+    than ``tol`` (µs) are merged first (:func:`_merge_bars`)."""
+    from matplotlib.collections import PolyCollection
+
+    if not bars:
+        return
+    if tol > 0:
+        bars = _merge_bars(bars, tol)
+    verts = [((x, y0), (x + w, y0), (x + w, y0 + h), (x, y0 + h)) for x, w, y0, h, _ in bars]
+    colours = [c for *_, c in bars]
+    if kw.pop("pale", False):     # a tail: the kernel's colour, faded, with a thin outline of it
+        from matplotlib.colors import to_rgba
+
+        faded = [to_rgba(c, 0.3) for c in colours]
+        ax.add_collection(PolyCollection(verts, facecolors=faded, edgecolors=colours, **kw), autolim=False)
+    else:
+        ax.add_collection(PolyCollection(verts, facecolors=colours, edgecolors="none", **kw), autolim=False)
 
 
 def gantt_figure(data: dict, *, zoom: float = 100e-6):
     """Gantt chart: multi-kernel (one row of kernels), the same with PDL, and megakernel SM lanes, on one
     time axis; top panel the whole forward pass, bottom panel the first ``zoom`` seconds, where the white
-    gaps (launch), grey prologues and hatched tails are visible.
+    gaps (launch), grey prologues and pale tails are visible.
     """
     mk, pdl, mg, lanes = data["multi"], data["pdl"], data["mega"], data["lanes"]
     fig, axes = new_figure(2, 1, width=8.0, height=6.4, gridspec_kw={"height_ratios": [1, 1.25]})
@@ -107,15 +134,20 @@ def gantt_figure(data: dict, *, zoom: float = 100e-6):
             ("multi-kernel + PDL", pdl)]
     n_rows = len(rows) + len(lanes)
     for ax, t_max in ((axes[0], None), (axes[1], zoom)):
-        labels = []
+        labels, solid, tails = [], [], []
         for i, (label, tl) in enumerate(rows):
             y = n_rows - 1 - i
-            _draw_kernel_row(ax, y, tl, t_max=t_max)
+            s_, t_ = _kernel_row_bars(y, tl, t_max=t_max)
+            solid += s_
+            tails += t_
             labels.append((y, label))
         for j, lane in enumerate(lanes):
             y = n_rows - 1 - len(rows) - j
-            _draw_lane(ax, y, lane, t_max=t_max)
+            solid += _lane_bars(y, lane, t_max=t_max)
             labels.append((y, f"megakernel SM {j}"))
+        span = (t_max or max(mk.total, pdl.total, mg.total)) / US
+        _add_bars(ax, solid, tol=span / 2000, linewidths=0)       # ~600 px wide: merge sub-pixel gaps only
+        _add_bars(ax, tails, pale=True, linewidths=0.4)
         ax.set_yticks([y for y, _ in labels], [lab for _, lab in labels], fontsize=7)
         ax.set_ylim(-0.6, n_rows - 0.4)
         ax.set_xlabel("time since the forward pass started (µs)")
@@ -130,7 +162,7 @@ def gantt_figure(data: dict, *, zoom: float = 100e-6):
     axes[0].set_title(f"{mk.model.name}, batch-1 decode on {mk.gpu.name}: one forward pass", fontsize=9)
     axes[1].set_xlim(0, zoom / US)
     axes[1].set_title(f"the first {zoom / US:.0f} µs: white = launch gap or wait, grey = prologue, "
-                      "hatched = tail", fontsize=8)
+                      "pale = tail", fontsize=8)
     from matplotlib.patches import Patch
     handles = [Patch(color=c, label=k) for k, c in KIND_COLORS.items()]
     axes[1].legend(handles=handles, ncols=4, fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.22),

@@ -61,7 +61,7 @@ def io_vs_N_data(N: int = 4096, d: int = 64, gpu: str = "A100-40GB-SXM") -> dict
 def draw_io_vs_N(data, **_):
     fig, ax = new_figure(width=6.4, height=3.6)
     ax.loglog(data["Ns"], data["nd"] / 1e6, label="4Nd term (Q, K, V, O)", color="C0")
-    ax.loglog(data["Ns"], data["nn"] / 1e6, label=r"4N$^2$ term (S, P round trips)", color="C3")
+    ax.loglog(data["Ns"], data["nn"] / 1e6, label="4N² term (S, P round trips)", color="C3")
     ax.loglog(data["Ns"], (data["nd"] + data["nn"]) / 1e6, "k--", lw=1, label="total")
     ax.axvline(data["N"], color="gray", lw=1)
     ax.set_title(f"N = {data['N']:,}, d = {data['d']}: {data['total'] / 1e6:,.1f} MB, "
@@ -107,9 +107,9 @@ def draw_trace(data, **_):
     axs[0].legend(fontsize=7)
     axs[1].bar(b, data["alpha"], color="C2")
     axs[1].set_ylim(0, 1.05)
-    axs[1].set_title(r"rescale factor $\alpha = e^{m - m_{new}}$", fontsize=9)
+    axs[1].set_title("rescale factor α = exp(m − m_new)", fontsize=9)
     axs[2].plot(b, data["l"], "o-", color="C1", ms=3)
-    axs[2].set_title(r"$\ell$ (relative to the current m)", fontsize=9)
+    axs[2].set_title("ℓ (relative to the current m)", fontsize=9)
     for ax in axs:
         ax.set_xlabel("block")
     return fig
@@ -176,7 +176,7 @@ def draw_precision(data, **_):
     err = abs(data["acc"][-1] - data["exact"][-1]) / data["exact"][-1]
     ax.set_title(f"relative error of l after {j[-1]:,} keys: {err:.1e}", fontsize=9)
     ax.set_xlabel("keys summed")
-    ax.set_ylabel(r"$\ell$")
+    ax.set_ylabel("ℓ")
     ax.legend(fontsize=8)
     return fig
 
