@@ -36,21 +36,9 @@ TARGETS = {"notebooks_total_s": 60.0, "update_p95_ms": 100.0, "compute_p95_ms": 
 
 
 def toc_pages() -> list[str]:
-    import yaml
+    from labcore.sections import toc_pages as pages
 
-    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
-    pages = [toc["root"]]
-
-    def walk(node):
-        if isinstance(node, dict):
-            if "file" in node:
-                pages.append(node["file"])
-            for key in ("parts", "chapters", "sections"):
-                for child in node.get(key, []) or []:
-                    walk(child)
-
-    walk(toc)
-    return [re.sub(r"\.(md|ipynb|rst)$", "", p) for p in pages]
+    return pages(ROOT / "_toc.yml")
 
 
 def _read_notebook(docname: str):

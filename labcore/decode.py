@@ -516,7 +516,15 @@ def _resolve_splits(gpu, num_splits, batch, seqlen, hq, hkv, d, method, variant,
         choice(num_splits, "num_splits", _SPLIT_MODES)
         return flash_attn_num_splits(gpu, batch=batch, seqlen=seqlen, num_q_heads=hq, num_kv_heads=hkv,
                                      head_dim=d, sm_doubling=(num_splits == "heuristic-2.5.7"))
-    return _int_array(num_splits, "num_splits")
+    splits = _int_array(num_splits, "num_splits")
+    over = np.asarray(splits) > np.asarray(seqlen)
+    if np.any(over):
+        i = np.unravel_index(np.argmax(over), over.shape) if over.ndim else ()
+        bad_s = np.broadcast_to(splits, over.shape)[i]
+        bad_n = np.broadcast_to(seqlen, over.shape)[i]
+        raise ValueError(f"num_splits must not exceed seqlen (every split needs at least one key); got "
+                         f"num_splits={int(bad_s)} for seqlen={int(bad_n)}")
+    return splits
 
 
 def decode_attention_time(gpu, *, batch, seqlen, num_q_heads, num_kv_heads, head_dim, method,
@@ -569,7 +577,8 @@ def decode_attention_time(gpu, *, batch, seqlen, num_q_heads, num_kv_heads, head
         :class:`DecodeEstimate`.
     Raises:
         ValueError: unknown GPU, method, variant or split mode; sizes < 1; ``H_q`` not a multiple of
-        ``H_kv``; ``num_splits`` given for ``"fa2"``. TypeError: unknown assumption keyword, non-integers.
+        ``H_kv``; ``num_splits`` given for ``"fa2"``, or more splits than keys (``num_splits > seqlen``).
+        TypeError: unknown assumption keyword, non-integers.
     Source: lecture §6.3; dao2023flashdecoding; Dao 2023 (FlashAttention-2) for the tile and efficiency.
     """
     gpu = get_gpu(gpu)

@@ -41,7 +41,7 @@ import math
 import numbers
 import uuid
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Callable
 
 import numpy as np
 

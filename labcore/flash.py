@@ -23,6 +23,7 @@ import numpy as np
 
 from ._checks import as_matrix, as_vector, check_qkv, choice, positive_int, resolve_scale
 from .attention import masked_scores, row_softmax
+from .flops import forward_nonmatmul_terms
 from .hbm import Ledger, causal_block_counts, flash_backward_io, flash_forward_io, standard_attention_io, \
     standard_backward_io
 
@@ -578,10 +579,9 @@ def attention_flops(N: int, d: int, *, pass_: str = "forward", algorithm: str = 
     counted):
 
     - standard forward: max, subtract, exp, sum, divide: 5 per entry;
-    - flash forward: max, subtract, exp, sum: 4 per entry; per visited pair and O element 1 (fa2:
-      ``acc *= alpha``) or 4 (fa1: two rescales, an add and a divide, normalising at every step); per pair
-      and row 4 (fa2: max, subtract, exp, l update) or 9 (fa1: the m, l bookkeeping of Algorithm 1); at
-      the end 1 per O element (fa2's single divide) and 2 per row (``lse = m + log l``);
+    - flash forward: :func:`labcore.flops.forward_nonmatmul_terms` over the entries and (row, key block)
+      pairs visited, with per-step normalisation for fa1 (Algorithm 1) and deferred for fa2 (the terms are
+      listed in :mod:`labcore.flops`);
     - standard backward: ``rowsum(P * dP)`` (2) and ``dS = P * (dP - D)`` (2): 4 per entry; scaling dQ
       and dK: 2 per Q/K element;
     - flash backward: ``exp(S - lse)`` (2) and dS (2): 4 per entry; ``D = rowsum(dO * O)``: 2 per O
@@ -622,11 +622,8 @@ def attention_flops(N: int, d: int, *, pass_: str = "forward", algorithm: str = 
     E = int((rows * cols).sum())
     pair_rows = int((rows * J).sum())
     if pass_ == "forward":
-        if loop_order == "fa2":
-            non = 4 * E + pair_rows * d + 4 * pair_rows + N * d + 2 * N
-        else:
-            non = 4 * E + 4 * pair_rows * d + 9 * pair_rows + 2 * N
-        return AttentionFlops(4 * E * d, non)
+        norm = "deferred" if loop_order == "fa2" else "per-step"
+        return AttentionFlops(4 * E * d, forward_nonmatmul_terms(E, pair_rows, N, d, norm)["total"])
     return AttentionFlops(10 * E * d, 4 * E + 2 * N * d + N * d + N_k * d)
 
 

@@ -4,16 +4,25 @@ Counting convention: a multiply-add is 2 FLOP. Non-matmul operations (max, subtr
 multiply, divide on CUDA cores) count 1 each. Forward attention for one head does two matmuls,
 ``S = Q K^T`` and ``O = P V``: ``4 N_q N_k d`` FLOP.
 
-Non-matmul work of the tiled forward (one head, keys in blocks of ``block_kv``), per score element:
-max, subtract, exp, row-sum (4); per (query row, key block): the running-statistics update (new max,
-alpha = exp, rescale of l, add to l: 5 scalars) plus, on the d-wide output row,
-- per-step normalisation (FlashAttention Algorithm 1, line 12): O <- diag(l_new)^-1 (diag(l) e^{m-m_new} O
-  + e^{m~-m_new} P~ V_j): scale O, scale P~V, add, divide = 4 d;
-- deferred normalisation (FlashAttention-2 §3.1): acc <- alpha acc (+ the matmul's own accumulate) = d,
-  and a single divide by l at the end (d per row).
+This module is the one place that counts the non-matmul work of a tiled attention forward (one head,
+keys in blocks of B_c; :func:`labcore.flash.attention_flops` uses the same count for its causal and
+loop-order variants):
+
+- per score element: max, subtract, exp, row-sum: 4;
+- per (query row, key block) pair, the running statistics:
+  deferred normalisation (FlashAttention-2 §3.1): m_new = max(m, rowmax), alpha = exp(m - m_new)
+  (subtract, exp), l = alpha l + rowsum (multiply, add): 5;
+  per-step normalisation (FlashAttention Algorithm 1, line 11): m_new (1), l_new = e^{m - m_new} l +
+  e^{m~ - m_new} l~ (2 subtracts, 2 exps, 2 multiplies, 1 add), 1 / l_new (1): 9;
+- per pair and output element: deferred: acc <- alpha acc (1; the P V accumulate is matmul work);
+  per-step (Algorithm 1, line 12): O <- diag(l_new)^-1 (diag(l) e^{m - m_new} O + e^{m~ - m_new} P~ V_j):
+  scale O, scale P~V, add, divide: 4;
+- at the end, per row: deferred: divide the d outputs by l (d); both: lse = m + log l (2).
+
 The softmax scale is folded into Q (as real kernels do) and not counted.
 
-Sources: FlashAttention-2 (Dao 2023) §3.1; lecture §3.3 (1.6% and 1.0% for N = 4096, d = 128).
+Sources: FlashAttention (Dao et al. 2022) Algorithm 1; FlashAttention-2 (Dao 2023) §3.1; lecture §3.3
+(1.6% and 1.0% for N = 4096, d = 128).
 """
 from __future__ import annotations
 
@@ -21,7 +30,8 @@ import math
 
 from ._checks import choice, positive_int
 
-__all__ = ["attention_matmul_flops", "nonmatmul_ops", "nonmatmul_fraction", "standard_attention_intensity", "roofline_time"]
+__all__ = ["attention_matmul_flops", "forward_nonmatmul_terms", "nonmatmul_ops", "nonmatmul_fraction",
+           "standard_attention_intensity", "roofline_time"]
 
 
 def attention_matmul_flops(N_q: int, N_k: int, d: int, *, d_v: int | None = None) -> int:
@@ -36,29 +46,51 @@ def attention_matmul_flops(N_q: int, N_k: int, d: int, *, d_v: int | None = None
     return 2 * N_q * N_k * d + 2 * N_q * N_k * d_v
 
 
+def forward_nonmatmul_terms(entries: int, row_blocks: int, N_q: int, d: int, normalisation: str) -> dict:
+    """Non-matmul operations of a tiled attention forward, by cause, from the work it visits.
+
+    Args:
+        entries: score elements computed (N_q x N_k without a mask; causal kernels compute whole
+            diagonal blocks). row_blocks: (query row, key block) pairs visited. N_q: query rows. d: head
+            dimension. All ints >= 0 (N_q, d >= 1). normalisation: ``"per-step"`` (FlashAttention
+            Algorithm 1) or ``"deferred"`` (FlashAttention-2).
+    Returns:
+        dict of ints: ``softmax`` (4 per entry), ``statistics`` (5 or 9 per pair), ``output`` (1 or 4
+        per pair and output element, plus the final divide when deferred), ``lse`` (2 per row), ``total``.
+    Raises:
+        TypeError/ValueError: sizes that are not integers in range; an unknown normalisation.
+    Source: the module docstring lists every term (FlashAttention Algorithm 1; FlashAttention-2 §3.1).
+    """
+    entries = positive_int(entries, "entries", minimum=0)
+    row_blocks = positive_int(row_blocks, "row_blocks", minimum=0)
+    N_q, d = positive_int(N_q, "N_q"), positive_int(d, "d")
+    deferred = choice(normalisation, "normalisation", ("per-step", "deferred")) == "deferred"
+    softmax = 4 * entries
+    stats = (5 if deferred else 9) * row_blocks
+    output = d * row_blocks + d * N_q if deferred else 4 * d * row_blocks
+    lse = 2 * N_q
+    return {"softmax": softmax, "statistics": stats, "output": output, "lse": lse,
+            "total": softmax + stats + output + lse}
+
+
 def nonmatmul_ops(N_q: int, N_k: int, d: int, *, block_kv: int = 128, normalisation: str = "deferred") -> dict:
-    """Non-matmul operations of one head's tiled forward, by cause (see the module docstring).
+    """Non-matmul operations of one head's tiled forward without a mask, by cause.
+
+    Every query row visits all ``T_c = ceil(N_k / block_kv)`` key blocks; the terms are those of
+    :func:`forward_nonmatmul_terms` (listed in the module docstring).
 
     Args:
         N_q, N_k, d: positive ints. block_kv: keys per block (B_c, default 128 = FlashAttention-2's tile for
             d = 128). normalisation: ``"per-step"`` (FlashAttention Algorithm 1) or ``"deferred"``
             (FlashAttention-2).
     Returns:
-        dict with ``softmax`` (4 per score), ``statistics`` (5 per row and key block), ``output``
-        (rescaling of the output row) and ``total``; all ints.
-    Raises: ValueError for an unknown normalisation or bad sizes.
+        dict with ``softmax``, ``statistics``, ``output``, ``lse`` and ``total``; all ints.
+    Raises: TypeError/ValueError for an unknown normalisation or bad sizes.
+    Source: FlashAttention-2 §3.1; lecture §3.3.
     """
     N_q, N_k, d = positive_int(N_q, "N_q"), positive_int(N_k, "N_k"), positive_int(d, "d")
     block_kv = positive_int(block_kv, "block_kv")
-    choice(normalisation, "normalisation", ("per-step", "deferred"))
-    T_c = math.ceil(N_k / block_kv)
-    softmax = 4 * N_q * N_k
-    stats = 5 * N_q * T_c
-    if normalisation == "per-step":
-        output = 4 * d * N_q * T_c
-    else:
-        output = d * N_q * T_c + d * N_q
-    return {"softmax": softmax, "statistics": stats, "output": output, "total": softmax + stats + output}
+    return forward_nonmatmul_terms(N_q * N_k, N_q * math.ceil(N_k / block_kv), N_q, d, normalisation)
 
 
 def nonmatmul_fraction(N: int, d: int, *, block_kv: int = 128, normalisation: str = "deferred", gpu=None) -> dict:

@@ -13,7 +13,7 @@ to a function with the MyST role ``{py:func}`` applied to ``labcore.reference_at
 """
 from __future__ import annotations
 
-__all__ = ["SECTIONS", "MODULE_PAGES", "section_for"]
+__all__ = ["SECTIONS", "MODULE_PAGES", "section_for", "toc_pages"]
 
 _S1, _S2, _S3 = "book/01_bottlenecks", "book/02_io_awareness", "book/03_online_softmax"
 _S4, _S5, _S6 = "book/04_flash_forward", "book/05_flash_backward", "book/06_flash_decoding"
@@ -74,3 +74,26 @@ def section_for(name: str) -> str | None:
         if attr in getattr(module, "__all__", ()):
             return MODULE_PAGES[mod]
     raise ValueError(f"name {name!r} is not a public labcore name (see the __all__ of the labcore modules)")
+
+
+def toc_pages(toc_path) -> list[str]:
+    """Every page of the book's table of contents in reading order, root first, as docnames
+    (``["book/intro", "book/01_bottlenecks", ...]``).
+
+    Args: toc_path: path of ``_toc.yml``. Returns: list of str.
+    Raises: ``sphinx_external_toc``'s errors for a malformed table of contents; ImportError without it
+    (it comes with Jupyter Book, which parses the same file the same way).
+    """
+    from sphinx_external_toc.parsing import parse_toc_yaml
+
+    site = parse_toc_yaml(str(toc_path))
+
+    def walk(doc) -> list[str]:
+        pages = [doc.docname]
+        for tree in doc.subtrees:
+            for item in tree.items:
+                if str(item) in site:          # a page (URLs and globs are not pages of this book)
+                    pages += walk(site[str(item)])
+        return pages
+
+    return walk(site.root)

@@ -141,6 +141,18 @@ def test_unknown_gpu_and_fa2_split_errors():
         lc.decode_attention_time("A100", batch=1, seqlen=10, method="fa2", num_splits=4, **CODELLAMA)
 
 
+def test_more_splits_than_keys_is_refused():
+    """Every split needs at least one key: 10,000 splits of a 1,024-key cache is an input error."""
+    with pytest.raises(ValueError, match="num_splits=10000 for seqlen=1024"):
+        lc.decode_attention_time("A100", batch=1, seqlen=1024, method="flash_decoding", num_splits=10_000,
+                                 **CODELLAMA)
+    with pytest.raises(ValueError, match="num_splits=8 for seqlen=4"):
+        lc.decode_time_grid("A100", batch=1, seqlen=np.array([4, 1024]), method="flash_decoding", num_splits=8,
+                            **CODELLAMA)
+    edge = lc.decode_attention_time("A100", batch=1, seqlen=16, method="flash_decoding", num_splits=16, **CODELLAMA)
+    assert edge.num_splits == 16 and np.isfinite(edge.total)
+
+
 def test_algorithm_bad_input():
     q, K, V = _qkv(10, g=4)
     with pytest.raises(ValueError):

@@ -9,7 +9,7 @@ import labcore as lc
 from labcore import (Ledger, attention_flops, causal_block_fraction, causal_block_map, flash_attention_backward,
                      flash_attention_forward, flash_backward_io, flash_forward_io, flash_tile_schedule,
                      gpt2_medium_comparison, paper_block_sizes, reference_attention, saved_for_backward_bytes,
-                     standard_attention, standard_attention_backward, standard_attention_io, standard_backward_io,
+                     standard_attention_backward, standard_attention_io, standard_backward_io,
                      training_step_io)
 
 RNG = np.random.default_rng(1234)

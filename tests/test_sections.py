@@ -5,10 +5,9 @@ import sys
 from pathlib import Path
 
 import pytest
-import yaml
 
 import labcore
-from labcore.sections import MODULE_PAGES, SECTIONS, section_for
+from labcore.sections import MODULE_PAGES, SECTIONS, section_for, toc_pages
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "book" / "_ext"))
@@ -16,19 +15,7 @@ from flashbook_api import _public_modules, api_entries  # noqa: E402  (what the 
 
 
 def _toc_files() -> set[str]:
-    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
-    found = {toc["root"]}
-
-    def walk(node):
-        if isinstance(node, dict):
-            if "file" in node:
-                found.add(node["file"])
-            for key in ("parts", "chapters", "sections"):
-                for child in node.get(key, []) or []:
-                    walk(child)
-
-    walk(toc)
-    return found
+    return set(toc_pages(ROOT / "_toc.yml"))
 
 
 def test_every_public_name_resolves_to_a_page_in_the_book():
@@ -38,7 +25,7 @@ def test_every_public_name_resolves_to_a_page_in_the_book():
     missing = sorted(p for p in set(pages.values()) if p is not None and p not in toc)
     assert not missing, f"section_for points at pages missing from _toc.yml: {missing}"
     # every algorithm/model name is explained somewhere (only plumbing may map to None)
-    plumbing = ("SECTIONS", "MODULE_PAGES", "section_for")
+    plumbing = ("SECTIONS", "MODULE_PAGES", "section_for", "toc_pages")
     unexplained = sorted(k for k, p in pages.items()
                          if p is None and not (k.startswith(("widgets.", "plots.")) or k in plumbing))
     assert not unexplained, f"public names no section explains: {unexplained}"

@@ -256,7 +256,7 @@ def backward_traffic_figure(data, N=4096, d=128, block=128, causal=False, **_):
                 if v > 0.45:
                     ax.text(left + v / 2, y, n, ha="center", va="center", fontsize=7, color="white")
                 left += v
-    ax.set_yticks([0, 1], ["standard\n(Alg. 0 + 3)", f"flash\n(fa2 + Alg. 4)"])
+    ax.set_yticks([0, 1], ["standard\n(Alg. 0 + 3)", "flash\n(fa2 + Alg. 4)"])
     ax.invert_yaxis()
     ax.set_xlabel("elements ÷ N² (forward + backward, one head)")
     ax.set_title(f"N = {N:,}, d = {d}, blocks {block}x{block}" + (", causal" if causal else "")

@@ -9,7 +9,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from ..megakernel import SENSITIVITY_KNOBS, TIMELINE_DEFAULTS, _timeline, compare_modes, mode_sensitivity, timeline
+from ..megakernel import TIMELINE_DEFAULTS, _timeline, mode_sensitivity, timeline
 from ..widgets import Explorer, Slider
 from . import new_figure, register
 

@@ -16,7 +16,6 @@ import re
 import urllib.parse
 from pathlib import Path
 
-import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
 HTML = ROOT / "_build" / "html"
@@ -30,22 +29,9 @@ CHROMIUM_ARGS = [
 
 def toc_pages(toc_path: Path = ROOT / "_toc.yml") -> list[str]:
     """Every docname in the table of contents (root first), e.g. ``["book/intro", "book/01_bottlenecks"]``."""
-    toc = yaml.safe_load(toc_path.read_text())
-    pages = [toc["root"]]
+    from labcore.sections import toc_pages as pages
 
-    def walk(node):
-        if isinstance(node, dict):
-            if "file" in node:
-                pages.append(node["file"])
-            for key in ("parts", "chapters", "sections"):
-                for child in node.get(key, []) or []:
-                    walk(child)
-        elif isinstance(node, list):
-            for child in node:
-                walk(child)
-
-    walk(toc)
-    return [re.sub(r"\.(md|ipynb|rst)$", "", p) for p in pages]
+    return pages(toc_path)
 
 
 def source_of(docname: str) -> Path | None:

@@ -1,8 +1,6 @@
 """The static-HTML exercise graders work in a real browser and agree with labcore.exercises.check."""
 from __future__ import annotations
 
-import pytest
-
 from bookbrowser import new_offline_page
 
 import labcore.exercises as E
