@@ -35,15 +35,14 @@ def test_power_labels_are_plain_unicode():
 def test_log_axes_get_lean_ticks_when_drawn():
     import io
 
-    from matplotlib.ticker import LogLocator
+    from matplotlib.ticker import NullLocator
 
     from labcore.plots import new_figure
 
     fig, ax = new_figure(width=3, height=2)
     ax.loglog([1e2, 1e6], [1e1, 1e5])
     fig.savefig(io.BytesIO(), format="png")
-    minor = ax.xaxis.get_minor_locator()
-    assert isinstance(minor, LogLocator) and list(minor._subs) == [2.0, 5.0]
+    assert isinstance(ax.xaxis.get_minor_locator(), NullLocator)
     labels = [t.get_text() for t in ax.xaxis.get_ticklabels() if t.get_text()]
     assert "10⁴" in labels and not any("$" in t for t in labels)
     # an axis whose formatter the figure function chose keeps it

@@ -48,26 +48,32 @@ def _tiling_compute(loop_order="fa2", causal=False, progress=0, N=WALK_N, d=WALK
 
 def tiling_figure(data, **_):
     """The block grid of S with the current pair, the tiles on chip, and the HBM counter so far."""
+    from matplotlib.collections import PatchCollection
     from matplotlib.patches import Rectangle
 
     sched, st = data["sched"], data["state"]
     T_r, T_c = sched.block_map.shape
     fig, (ax, bx) = new_figure(1, 2, width=9.0, height=4.2, gridspec_kw={"width_ratios": [1.35, 1]})
-    # S grid: rows = Q blocks, cols = K blocks; a Q column on the left, K row on top, O/l/m column right
+    # S grid: rows = Q blocks, cols = K blocks; a Q column on the left, K row on top, O/l/m column right.
+    # One PatchCollection per hatch (a collection has one hatch): skipped "//", diagonal "..", full none.
+    cells: dict = {0: [], 1: [], 2: []}
     for i in range(T_r):
         for j in range(T_c):
             kind = sched.block_map[i, j]
             face = "white" if kind == 0 else ("#c7d9ef" if data["visited"][i, j] else "#f3f3f3")
-            ax.add_patch(Rectangle((j, i), 1, 1, facecolor=face, edgecolor="#999999", lw=0.5,
-                                   hatch="//" if kind == 0 else (".." if kind == 2 else None)))
-    ax.add_patch(Rectangle((st["j"], st["i"]), 1, 1, facecolor="#ff7f0e", edgecolor="black", lw=1.5))
-    for i in range(T_r):   # Q blocks (left), O/l/m blocks (right)
-        on = i == st["i"]
-        ax.add_patch(Rectangle((-1.4, i), 1, 1, facecolor="#ff7f0e" if on else "#eeeeee", edgecolor="#777777"))
-        ax.add_patch(Rectangle((T_c + 0.4, i), 1, 1, facecolor="#ff7f0e" if on else "#eeeeee", edgecolor="#777777"))
-    for j in range(T_c):   # K/V blocks (top)
-        on = j == st["j"]
-        ax.add_patch(Rectangle((j, -1.4), 1, 1, facecolor="#ff7f0e" if on else "#eeeeee", edgecolor="#777777"))
+            cells[int(kind)].append(Rectangle((j, i), 1, 1, facecolor=face, edgecolor="#999999", lw=0.5))
+    for kind, hatch in ((0, "//"), (1, None), (2, "..")):
+        if cells[kind]:
+            ax.add_collection(PatchCollection(cells[kind], match_original=True, hatch=hatch))
+    on = "#ff7f0e"
+    side = [Rectangle((-1.4, i), 1, 1, facecolor=on if i == st["i"] else "#eeeeee", edgecolor="#777777")
+            for i in range(T_r)]                                                      # Q blocks (left)
+    side += [Rectangle((T_c + 0.4, i), 1, 1, facecolor=on if i == st["i"] else "#eeeeee", edgecolor="#777777")
+             for i in range(T_r)]                                                     # O/l/m blocks (right)
+    side += [Rectangle((j, -1.4), 1, 1, facecolor=on if j == st["j"] else "#eeeeee", edgecolor="#777777")
+             for j in range(T_c)]                                                     # K/V blocks (top)
+    side.append(Rectangle((st["j"], st["i"]), 1, 1, facecolor=on, edgecolor="black", lw=1.5))   # current pair
+    ax.add_collection(PatchCollection(side, match_original=True))
     ax.text(-0.9, -0.6, "Q", ha="center", va="center", fontsize=9)
     ax.text(T_c + 0.9, -0.6, "O, l, m" if sched.loop_order == "fa1" else "O, lse", ha="center", va="center",
             fontsize=8)
