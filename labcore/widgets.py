@@ -10,6 +10,10 @@ values are valid by construction. :func:`show` displays it:
   with the same compute/draw code, and a few lines of inline JavaScript swap the frames. No kernel, no
   CDN, no dead controls.
 
+Both go through :meth:`Explorer.png`, which draws every figure of an explorer in one frozen layout
+(the axes positions constrained layout chose for its defaults; a figure that would not fit gets its
+own): the axes stay put while a slider moves, and each update draws the figure once.
+
 This module imports matplotlib and ipywidgets lazily, so ``import labcore`` stays light.
 """
 from __future__ import annotations

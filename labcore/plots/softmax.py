@@ -1,6 +1,8 @@
 """Figures for lecture §1-§3: roofline, Algorithm 0's traffic, online softmax trace, merges, precision."""
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 
 from .. import flops, hbm, precision, softmax
@@ -82,9 +84,13 @@ register(Explorer(
 
 
 # ---- §3 online softmax trace -----------------------------------------------------------------------
+@lru_cache(maxsize=8)
 def _row(S: int, d: int = 64, seed: int = 0):
+    """A random query with S keys and values (read-only; cached: drawing them is most of a slider move)."""
     rng = np.random.default_rng(seed)
     q, K, V = rng.standard_normal(d), rng.standard_normal((S, d)), rng.standard_normal((S, d))
+    for a in (q, K, V):
+        a.setflags(write=False)
     return q, K, V
 
 
@@ -162,10 +168,18 @@ register(Explorer(
 # ---- §3 precision of l ---------------------------------------------------------------------------------
 def precision_data(S: int = 8192, dtype: str = "fp16", seed: int = 0) -> dict:
     """Running l accumulated in ``dtype`` vs float64 for one row of S attention scores."""
+    terms = _score_terms(S, seed)
+    return {"exact": np.cumsum(terms), "acc": precision.running_sum(terms, dtype), "dtype": dtype}
+
+
+@lru_cache(maxsize=8)
+def _score_terms(S: int, seed: int) -> np.ndarray:
+    """exp(x - max x) for one row of S scores q.k / sqrt(64) (read-only; cached per row length)."""
     rng = np.random.default_rng(seed)
     x = rng.standard_normal((S, 64)) @ rng.standard_normal(64) / 8.0
     terms = np.exp(x - x.max())
-    return {"exact": np.cumsum(terms), "acc": precision.running_sum(terms, dtype), "dtype": dtype}
+    terms.setflags(write=False)
+    return terms
 
 
 def draw_precision(data, **_):
