@@ -581,7 +581,7 @@ def attention_flops(N: int, d: int, *, pass_: str = "forward", algorithm: str = 
     - standard forward: max, subtract, exp, sum, divide: 5 per entry;
     - flash forward: :func:`labcore.flops.forward_nonmatmul_terms` over the entries and (row, key block)
       pairs visited, with per-step normalisation for fa1 (Algorithm 1) and deferred for fa2 (the terms are
-      listed in :mod:`labcore.flops`);
+      listed in the ``labcore.flops`` module documentation);
     - standard backward: ``rowsum(P * dP)`` (2) and ``dS = P * (dP - D)`` (2): 4 per entry; scaling dQ
       and dK: 2 per Q/K element;
     - flash backward: ``exp(S - lse)`` (2) and dS (2): 4 per entry; ``D = rowsum(dO * O)``: 2 per O
