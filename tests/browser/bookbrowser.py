@@ -88,6 +88,7 @@ REPR_PATTERNS = {
     "matplotlib artist list": re.compile(r"\[<matplotlib"),
     "ipywidgets repr": re.compile(r"\b(VBox|HBox|interactive|Output)\(children="),
     "traceback": re.compile(r"Traceback \(most recent call last\)"),
+    "Markdown table shown as text": re.compile(r"\|\s*:?(?:-{3,}|[\u2013\u2014]+):?\s*\|"),
     "error name at line start": re.compile(r"^\s*(ValueError|TypeError|NameError|ModuleNotFoundError|"
                                            r"AttributeError|AssertionError|KeyError|IndexError): ", re.M),
 }
@@ -116,6 +117,9 @@ async () => {
     math: maths.length,
     mathTypeset: maths.filter(m => m.querySelector('mjx-container')).length,
     mathErrors: Array.from(document.querySelectorAll('mjx-merror')).map(e => e.textContent),
+    wideMath: Array.from(document.querySelectorAll('mjx-container[display="true"]'))
+          .filter(m => m.scrollWidth > m.clientWidth + 2)
+          .map(m => (m.closest('[id]') || {id: '?'}).id + ': ' + m.scrollWidth + ' px in ' + m.clientWidth),
     mathjaxLoaded: !!(window.MathJax && MathJax.version),
     mathjaxVersion: window.MathJax && MathJax.version,
     mathjaxScripts: Array.from(document.scripts).map(s => s.src).filter(s => /mathjax/i.test(s)),

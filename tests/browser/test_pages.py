@@ -80,6 +80,13 @@ def test_math_rendered_offline(visit, doc):
 
 
 @pytest.mark.parametrize("doc", PAGES)
+def test_display_math_fits_the_column(visit, doc):
+    """No display equation is wider than the text column at the default 1280 px window (it would scroll)."""
+    wide = visit(doc)["wideMath"]
+    assert not wide, f"{doc}: display equations wider than the column: {wide}"
+
+
+@pytest.mark.parametrize("doc", PAGES)
 def test_no_javascript_errors(visit, doc):
     v = visit(doc)
     assert not v["page_errors"], f"{doc}: uncaught JavaScript errors: {v['page_errors']}"
