@@ -57,8 +57,9 @@ def as_vector(x, name: str) -> np.ndarray:
     return a
 
 
-def positive_int(x, name: str, *, minimum: int = 1) -> int:
-    """Return ``x`` as an int >= ``minimum``; bools, floats with a fraction and strings are refused."""
+def positive_int(x, name: str, *, minimum: int = 1, maximum: int | None = None) -> int:
+    """Return ``x`` as an int >= ``minimum`` (and <= ``maximum`` when given); bools, floats with a
+    fraction and strings are refused."""
     if isinstance(x, bool) or not isinstance(x, numbers.Integral):
         if isinstance(x, numbers.Real) and not isinstance(x, bool) and float(x).is_integer():
             x = int(x)
@@ -67,6 +68,8 @@ def positive_int(x, name: str, *, minimum: int = 1) -> int:
     x = int(x)
     if x < minimum:
         raise ValueError(f"{name} must be an integer >= {minimum}, got {x}")
+    if maximum is not None and x > maximum:
+        raise ValueError(f"{name} must be at most {maximum:,}, got {x:,}")
     return x
 
 
@@ -90,7 +93,11 @@ def fraction(x, name: str) -> float:
 
 
 def choice(x, name: str, allowed) -> str:
-    """Return ``x`` if it is one of ``allowed``, else raise a ValueError listing them."""
+    """Return ``x`` if it is one of ``allowed``, else raise a ValueError listing them (a TypeError when
+    ``allowed`` are strings and ``x`` is not one, e.g. a numpy array)."""
+    if all(isinstance(a, str) for a in allowed) and not isinstance(x, str):
+        raise TypeError(f"{name} must be one of {', '.join(map(repr, allowed))} (a string); got {x!r} "
+                        f"({type(x).__name__})")
     if x not in allowed:
         raise ValueError(f"{name} must be one of {', '.join(map(repr, allowed))}; got {x!r}")
     return x
@@ -128,3 +135,11 @@ def causal_mask(n_q: int, n_k: int, q_start: int = 0, k_start: int = 0, q_stop=N
     i = np.arange(q_start, q_stop)[:, None]
     j = np.arange(k_start, k_stop)[None, :]
     return j <= i + (n_k - n_q)
+
+
+def flag(x, name: str) -> bool:
+    """Return ``x`` as a bool if it is ``True`` or ``False`` (Python or numpy); anything else, even a truthy
+    string such as ``"False"``, is a TypeError."""
+    if isinstance(x, (bool, np.bool_)):
+        return bool(x)
+    raise TypeError(f"{name} must be True or False, got {x!r} ({type(x).__name__})")

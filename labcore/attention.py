@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._checks import causal_mask, check_qkv, resolve_scale
+from ._checks import causal_mask, check_qkv, flag, resolve_scale
 from .hbm import Ledger
 
 __all__ = ["reference_attention", "standard_attention", "masked_scores", "row_softmax"]
@@ -29,6 +29,7 @@ def masked_scores(Q, K, *, causal: bool = False, scale=None) -> np.ndarray:
     Raises:
         TypeError/ValueError: see :func:`reference_attention`.
     """
+    causal = flag(causal, "causal")
     Q, K, _ = check_qkv(Q, K, K)
     s = resolve_scale(scale, Q.shape[1])
     S = (Q @ K.T) * s
@@ -76,6 +77,7 @@ def reference_attention(Q, K, V, *, causal: bool = False, scale=None):
     Source:
         Vaswani et al. 2017, Eq. 1; FlashAttention paper (Dao et al. 2022) §2.2 for lse.
     """
+    causal = flag(causal, "causal")
     Q, K, V = check_qkv(Q, K, V)
     S = masked_scores(Q, K, causal=causal, scale=scale)
     P, lse = row_softmax(S)
@@ -94,6 +96,7 @@ def standard_attention(Q, K, V, *, causal: bool = False, scale=None, ledger: Led
         O, (N_q, d_v) float64.
     Source: Dao et al. 2022, Algorithm 0.
     """
+    causal = flag(causal, "causal")
     Q, K, V = check_qkv(Q, K, V)
     n_q, d = Q.shape
     n_k, d_v = V.shape

@@ -40,6 +40,9 @@ from .attention import masked_scores, row_softmax
 from .hardware import GPU, get_gpu
 
 __all__ = [
+    "MAX_SPLITS",
+    "MAX_SEQLEN",
+    "MAX_BATCH",
     "split_bounds",
     "combine_splits",
     "split_kv_attention",
@@ -61,6 +64,12 @@ __all__ = [
     "compare_flash_decoding_a100",
 ]
 
+#: Input limits of the decode model and the split helpers: far beyond any real cache (2^40 tokens,
+#: 2^24 sequences, 2^20 splits), low enough that int64 arithmetic and the arrays stay small.
+MAX_SEQLEN = 2 ** 40
+MAX_BATCH = 2 ** 24
+MAX_SPLITS = 2 ** 20
+
 # --------------------------------------------------------------------------------------------------
 # 1. The exact algorithm
 # --------------------------------------------------------------------------------------------------
@@ -77,11 +86,11 @@ def split_bounds(n_keys: int, num_splits: int) -> np.ndarray:
     Returns:
         int64 array of shape (num_splits + 1,), ``b[0] = 0``, ``b[-1] = n_keys``.
     Raises:
-        TypeError/ValueError: non-integer, ``n_keys < 0`` or ``num_splits < 1``.
+        TypeError/ValueError: non-integer, ``n_keys < 0``, ``num_splits < 1`` or above :data:`MAX_SPLITS`.
     Source: flash-decoding step 1 (dao2023flashdecoding); the same rule as ``numpy.array_split``.
     """
     n_keys = positive_int(n_keys, "n_keys", minimum=0)
-    num_splits = positive_int(num_splits, "num_splits")
+    num_splits = positive_int(num_splits, "num_splits", maximum=MAX_SPLITS)
     q, r = divmod(n_keys, num_splits)
     sizes = np.full(num_splits, q, dtype=np.int64)
     sizes[:r] += 1
@@ -371,10 +380,10 @@ def _group_size(num_q_heads, num_kv_heads) -> int:
     return hq // hkv
 
 
-def _int_array(x, name, minimum=1):
-    """int or int array >= minimum (arrays of integer dtype or integral floats)."""
+def _int_array(x, name, minimum=1, maximum=None):
+    """int or int array in [minimum, maximum] (arrays of integer dtype or integral floats)."""
     if isinstance(x, (numbers.Integral, numbers.Real)) and not isinstance(x, np.ndarray):
-        return positive_int(x, name, minimum=minimum)
+        return positive_int(x, name, minimum=minimum, maximum=maximum)
     a = np.asarray(x)
     if a.dtype == object or not (np.issubdtype(a.dtype, np.integer) or np.issubdtype(a.dtype, np.floating)):
         raise TypeError(f"{name} must be an integer or an integer array, got dtype {a.dtype}")
@@ -386,6 +395,8 @@ def _int_array(x, name, minimum=1):
         a = a.astype(np.int64)
     if np.any(a < minimum):
         raise ValueError(f"{name} must be >= {minimum} everywhere, got min {a.min()}")
+    if maximum is not None and np.any(a > maximum):
+        raise ValueError(f"{name} must be at most {maximum:,} everywhere, got max {a.max():,}")
     return a.astype(np.int64)
 
 
@@ -478,8 +489,13 @@ def _max_model_splits(seqlen, block_n, max_splits):
 
 def _check_shape(batch, seqlen, num_q_heads, num_kv_heads, head_dim):
     _group_size(num_q_heads, num_kv_heads)
-    return (_int_array(batch, "batch"), _int_array(seqlen, "seqlen"), int(num_q_heads), int(num_kv_heads),
-            positive_int(head_dim, "head_dim"))
+    batch, seqlen = _int_array(batch, "batch", maximum=MAX_BATCH), _int_array(seqlen, "seqlen", maximum=MAX_SEQLEN)
+    try:
+        np.broadcast(batch, seqlen)
+    except ValueError:
+        raise ValueError(f"batch (shape {np.shape(batch)}) and seqlen (shape {np.shape(seqlen)}) must broadcast "
+                         "together, e.g. batch[:, None] and seqlen[None, :]") from None
+    return batch, seqlen, int(num_q_heads), int(num_kv_heads), positive_int(head_dim, "head_dim")
 
 
 def _best_grid(gpu, batch, seqlen, hq, hkv, d, variant, p):
@@ -507,8 +523,10 @@ def _lift(a, b):
 
 def _resolve_splits(gpu, num_splits, batch, seqlen, hq, hkv, d, method, variant, p):
     if method == "fa2":
-        if not (num_splits is None or (isinstance(num_splits, (str, numbers.Integral)) and num_splits in (1, "best"))):
-            raise ValueError(f"method 'fa2' does not split the KV sequence; num_splits must be None or 1, got {num_splits!r}")
+        if isinstance(num_splits, (bool, np.bool_)) or not (
+                num_splits is None or (isinstance(num_splits, (str, numbers.Integral)) and num_splits in (1, "best"))):
+            raise ValueError("method 'fa2' does not split the KV sequence; num_splits must be None, 1 or 'best', "
+                             f"got {num_splits!r}")
         return np.ones(np.broadcast(batch, seqlen).shape, dtype=np.int64)
     if num_splits is None or (isinstance(num_splits, str) and num_splits == "best"):
         return _best_grid(gpu, batch, seqlen, hq, hkv, d, variant, p)[0]
@@ -516,7 +534,7 @@ def _resolve_splits(gpu, num_splits, batch, seqlen, hq, hkv, d, method, variant,
         choice(num_splits, "num_splits", _SPLIT_MODES)
         return flash_attn_num_splits(gpu, batch=batch, seqlen=seqlen, num_q_heads=hq, num_kv_heads=hkv,
                                      head_dim=d, sm_doubling=(num_splits == "heuristic-2.5.7"))
-    splits = _int_array(num_splits, "num_splits")
+    splits = _int_array(num_splits, "num_splits", maximum=MAX_SPLITS)
     over = np.asarray(splits) > np.asarray(seqlen)
     if np.any(over):
         i = np.unravel_index(np.argmax(over), over.shape) if over.ndim else ()
@@ -584,8 +602,11 @@ def decode_attention_time(gpu, *, batch, seqlen, num_q_heads, num_kv_heads, head
     gpu = get_gpu(gpu)
     method = choice(method, "method", DECODE_METHODS)
     variant = choice(variant, "variant", DECODE_VARIANTS)
-    batch = positive_int(batch, "batch")
-    seqlen = positive_int(seqlen, "seqlen")
+    batch = positive_int(batch, "batch", maximum=MAX_BATCH)
+    seqlen = positive_int(seqlen, "seqlen", maximum=MAX_SEQLEN)
+    if isinstance(num_splits, (list, tuple, np.ndarray)):
+        raise TypeError(f"num_splits must be an int, None or one of {', '.join(map(repr, _SPLIT_MODES))} here; "
+                        f"got {num_splits!r} (decode_time_grid takes arrays)")
     _, _, hq, hkv, d = _check_shape(batch, seqlen, num_q_heads, num_kv_heads, head_dim)
     p = _params(assumptions)
     s = int(np.asarray(_resolve_splits(gpu, num_splits, batch, seqlen, hq, hkv, d, method, variant, p)))
@@ -651,8 +672,8 @@ def best_num_splits(gpu, *, batch, seqlen, num_q_heads, num_kv_heads, head_dim, 
     """
     gpu = get_gpu(gpu)
     variant = choice(variant, "variant", DECODE_VARIANTS)
-    batch = positive_int(batch, "batch")
-    seqlen = positive_int(seqlen, "seqlen")
+    batch = positive_int(batch, "batch", maximum=MAX_BATCH)
+    seqlen = positive_int(seqlen, "seqlen", maximum=MAX_SEQLEN)
     _, _, hq, hkv, d = _check_shape(batch, seqlen, num_q_heads, num_kv_heads, head_dim)
     p = _params(assumptions)
     return int(_best_grid(gpu, batch, seqlen, hq, hkv, d, variant, p)[0])

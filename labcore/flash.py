@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._checks import as_matrix, as_vector, check_qkv, choice, positive_int, resolve_scale
+from ._checks import as_matrix, as_vector, check_qkv, choice, flag, positive_int, resolve_scale
 from .attention import masked_scores, row_softmax
 from .flops import forward_nonmatmul_terms
 from .hbm import Ledger, causal_block_counts, flash_backward_io, flash_forward_io, standard_attention_io, \
@@ -178,6 +178,7 @@ def flash_attention_forward(Q, K, V, *, block_q: int, block_kv: int, loop_order:
         >= 1; unknown loop_order.
     Source: Dao et al. 2022, Algorithm 1; Dao 2023, Algorithm 1.
     """
+    causal = flag(causal, "causal")
     Q, K, V = check_qkv(Q, K, V)
     B_r = positive_int(block_q, "block_q")
     B_c = positive_int(block_kv, "block_kv")
@@ -299,6 +300,7 @@ def standard_attention_backward(Q, K, V, dO, *, causal: bool = False, scale=None
         TypeError/ValueError: bad shapes, non-finite values, scale not > 0.
     Source: Dao et al. 2022, Appendix B.2 (Eq. for dS) and Algorithm 3.
     """
+    causal = flag(causal, "causal")
     Q, K, V, dO, _, _ = _check_grad_inputs(Q, K, V, dO)
     s = resolve_scale(scale, Q.shape[1])
     lg = ledger if ledger is not None else Ledger()
@@ -353,6 +355,7 @@ def flash_attention_backward(Q, K, V, O, dO, lse, *, block_q: int, block_kv: int
         sizes not integers >= 1, scale not > 0.
     Source: Dao et al. 2022, Algorithm 4 and Appendix B.4; Dao 2023, Algorithm 2 (D before the loop).
     """
+    causal = flag(causal, "causal")
     Q, K, V, dO, O, lse = _check_grad_inputs(Q, K, V, dO, O, lse)
     B_r = positive_int(block_q, "block_q")
     B_c = positive_int(block_kv, "block_kv")
@@ -495,6 +498,7 @@ def flash_tile_schedule(N: int, d: int, block_q: int, block_kv: int, loop_order:
         TypeError/ValueError: sizes not integers >= 1; unknown loop_order.
     Source: Dao et al. 2022, Algorithm 1; Dao 2023, Algorithm 1.
     """
+    causal = flag(causal, "causal")
     N = positive_int(N, "N")
     d = positive_int(d, "d")
     B_r = positive_int(block_q, "block_q")
@@ -602,6 +606,7 @@ def attention_flops(N: int, d: int, *, pass_: str = "forward", algorithm: str = 
     Source: Dao et al. 2022 §3.1 and Theorem 1 (O(N^2 d) FLOPs), Appendix B; Dao 2023 §3.1 (non-matmul
         FLOPs, deferred normalisation); lecture §3.3, §5.2, §5.3.
     """
+    causal = flag(causal, "causal")
     N = positive_int(N, "N")
     d = positive_int(d, "d")
     N_k = N if N_k is None else positive_int(N_k, "N_k")
@@ -684,6 +689,7 @@ def training_step_io(N: int, d: int, *, algorithm: str, block_q: int = 128, bloc
         TypeError/ValueError: as the closed forms; unknown algorithm.
     Source: Dao et al. 2022, Algorithms 0, 1, 3, 4; lecture §4.4 and §5.2.
     """
+    causal = flag(causal, "causal")
     algorithm = choice(algorithm, "algorithm", ("standard", "flash"))
     if algorithm == "standard":
         f = _standard_forward_table(N, d, N_k)

@@ -126,7 +126,7 @@ def standard_attention_intensity(N: int, d: int, *, dtype_bytes: int = 2) -> flo
     """
     from .hbm import standard_attention_io
 
-    dtype_bytes = positive_int(dtype_bytes, "dtype_bytes")
+    N, d, dtype_bytes = positive_int(N, "N"), positive_int(d, "d"), positive_int(dtype_bytes, "dtype_bytes")
     return attention_matmul_flops(N, N, d) / (standard_attention_io(N, d) * dtype_bytes)
 
 

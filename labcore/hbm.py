@@ -10,7 +10,7 @@ from collections import defaultdict
 
 import numpy as np
 
-from ._checks import choice, positive_int
+from ._checks import choice, flag, positive_int
 
 __all__ = ["Ledger", "standard_attention_io", "score_to_input_ratio", "flash_forward_io", "flash_backward_io",
            "standard_backward_io", "causal_block_counts"]
@@ -136,14 +136,18 @@ def causal_block_counts(N: int, block_q: int, block_kv: int, *, causal: bool = F
         ``(rows, J, cols)``: int64 arrays of length T_r = ceil(N / B_r): rows in each query block,
         number of visible key blocks, and number of key columns in those blocks.
     Raises:
-        TypeError/ValueError: sizes that are not integers >= 1.
+        TypeError/ValueError: sizes that are not integers >= 1; more than 2^24 query blocks.
     Source: FlashAttention paper (Dao et al. 2022) §3.1 block-sparse / causal skipping; FlashAttention-2
         (Dao 2023) §3.1.1 causal masking; bottom-right alignment as flash-attn >= 2.1.
     """
+    causal = flag(causal, "causal")
     N, B_r, B_c, N_k = (positive_int(N, "N"), positive_int(block_q, "block_q"),
                         positive_int(block_kv, "block_kv"), N if N_k is None else positive_int(N_k, "N_k"))
     T_r = -(-N // B_r)
     T_c = -(-N_k // B_c)
+    if T_r > 2 ** 24:
+        raise ValueError(f"N = {N:,} in blocks of {B_r} is {T_r:,} query blocks; at most {2 ** 24:,} are counted "
+                         "one by one (use larger blocks)")
     start = np.arange(T_r, dtype=np.int64) * B_r
     stop = np.minimum(start + B_r, N)
     rows = stop - start
@@ -196,6 +200,7 @@ def flash_forward_io(N: int, d: int, block_q: int, block_kv: int, loop_order: st
         TypeError/ValueError: sizes not integers >= 1; an unknown loop_order.
     Source: Dao et al. 2022, Algorithm 1 and Theorem 2 (proof in Appendix C); Dao 2023, Algorithm 1.
     """
+    causal = flag(causal, "causal")
     N, d, B_r, B_c, N_k = _sizes(N, d, block_q, block_kv, N_k)
     loop_order = choice(loop_order, "loop_order", ("fa1", "fa2"))
     rows, J, cols = causal_block_counts(N, B_r, B_c, causal=causal, N_k=N_k)
@@ -280,6 +285,7 @@ def flash_backward_io(N: int, d: int, block_q: int, block_kv: int, *, causal: bo
         TypeError/ValueError: sizes that are not integers >= 1.
     Source: Dao et al. 2022, Algorithm 4 (with D computed before the loop as in Dao 2023, Algorithm 2).
     """
+    causal = flag(causal, "causal")
     N, d, B_r, B_c, N_k = _sizes(N, d, block_q, block_kv, N_k)
     rows, J, cols = causal_block_counts(N, B_r, B_c, causal=causal, N_k=N_k)
     pair_rows = int((rows * J).sum())

@@ -33,6 +33,7 @@ All times are seconds, bytes are bytes, bandwidths bytes/s. The fusion helpers o
 from __future__ import annotations
 
 import math
+import numbers
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -270,7 +271,15 @@ def _build_ops(model: Model, gpu: GPU, structural: tuple, mode: str) -> tuple:
     m, db, rpb = model, a["dtype_bytes"], a["rows_per_block"]
     H = m.hidden_size
     mats = {x.name: x for x in m.layer_matrices()}
-    splits = a["attention_splits"] or max(1, gpu.num_sms // m.num_kv_heads)
+    if a["attention_splits"] is not None and a["attention_splits"] > max(a["kv_len"], 1):
+        raise ValueError(f"attention_splits must not exceed kv_len (every split needs at least one key); got "
+                         f"attention_splits={a['attention_splits']} for kv_len={a['kv_len']}")
+    # default: as many splits as fill the SMs, but never more than there are keys
+    splits = a["attention_splits"] or max(1, min(gpu.num_sms // m.num_kv_heads, a["kv_len"]))
+    gate_up_instructions = math.ceil(m.intermediate_size / rpb)
+    if mode == "megakernel" and a["down_chunks"] > gate_up_instructions:
+        raise ValueError(f"down_chunks must not exceed the gate/up instructions it waits on: {m.name} has "
+                         f"{gate_up_instructions} with rows_per_block={rpb}, got down_chunks={a['down_chunks']}")
     kv_layer = 2 * a["kv_len"] * m.kv_size * db
     attn_blocks = m.num_kv_heads * splits
     attn_block = 2 * math.ceil(a["kv_len"] / splits) * m.head_dim * db
@@ -406,7 +415,8 @@ def timeline(model, gpu, *, mode: str = "multi-kernel", **assumptions) -> Timeli
     Returns:
         :class:`Timeline` with ``total`` (s), ``events`` and ``breakdown()``.
     Raises:
-        ValueError: unknown model/GPU/mode, non-positive bandwidth, zero SMs, an assumption out of range.
+        ValueError: unknown model/GPU/mode, non-positive bandwidth, zero SMs, an assumption out of range,
+            ``attention_splits > kv_len``, or more ``down_chunks`` than gate/up instructions to wait on.
         TypeError: an unknown assumption name or a wrongly typed value.
     Source: lecture 11 §8.3 (the model), Hazy Research megakernel post (launch gaps, pages, chunks).
     """
@@ -650,15 +660,22 @@ def mode_sensitivity(model="Llama-3.2-1B", gpu="H100", knobs: dict | None = None
         dict: for each knob, a dict of arrays ``values``, ``multi``, ``mega``, ``speedup`` and
         ``util_gain`` (percentage points).
     Raises:
-        ValueError: as :func:`timeline`, or when a knob is also given in ``assumptions``.
+        ValueError: as :func:`timeline`, when a knob is also given in ``assumptions``, or has no values.
+        TypeError: ``knobs`` is not a dict, or a knob value is not a number.
     Source: lecture §8.3 (code 05, demo 4): the megakernel stays 1.3-1.5x faster, +20-29 points.
     """
     knobs = SENSITIVITY_KNOBS if knobs is None else knobs
+    if not isinstance(knobs, dict) or not knobs:
+        raise TypeError(f"knobs must be a non-empty dict {{name: values}}, got {knobs!r}")
     model, gpu = get_model(model), _check_gpu(gpu)
     runs = []                                                  # (knob, resolved assumptions) in order
     for name, values in knobs.items():
         if name in assumptions:
             raise ValueError(f"knob {name!r} is varied; do not also fix it in assumptions")
+        if not isinstance(values, (tuple, list, np.ndarray)) or len(values) == 0:
+            raise ValueError(f"knob {name!r} needs a non-empty tuple of values, got {values!r}")
+        if any(isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Real) for v in values):
+            raise TypeError(f"knob {name!r}: every value must be a number, got {tuple(values)!r}")
         runs += [(name, _resolve(gpu, {**assumptions, name: v})) for v in values]
     multi = np.array([_timeline(model, gpu, "multi-kernel", _raw(a), False).total for _, a in runs])
     mega = _megakernel_totals(model, gpu, [a for _, a in runs])   # every megakernel run, batched

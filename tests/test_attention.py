@@ -110,3 +110,23 @@ def test_bad_scale_and_sizes():
         labcore.standard_attention_io(-4, 64)
     with pytest.raises(TypeError, match="d must be"):
         labcore.standard_attention_io(4, 6.5)
+
+
+def test_flags_and_choices_are_typed():
+    """A truthy string is not True (``causal="False"`` used to mean causal), an array is not a choice."""
+    import labcore as lc
+
+    Q = np.ones((4, 8))
+    for call in (lambda: lc.reference_attention(Q, Q, Q, causal="False"),
+                 lambda: lc.standard_attention(Q, Q, Q, causal=1),
+                 lambda: lc.attention_flops(1024, 64, algorithm="flash", causal="False"),
+                 lambda: lc.flash_forward_io(1024, 64, 64, 64, causal=None)):
+        with pytest.raises(TypeError, match="causal must be True or False"):
+            call()
+    assert lc.attention_flops(1024, 64, algorithm="flash", causal=np.bool_(False)) == \
+        lc.attention_flops(1024, 64, algorithm="flash")
+    with pytest.raises(TypeError, match="method must be one of"):
+        lc.decode_attention_time("A100", batch=1, seqlen=64, num_q_heads=8, num_kv_heads=8, head_dim=64,
+                                 method=np.array(["fa2"]))
+    with pytest.raises(TypeError, match="normalisation"):
+        lc.forward_nonmatmul_terms(1, 1, 1, 1, np.array(["deferred"]))

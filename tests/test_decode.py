@@ -353,3 +353,20 @@ def test_combine_splits_refuses_nan_outputs():
     import labcore
     with pytest.raises(ValueError, match="o_parts must be finite"):
         labcore.combine_splits(np.full((2, 1, 3), np.nan), np.zeros((2, 1)))
+
+
+def test_huge_or_mismatched_inputs_are_refused_clearly():
+    with pytest.raises(ValueError, match="seqlen must be at most"):
+        lc.decode_attention_time("A100", batch=1, seqlen=10 ** 30, method="flash_decoding", **CODELLAMA)
+    with pytest.raises(ValueError, match="seqlen must be at most"):
+        lc.decode_time_grid("A100", batch=1, seqlen=np.array([2 ** 63 + 5], dtype=np.uint64),
+                            method="flash_decoding", **CODELLAMA)
+    with pytest.raises(ValueError, match=r"batch \(shape \(3,\)\) and seqlen \(shape \(2,\)\) must broadcast"):
+        lc.decode_time_grid("A100", batch=np.array([1, 2, 3]), seqlen=np.array([512, 4096]),
+                            method="flash_decoding", **CODELLAMA)
+    with pytest.raises(TypeError, match="decode_time_grid takes arrays"):
+        lc.decode_attention_time("A100", batch=1, seqlen=1024, method="flash_decoding", num_splits=[2], **CODELLAMA)
+    with pytest.raises(ValueError, match="num_splits must be at most"):
+        lc.split_bounds(8, 10 ** 10)
+    with pytest.raises(ValueError, match="query blocks"):
+        lc.attention_flops(10 ** 12, 128, algorithm="flash", causal=True)

@@ -264,6 +264,27 @@ def test_bad_input_is_refused():
         stall_bound_throughput(1e-3, 10, -1.0)
 
 
+@pytest.mark.parametrize("kw, match", [
+    (dict(down_chunks=513), "has 512 with rows_per_block=16, got down_chunks=513"),
+    (dict(rows_per_block=4096), "has 2 with rows_per_block=4096, got down_chunks=4"),
+    (dict(down_chunks=10 ** 6), "down_chunks"),                     # refused before any memory is touched
+    (dict(attention_splits=10 ** 5), "attention_splits=100000 for kv_len=128"),
+])
+def test_megakernel_structure_out_of_range(kw, match):
+    """Inputs that would leave a down-projection chunk nothing to wait on, or a split no key, are refused."""
+    with pytest.raises(ValueError, match=match):
+        timeline("Llama-3.2-1B", "H100", mode="megakernel", **kw)
+
+
+def test_sensitivity_knobs_are_checked():
+    with pytest.raises(ValueError, match="non-empty tuple"):
+        mode_sensitivity(knobs={"sync": ()})
+    with pytest.raises(TypeError, match="dict"):
+        mode_sensitivity(knobs=["sync"])
+    with pytest.raises(TypeError, match="number"):
+        mode_sensitivity(knobs={"attention_splits": (None, 4)})   # would have been a NaN in ``values``
+
+
 # ---- explorers: corners through compute + draw ---------------------------------------------------
 
 @pytest.mark.parametrize("name", ["megakernel_timeline", "megakernel_breakdown", "megakernel_sensitivity"])
