@@ -40,6 +40,17 @@ def as_matrix(x, name: str, *, allow_empty_rows: bool = False) -> np.ndarray:
     return a
 
 
+def as_real(x, name: str) -> np.ndarray:
+    """Return ``x`` (a real number or an array of them, any shape) as float64; strings, bytes, None,
+    bools and object arrays are a TypeError (``np.asarray("0", float)`` would quietly accept ``"0"``)."""
+    if isinstance(x, (str, bytes)) or x is None:
+        raise TypeError(f"{name} must be a real number or an array of them, got {type(x).__name__}")
+    a = np.asarray(x)
+    if a.dtype == object or not (np.issubdtype(a.dtype, np.floating) or np.issubdtype(a.dtype, np.integer)):
+        raise TypeError(f"{name} must hold real numbers, got dtype {a.dtype}")
+    return a.astype(np.float64, copy=False)
+
+
 def as_vector(x, name: str) -> np.ndarray:
     """Return ``x`` as a finite, non-empty 1-D float64 array, or raise a clear error."""
     if isinstance(x, (str, bytes)) or x is None:

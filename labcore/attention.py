@@ -72,8 +72,9 @@ def reference_attention(Q, K, V, *, causal: bool = False, scale=None):
         ``(O, lse)``: O is (N_q, d_v) float64; lse is (N_q,) float64, natural-log logsumexp of each row of
         scaled, unmasked scores (``-inf`` for a fully masked row, whose O row is zeros).
     Raises:
-        TypeError: non-numeric input. ValueError: arrays not 2-D, empty, non-finite, or with mismatched
-        head dimensions / key counts; a scale that is not > 0.
+        TypeError: non-numeric input.
+        ValueError: arrays not 2-D, empty, non-finite, or with mismatched head dimensions / key counts;
+            a scale that is not > 0.
     Source:
         Vaswani et al. 2017, Eq. 1; FlashAttention paper (Dao et al. 2022) §2.2 for lse.
     """

@@ -149,7 +149,7 @@ def split_kv_attention(q, K, V, *, num_splits: int = 1, split_sizes=None, scale=
         num_splits: int >= 1, number of contiguous, near-equal splits (:func:`split_bounds`); may exceed N
             (the extra splits are empty and contribute ``(0, -inf)``, which changes nothing).
         split_sizes: optional sequence of non-negative ints summing to N (uneven splits, zeros allowed);
-            overrides ``num_splits``.
+            replaces ``num_splits`` (which must then be left at 1 or equal ``len(split_sizes)``).
         scale: softmax scale, default ``1/sqrt(d)``.
         return_partials: also return the per-split ``(o_parts (S, g, d_v), lse_parts (S, g))``.
     Returns:
@@ -157,7 +157,7 @@ def split_kv_attention(q, K, V, *, num_splits: int = 1, split_sizes=None, scale=
         lse. With ``return_partials`` a third item ``(o_parts, lse_parts)``.
     Raises:
         TypeError/ValueError: bad arrays (see :func:`labcore.reference_attention`), ``num_splits < 1``,
-        ``split_sizes`` negative, non-integer or not summing to N.
+        ``split_sizes`` negative, non-integer, not summing to N or contradicting ``num_splits``.
     Source: dao2023flashdecoding, steps 1-3; K/V splits are slices (numpy views), never copies.
     """
     q_arr = np.asarray(q) if not isinstance(q, (str, bytes)) and q is not None else q
@@ -166,6 +166,9 @@ def split_kv_attention(q, K, V, *, num_splits: int = 1, split_sizes=None, scale=
     n = K.shape[0]
     s_val = resolve_scale(scale, Q.shape[1])
     if split_sizes is not None:
+        if num_splits != 1 and num_splits != len(split_sizes):
+            raise ValueError(f"give num_splits or split_sizes, not both: num_splits={num_splits!r} but "
+                             f"{len(split_sizes)} split sizes")
         sizes = [positive_int(x, "split_sizes[i]", minimum=0) for x in split_sizes]
         if not sizes:
             raise ValueError("split_sizes must hold at least one split")

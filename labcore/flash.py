@@ -34,6 +34,7 @@ __all__ = [
     "paper_block_sizes",
     "causal_block_fraction",
     "causal_block_map",
+    "MAX_BLOCK_PAIRS",
     "TileSchedule",
     "flash_tile_schedule",
     "AttentionFlops",
@@ -87,6 +88,17 @@ def _block_kind(r0, r1, c0, c1, off, causal):
     return "diag"
 
 
+#: The block-pair maps and tile schedules hold one entry per (query block, key block) pair: at most this many.
+MAX_BLOCK_PAIRS = 2 ** 24
+
+
+def _check_pairs(N, N_k, B_r, B_c):
+    pairs = -(-N // B_r) * -(-N_k // B_c)
+    if pairs > MAX_BLOCK_PAIRS:
+        raise ValueError(f"N = {N:,} and N_k = {N_k:,} in blocks of {B_r} x {B_c} give {pairs:,} block pairs; at most "
+                         f"{MAX_BLOCK_PAIRS:,} are mapped one by one (use larger blocks or shorter sequences)")
+
+
 def causal_block_map(N: int, block_q: int, block_kv: int | None = None, *, N_k: int | None = None) -> np.ndarray:
     """Which block pairs a causal FlashAttention computes: 0 = skipped, 1 = full (no mask), 2 = diagonal.
 
@@ -95,13 +107,14 @@ def causal_block_map(N: int, block_q: int, block_kv: int | None = None, *, N_k: 
     Returns:
         (T_r, T_c) int8 array.
     Raises:
-        TypeError/ValueError: sizes that are not integers >= 1.
+        TypeError/ValueError: sizes that are not integers >= 1; more than :data:`MAX_BLOCK_PAIRS` block pairs.
     Source: Dao 2023 (FlashAttention-2) §3.1.1, causal masking; bottom-right alignment as flash-attn >= 2.1.
     """
     N = positive_int(N, "N")
     B_r = positive_int(block_q, "block_q")
     B_c = B_r if block_kv is None else positive_int(block_kv, "block_kv")
     N_k = N if N_k is None else positive_int(N_k, "N_k")
+    _check_pairs(N, N_k, B_r, B_c)
     off = N_k - N
     r0 = np.arange(0, N, B_r)[:, None]
     r1 = np.minimum(r0 + B_r, N)
@@ -495,7 +508,8 @@ def flash_tile_schedule(N: int, d: int, block_q: int, block_kv: int, loop_order:
     Returns:
         :class:`TileSchedule`; its ``total()`` equals ``flash_forward_io(...)`` and the forward's ledger.
     Raises:
-        TypeError/ValueError: sizes not integers >= 1; unknown loop_order.
+        TypeError/ValueError: sizes not integers >= 1; unknown loop_order; more than :data:`MAX_BLOCK_PAIRS`
+        block pairs.
     Source: Dao et al. 2022, Algorithm 1; Dao 2023, Algorithm 1.
     """
     causal = flag(causal, "causal")
@@ -505,6 +519,7 @@ def flash_tile_schedule(N: int, d: int, block_q: int, block_kv: int, loop_order:
     B_c = positive_int(block_kv, "block_kv")
     loop_order = choice(loop_order, "loop_order", ("fa1", "fa2"))
     N_k = N if N_k is None else positive_int(N_k, "N_k")
+    _check_pairs(N, N_k, B_r, B_c)
     bmap = causal_block_map(N, B_r, B_c, N_k=N_k) if causal else np.ones((-(-N // B_r), -(-N_k // B_c)), np.int8)
     T_r, T_c = bmap.shape
     rows = np.minimum(np.arange(1, T_r + 1) * B_r, N) - np.arange(T_r) * B_r

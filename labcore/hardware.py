@@ -100,8 +100,8 @@ def get_gpu(name) -> GPU:
         name: a key of :data:`GPUS` or an alias (``A100``, ``H100``, ``H200``, ``B200``), or a GPU
             instance (returned unchanged).
     Raises:
-        TypeError: ``name`` is not a string or GPU. ValueError: unknown name; the message lists the
-        known presets.
+        TypeError: ``name`` is not a string or GPU.
+        ValueError: unknown name; the message lists the known presets.
     """
     if isinstance(name, GPU):
         return name

@@ -279,7 +279,8 @@ def _build_ops(model: Model, gpu: GPU, structural: tuple, mode: str) -> tuple:
     gate_up_instructions = math.ceil(m.intermediate_size / rpb)
     if mode == "megakernel" and a["down_chunks"] > gate_up_instructions:
         raise ValueError(f"down_chunks must not exceed the gate/up instructions it waits on: {m.name} has "
-                         f"{gate_up_instructions} with rows_per_block={rpb}, got down_chunks={a['down_chunks']}")
+                         f"{gate_up_instructions} with rows_per_block={rpb}, got down_chunks={a['down_chunks']} "
+                         "(use fewer rows_per_block or fewer down_chunks)")
     kv_layer = 2 * a["kv_len"] * m.kv_size * db
     attn_blocks = m.num_kv_heads * splits
     attn_block = 2 * math.ceil(a["kv_len"] / splits) * m.head_dim * db

@@ -196,8 +196,8 @@ def get_model(name) -> Model:
     Args:
         name: a key of :data:`MODELS`, an alias, or a Model (returned unchanged).
     Raises:
-        TypeError: ``name`` is not a string or Model. ValueError: unknown name; the message lists the
-        known presets.
+        TypeError: ``name`` is not a string or Model.
+        ValueError: unknown name; the message lists the known presets.
     """
     if isinstance(name, Model):
         return name

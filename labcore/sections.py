@@ -51,7 +51,8 @@ def section_for(name: str) -> str | None:
     Returns:
         The page path, e.g. ``"book/02_io_awareness"``, or None for plumbing no section explains.
     Raises:
-        TypeError: ``name`` is not a string. ValueError: ``name`` is not a public labcore name.
+        TypeError: ``name`` is not a string.
+        ValueError: ``name`` is not a public labcore name.
     Source:
         d2l.ai's API appendix (each function links to the section that introduces it).
     """

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._checks import as_matrix, as_vector, check_qkv, choice, positive_int, resolve_scale
+from ._checks import as_matrix, as_real, as_vector, check_qkv, choice, positive_int, resolve_scale
 
 __all__ = [
     "RowAttention", "row_attention_three_pass", "row_attention_two_pass", "row_attention_one_pass",
@@ -156,11 +156,11 @@ def merge_state(o_a, lse_a, o_b, lse_b):
     Args:
         o_a, o_b: (..., d_v) arrays of normalised partial outputs. lse_a, lse_b: (...) natural-log lse.
     Returns: ``(o, lse)`` with the same shapes.
-    Raises: ValueError for mismatched shapes or NaN/+inf lse.
+    Raises: ValueError for mismatched shapes or NaN/+inf lse; TypeError for non-numbers (strings, None).
     Source: flash-decoding post (Dao et al. 2023), step 3; FlashInfer/vLLM ``merge_state``; lecture §3.2.
     """
-    o_a, o_b = np.asarray(o_a, dtype=np.float64), np.asarray(o_b, dtype=np.float64)
-    lse_a, lse_b = np.asarray(lse_a, dtype=np.float64), np.asarray(lse_b, dtype=np.float64)
+    o_a, o_b = as_real(o_a, "o_a"), as_real(o_b, "o_b")
+    lse_a, lse_b = as_real(lse_a, "lse_a"), as_real(lse_b, "lse_b")
     if o_a.shape != o_b.shape or lse_a.shape != lse_b.shape or o_a.shape[:-1] != lse_a.shape:
         raise ValueError(f"merge_state needs o (..., d_v) and lse (...) of matching shapes; got o {o_a.shape}, "
                          f"{o_b.shape} and lse {lse_a.shape}, {lse_b.shape}")

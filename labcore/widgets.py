@@ -23,6 +23,7 @@ import html
 import io
 import itertools
 import json
+import numbers
 import os
 import uuid
 from dataclasses import dataclass, field
@@ -340,10 +341,19 @@ class Table:
         return [str(v) if f is None or isinstance(v, str) else format(v, f) for v, f in zip(row, self.formats)]
 
     def _repr_html_(self):
-        head = "".join(f"<th>{html.escape(h)}</th>" for h in self.headers)
-        body = "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in self._cells(r)) + "</tr>" for r in self.rows)
+        def num(v):
+            return isinstance(v, numbers.Number) and not isinstance(v, bool)
+
+        numeric = [bool(self.rows) and all(num(r[i]) for r in self.rows) for i in range(len(self.headers))]
+        head = "".join(f'<th class="fb-num">{html.escape(h)}</th>' if n else f"<th>{html.escape(h)}</th>"
+                       for h, n in zip(self.headers, numeric))
+        body = "".join("<tr>" + "".join(
+            f'<td class="fb-num">{html.escape(c)}</td>' if num(v) else f"<td>{html.escape(c)}</td>"
+            for v, c in zip(r, self._cells(r))) + "</tr>" for r in self.rows)
         cap = f"<caption>{html.escape(self.caption)}</caption>" if self.caption else ""
-        return f'<table class="fb-table">{cap}<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
+        # the wrapper scrolls sideways when a wide table does not fit the text column (_static/flashbook.css)
+        return (f'<div class="fb-table-wrap"><table class="fb-table">{cap}<thead><tr>{head}</tr></thead>'
+                f"<tbody>{body}</tbody></table></div>")
 
     def __repr__(self):
         cells = [list(self.headers)] + [self._cells(r) for r in self.rows]

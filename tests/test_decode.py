@@ -370,3 +370,24 @@ def test_huge_or_mismatched_inputs_are_refused_clearly():
         lc.split_bounds(8, 10 ** 10)
     with pytest.raises(ValueError, match="query blocks"):
         lc.attention_flops(10 ** 12, 128, algorithm="flash", causal=True)
+
+
+def test_contradictory_or_non_numeric_inputs_are_refused():
+    q, K = np.ones(4), np.ones((16, 4))
+    with pytest.raises(ValueError, match="not both"):
+        lc.split_kv_attention(q, K, K, num_splits=3, split_sizes=[8, 8])
+    o, lse = lc.split_kv_attention(q, K, K, num_splits=2, split_sizes=[8, 8])     # consistent: fine
+    np.testing.assert_allclose(o, lc.split_kv_attention(q, K, K)[0])
+    for bad in ("0", b"1", None):
+        with pytest.raises(TypeError, match="lse_a"):
+            lc.merge_state(np.ones(4), bad, np.ones(4), 0.0)
+    with pytest.raises(ValueError, match="block pairs"):
+        lc.causal_block_map(10 ** 5, 1)
+    with pytest.raises(ValueError, match="block pairs"):
+        lc.flash_tile_schedule(10 ** 7, 64, 1, 1)
+
+
+def test_top_level_all_lists_every_engine_name():
+    assert "decode_attention_time" in lc.__all__ and "timeline" in lc.__all__
+    assert all(hasattr(lc, name) for name in lc.__all__)
+    assert not any(name.startswith("_") for name in lc.__all__)

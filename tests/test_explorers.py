@@ -59,3 +59,17 @@ def test_static_player_keys_include_fixed_sliders():
     html = render_static(ex)
     assert html.count("data-fb-slider=") == 2 and 'type="hidden"' in html
     assert '"0-1"' in html and '"0-0"' in html
+
+
+def test_table_html_and_text():
+    """labcore.widgets.Table: a scrolling wrapper, numbers right-aligned (class), text escaped, plain repr."""
+    from labcore.widgets import Table
+
+    t = Table([("a<b", 1.5, True), ("c", 2, False)], ["name", "value", "flag"], [None, ".2f", None], caption="cap")
+    h = t._repr_html_()
+    assert h.startswith('<div class="fb-table-wrap"><table class="fb-table"><caption>cap</caption>')
+    assert '<th class="fb-num">value</th>' in h and "<th>flag</th>" in h          # bools are not numbers
+    assert '<td class="fb-num">1.50</td>' in h and "<td>a&lt;b</td>" in h
+    assert repr(t).splitlines()[1].split() == ["a<b", "1.50", "True"]
+    with pytest.raises(ValueError, match="one entry per header"):
+        Table([(1, 2)], ["only"])

@@ -128,6 +128,12 @@ async () => {
     ids: Array.from(document.querySelectorAll('[id]')).map(e => e.id)
           .concat(Array.from(document.querySelectorAll('a[name]')).map(e => e.name)),
     explorers: document.querySelectorAll('.fb-explorer').length,
+    badTables: Array.from(document.querySelectorAll('table.fb-table')).filter(t => {
+          const cell = t.querySelector('td, th');
+          const wrap = t.closest('.fb-table-wrap');
+          return !cell || parseFloat(getComputedStyle(cell).paddingLeft) < 2 || !wrap
+                 || getComputedStyle(wrap).overflowX !== 'auto';
+        }).map(t => (t.querySelector('th') || {textContent: '?'}).textContent),
     deadControls: Array.from(document.querySelectorAll('article input[type=range], article select'))
           .filter(e => !e.closest('.fb-explorer')).length,
     widgetNodes: document.querySelectorAll('.jupyter-widgets, .widget-area, [class*="jp-OutputArea"] .widget')

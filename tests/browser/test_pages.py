@@ -87,6 +87,13 @@ def test_display_math_fits_the_column(visit, doc):
 
 
 @pytest.mark.parametrize("doc", PAGES)
+def test_tables_are_styled_and_scroll(visit, doc):
+    """Every labcore Table has padded cells and sits in a wrapper that scrolls when it is too wide."""
+    bad = visit(doc)["badTables"]
+    assert not bad, f"{doc}: tables without cell padding or a scrolling wrapper (first header): {bad}"
+
+
+@pytest.mark.parametrize("doc", PAGES)
 def test_no_javascript_errors(visit, doc):
     v = visit(doc)
     assert not v["page_errors"], f"{doc}: uncaught JavaScript errors: {v['page_errors']}"
