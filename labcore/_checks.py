@@ -20,21 +20,13 @@ def as_matrix(x, name: str, *, allow_empty_rows: bool = False) -> np.ndarray:
         TypeError: ``x`` is not array-like of real numbers.
         ValueError: ``x`` is not 2-D, has no columns, has no rows (unless allowed), or holds NaN/inf.
     """
-    if isinstance(x, (str, bytes)) or x is None:
-        raise TypeError(f"{name} must be a 2-D array of real numbers, got {type(x).__name__}")
-    try:
-        a = np.asarray(x)
-    except Exception as exc:  # pragma: no cover - numpy rarely refuses
-        raise TypeError(f"{name} must be a 2-D array of real numbers: {exc}") from None
-    if a.dtype == object or not (np.issubdtype(a.dtype, np.floating) or np.issubdtype(a.dtype, np.integer)):
-        raise TypeError(f"{name} must hold real numbers, got dtype {a.dtype}")
+    a = as_real(x, name)
     if a.ndim != 2:
         raise ValueError(f"{name} must be 2-D (rows, head_dim), got shape {a.shape}")
     if a.shape[1] == 0:
         raise ValueError(f"{name} must have head_dim >= 1 columns, got shape {a.shape}")
     if a.shape[0] == 0 and not allow_empty_rows:
         raise ValueError(f"{name} must have at least one row, got shape {a.shape}")
-    a = a.astype(np.float64, copy=False)
     if not np.all(np.isfinite(a)):
         raise ValueError(f"{name} holds NaN or inf; attention inputs must be finite")
     return a
@@ -45,7 +37,10 @@ def as_real(x, name: str) -> np.ndarray:
     bools and object arrays are a TypeError (``np.asarray("0", float)`` would quietly accept ``"0"``)."""
     if isinstance(x, (str, bytes)) or x is None:
         raise TypeError(f"{name} must be a real number or an array of them, got {type(x).__name__}")
-    a = np.asarray(x)
+    try:
+        a = np.asarray(x)
+    except ValueError as exc:  # ragged nested lists
+        raise TypeError(f"{name} must be a real number or an array of them: {exc}") from None
     if a.dtype == object or not (np.issubdtype(a.dtype, np.floating) or np.issubdtype(a.dtype, np.integer)):
         raise TypeError(f"{name} must hold real numbers, got dtype {a.dtype}")
     return a.astype(np.float64, copy=False)
@@ -53,16 +48,11 @@ def as_real(x, name: str) -> np.ndarray:
 
 def as_vector(x, name: str) -> np.ndarray:
     """Return ``x`` as a finite, non-empty 1-D float64 array, or raise a clear error."""
-    if isinstance(x, (str, bytes)) or x is None:
-        raise TypeError(f"{name} must be a 1-D array of real numbers, got {type(x).__name__}")
-    a = np.asarray(x)
-    if a.dtype == object or not (np.issubdtype(a.dtype, np.floating) or np.issubdtype(a.dtype, np.integer)):
-        raise TypeError(f"{name} must hold real numbers, got dtype {a.dtype}")
+    a = as_real(x, name)
     if a.ndim != 1:
         raise ValueError(f"{name} must be 1-D, got shape {a.shape}")
     if a.size == 0:
         raise ValueError(f"{name} must not be empty")
-    a = a.astype(np.float64, copy=False)
     if np.any(np.isnan(a)):
         raise ValueError(f"{name} holds NaN")
     return a

@@ -538,13 +538,11 @@ def _resolve_splits(gpu, num_splits, batch, seqlen, hq, hkv, d, method, variant,
         return flash_attn_num_splits(gpu, batch=batch, seqlen=seqlen, num_q_heads=hq, num_kv_heads=hkv,
                                      head_dim=d, sm_doubling=(num_splits == "heuristic-2.5.7"))
     splits = _int_array(num_splits, "num_splits", maximum=MAX_SPLITS)
-    over = np.asarray(splits) > np.asarray(seqlen)
+    s_b, n_b = np.broadcast_arrays(splits, seqlen)
+    over = s_b > n_b
     if np.any(over):
-        i = np.unravel_index(np.argmax(over), over.shape) if over.ndim else ()
-        bad_s = np.broadcast_to(splits, over.shape)[i]
-        bad_n = np.broadcast_to(seqlen, over.shape)[i]
         raise ValueError(f"num_splits must not exceed seqlen (every split needs at least one key); got "
-                         f"num_splits={int(bad_s)} for seqlen={int(bad_n)}")
+                         f"num_splits={int(s_b[over].flat[0])} for seqlen={int(n_b[over].flat[0])}")
     return splits
 
 

@@ -24,7 +24,7 @@ import numpy as np
 from ._checks import as_matrix, as_vector, check_qkv, choice, flag, positive_int, resolve_scale
 from .attention import masked_scores, row_softmax
 from .flops import forward_nonmatmul_terms
-from .hbm import Ledger, causal_block_counts, flash_backward_io, flash_forward_io, standard_attention_io, \
+from .hbm import MAX_BLOCKS, Ledger, causal_block_counts, flash_backward_io, flash_forward_io, standard_attention_io, \
     standard_backward_io
 
 __all__ = [
@@ -34,7 +34,6 @@ __all__ = [
     "paper_block_sizes",
     "causal_block_fraction",
     "causal_block_map",
-    "MAX_BLOCK_PAIRS",
     "TileSchedule",
     "flash_tile_schedule",
     "AttentionFlops",
@@ -88,15 +87,12 @@ def _block_kind(r0, r1, c0, c1, off, causal):
     return "diag"
 
 
-#: The block-pair maps and tile schedules hold one entry per (query block, key block) pair: at most this many.
-MAX_BLOCK_PAIRS = 2 ** 24
-
-
 def _check_pairs(N, N_k, B_r, B_c):
+    """The block-pair maps and tile schedules hold one entry per (query block, key block) pair."""
     pairs = -(-N // B_r) * -(-N_k // B_c)
-    if pairs > MAX_BLOCK_PAIRS:
+    if pairs > MAX_BLOCKS:
         raise ValueError(f"N = {N:,} and N_k = {N_k:,} in blocks of {B_r} x {B_c} give {pairs:,} block pairs; at most "
-                         f"{MAX_BLOCK_PAIRS:,} are mapped one by one (use larger blocks or shorter sequences)")
+                         f"{MAX_BLOCKS:,} are mapped one by one (use larger blocks or shorter sequences)")
 
 
 def causal_block_map(N: int, block_q: int, block_kv: int | None = None, *, N_k: int | None = None) -> np.ndarray:
@@ -107,7 +103,8 @@ def causal_block_map(N: int, block_q: int, block_kv: int | None = None, *, N_k: 
     Returns:
         (T_r, T_c) int8 array.
     Raises:
-        TypeError/ValueError: sizes that are not integers >= 1; more than :data:`MAX_BLOCK_PAIRS` block pairs.
+        TypeError/ValueError: sizes that are not integers >= 1; more than :data:`labcore.hbm.MAX_BLOCKS`
+        block pairs.
     Source: Dao 2023 (FlashAttention-2) §3.1.1, causal masking; bottom-right alignment as flash-attn >= 2.1.
     """
     N = positive_int(N, "N")
@@ -508,7 +505,7 @@ def flash_tile_schedule(N: int, d: int, block_q: int, block_kv: int, loop_order:
     Returns:
         :class:`TileSchedule`; its ``total()`` equals ``flash_forward_io(...)`` and the forward's ledger.
     Raises:
-        TypeError/ValueError: sizes not integers >= 1; unknown loop_order; more than :data:`MAX_BLOCK_PAIRS`
+        TypeError/ValueError: sizes not integers >= 1; unknown loop_order; more than :data:`labcore.hbm.MAX_BLOCKS`
         block pairs.
     Source: Dao et al. 2022, Algorithm 1; Dao 2023, Algorithm 1.
     """

@@ -13,7 +13,11 @@ import numpy as np
 from ._checks import choice, flag, positive_int
 
 __all__ = ["Ledger", "standard_attention_io", "score_to_input_ratio", "flash_forward_io", "flash_backward_io",
-           "standard_backward_io", "causal_block_counts"]
+           "standard_backward_io", "causal_block_counts", "MAX_BLOCKS"]
+
+#: Block-by-block bookkeeping (query blocks here; block pairs in :func:`labcore.flash.causal_block_map` and
+#: the tile schedule) handles at most this many entries, far beyond any real kernel's grid.
+MAX_BLOCKS = 2 ** 24
 
 
 class Ledger:
@@ -136,7 +140,7 @@ def causal_block_counts(N: int, block_q: int, block_kv: int, *, causal: bool = F
         ``(rows, J, cols)``: int64 arrays of length T_r = ceil(N / B_r): rows in each query block,
         number of visible key blocks, and number of key columns in those blocks.
     Raises:
-        TypeError/ValueError: sizes that are not integers >= 1; more than 2^24 query blocks.
+        TypeError/ValueError: sizes that are not integers >= 1; more than :data:`MAX_BLOCKS` query blocks.
     Source: FlashAttention paper (Dao et al. 2022) §3.1 block-sparse / causal skipping; FlashAttention-2
         (Dao 2023) §3.1.1 causal masking; bottom-right alignment as flash-attn >= 2.1.
     """
@@ -145,8 +149,8 @@ def causal_block_counts(N: int, block_q: int, block_kv: int, *, causal: bool = F
                         positive_int(block_kv, "block_kv"), N if N_k is None else positive_int(N_k, "N_k"))
     T_r = -(-N // B_r)
     T_c = -(-N_k // B_c)
-    if T_r > 2 ** 24:
-        raise ValueError(f"N = {N:,} in blocks of {B_r} is {T_r:,} query blocks; at most {2 ** 24:,} are counted "
+    if T_r > MAX_BLOCKS:
+        raise ValueError(f"N = {N:,} in blocks of {B_r} is {T_r:,} query blocks; at most {MAX_BLOCKS:,} are counted "
                          "one by one (use larger blocks)")
     start = np.arange(T_r, dtype=np.int64) * B_r
     stop = np.minimum(start + B_r, N)

@@ -678,14 +678,10 @@ def mode_sensitivity(model="Llama-3.2-1B", gpu="H100", knobs: dict | None = None
         if any(isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Real) for v in values):
             raise TypeError(f"knob {name!r}: every value must be a number, got {tuple(values)!r}")
         runs += [(name, _resolve(gpu, {**assumptions, name: v})) for v in values]
-    multi = np.array([_timeline(model, gpu, "multi-kernel", _raw(a), False).total for _, a in runs])
+    multi_tl = [_timeline(model, gpu, "multi-kernel", _raw(a), False) for _, a in runs]
+    multi = np.array([t.total for t in multi_tl])
+    ideal = np.array([t.ideal for t in multi_tl])                 # both modes read the same bytes
     mega = _megakernel_totals(model, gpu, [a for _, a in runs])   # every megakernel run, batched
-    ideals: dict = {}                                          # bytes depend on the structural knobs only
-    for _, a in runs:
-        key = tuple(a[k] for k in _STRUCTURAL)
-        if key not in ideals:
-            ideals[key] = _ideal(model, gpu, a, _ops(model, gpu, a, "megakernel"))[0]
-    ideal = np.array([ideals[tuple(a[k] for k in _STRUCTURAL)] for _, a in runs])
     out = {}
     for name, values in knobs.items():
         sel = np.array([n == name for n, _ in runs])
