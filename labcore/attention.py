@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._checks import causal_mask, check_qkv, flag, resolve_scale
+from .checks import causal_mask, check_qkv, flag, resolve_scale
 from .hbm import Ledger
 
 __all__ = ["reference_attention", "standard_attention", "masked_scores", "row_softmax"]

@@ -35,7 +35,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ._checks import check_qkv, choice, fraction, positive_float, positive_int, resolve_scale
+from .checks import check_qkv, choice, fraction, positive_float, positive_int, resolve_scale
 from .attention import masked_scores, row_softmax
 from .hardware import GPU, get_gpu
 

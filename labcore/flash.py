@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._checks import as_matrix, as_vector, check_qkv, choice, flag, positive_int, resolve_scale
+from .checks import as_matrix, as_vector, check_qkv, choice, flag, positive_int, resolve_scale
 from .attention import masked_scores, row_softmax
 from .flops import forward_nonmatmul_terms
 from .hbm import MAX_BLOCKS, Ledger, causal_block_counts, flash_backward_io, flash_forward_io, standard_attention_io, \

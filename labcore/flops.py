@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import math
 
-from ._checks import choice, positive_int
+from .checks import choice, positive_int
 
 __all__ = ["attention_matmul_flops", "forward_nonmatmul_terms", "nonmatmul_ops", "nonmatmul_fraction",
            "standard_attention_intensity", "roofline_time"]
@@ -137,7 +137,7 @@ def roofline_time(flops: float, bytes_moved: float, gpu) -> dict:
     ("compute" or "memory") and ``intensity`` (FLOP/byte). Source: Williams, Waterman, Patterson 2009.
     """
     from .hardware import get_gpu
-    from ._checks import positive_float
+    from .checks import positive_float
 
     g = get_gpu(gpu)
     flops = positive_float(flops, "flops", allow_zero=True)

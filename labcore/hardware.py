@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from ._checks import positive_float, positive_int
+from .checks import positive_float, positive_int
 
 __all__ = ["GPU", "GPUS", "get_gpu", "gpu_table"]
 

@@ -10,7 +10,7 @@ from collections import defaultdict
 
 import numpy as np
 
-from ._checks import choice, flag, positive_int
+from .checks import choice, flag, positive_int
 
 __all__ = ["Ledger", "standard_attention_io", "score_to_input_ratio", "flash_forward_io", "flash_backward_io",
            "standard_backward_io", "causal_block_counts", "MAX_BLOCKS"]

@@ -39,58 +39,14 @@ from functools import lru_cache
 
 import numpy as np
 
-from ._checks import choice, fraction, positive_float, positive_int
+from .checks import choice, fraction, positive_float, positive_int
 from .hardware import GPU, get_gpu
 from .models import Model, get_model
 
 __all__ = [
-    "wave_count", "wave_utilization", "idle_sms_last_wave", "tail_time",
     "softmax_fusion_io", "stall_bound_throughput",
     "HAZY_MEASURED", "TIMELINE_DEFAULTS", "TimelineEvent", "Timeline", "timeline", "compare_modes", "mode_sensitivity", "SENSITIVITY_KNOBS",
 ]
-
-# ---------------------------------------------------------------------------------------------------
-# Waves and tails (lecture §8.1, §8.4; Hazy post: 512 blocks on 148 SMs)
-# ---------------------------------------------------------------------------------------------------
-
-
-def wave_count(blocks: int, sms: int) -> int:
-    """Number of waves ``ceil(blocks / sms)`` when each SM runs one block at a time.
-
-    Args: blocks, sms: ints >= 1. Raises: TypeError/ValueError for non-integers or values < 1.
-    Source: the wave-quantisation argument of the lecture §8.1 (tail effects) and §6.4.
-    """
-    blocks = positive_int(blocks, "blocks")
-    sms = positive_int(sms, "sms")
-    return -(-blocks // sms)
-
-
-def wave_utilization(blocks: int, sms: int) -> float:
-    """Average SM utilisation ``blocks / (waves x sms)`` of equal blocks, one per SM at a time.
-
-    192 blocks on 132 SMs: 2 waves, 192 / 264 = 73%; 128 blocks: 97% (lecture exercise 12).
-    Raises: TypeError/ValueError as :func:`wave_count` (zero SMs is an error).
-    """
-    return positive_int(blocks, "blocks") / (wave_count(blocks, sms) * positive_int(sms, "sms"))
-
-
-def idle_sms_last_wave(blocks: int, sms: int) -> int:
-    """SMs with nothing to do in the last wave: ``waves x sms - blocks``.
-
-    Hazy's example: 512 blocks on a B200's 148 SMs = 3 x 148 + 68, so 80 SMs idle in the last wave.
-    """
-    return wave_count(blocks, sms) * positive_int(sms, "sms") - positive_int(blocks, "blocks")
-
-
-def tail_time(blocks: int, sms: int, block_time: float) -> float:
-    """Seconds lost to the last partial wave: ``(waves - blocks / sms) x block_time``.
-
-    ``block_time`` is the seconds one block takes on one SM (> 0). Zero when ``blocks`` is a multiple
-    of ``sms``.
-    """
-    block_time = positive_float(block_time, "block_time")
-    return (wave_count(blocks, sms) - blocks / sms) * block_time
-
 
 # ---------------------------------------------------------------------------------------------------
 # Fusion (lecture §7) and the stall back-of-envelope (§8.1)

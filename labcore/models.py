@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from ._checks import choice, positive_int
+from .checks import choice, positive_int
 
 __all__ = ["Matrix", "Model", "MODELS", "get_model"]
 

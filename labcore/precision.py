@@ -15,7 +15,7 @@ import struct
 
 import numpy as np
 
-from ._checks import as_vector, choice, positive_int
+from .checks import as_vector, choice, positive_int
 
 __all__ = ["DTYPES", "round_to", "accumulate", "running_sum", "l_accumulation_error", "exp_overflow_threshold"]
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._checks import as_matrix, as_real, as_vector, check_qkv, choice, positive_int, resolve_scale
+from .checks import as_matrix, as_real, as_vector, check_qkv, choice, positive_int, resolve_scale
 
 __all__ = [
     "RowAttention", "row_attention_three_pass", "row_attention_two_pass", "row_attention_one_pass",

@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 import labcore
-from labcore._checks import causal_mask
+from labcore.checks import causal_mask
 
 
 def _qkv(n_q, n_k, d, seed=0, d_v=None):

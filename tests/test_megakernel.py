@@ -5,9 +5,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from labcore.hardware import get_gpu
-from labcore.megakernel import (TIMELINE_DEFAULTS, compare_modes, idle_sms_last_wave, mode_sensitivity,
-                                softmax_fusion_io, stall_bound_throughput, tail_time, timeline, wave_count,
-                                wave_utilization)
+from labcore.megakernel import (TIMELINE_DEFAULTS, compare_modes, mode_sensitivity, softmax_fusion_io,
+                                stall_bound_throughput, timeline)
+from labcore.waves import idle_sms_last_wave, tail_time, wave_count, wave_utilization
 from labcore.models import get_model
 
 US = 1e-6

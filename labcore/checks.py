@@ -144,3 +144,20 @@ def flag(x, name: str) -> bool:
     if isinstance(x, (bool, np.bool_)):
         return bool(x)
     raise TypeError(f"{name} must be True or False, got {x!r} ({type(x).__name__})")
+
+
+def cdiv(a, b):
+    """Ceiling division ``ceil(a / b)`` for non-negative integers (or integer arrays), exact in integer
+    arithmetic: the number of blocks of size ``b`` that cover ``a`` items (Triton's ``cdiv``).
+
+    Args: a: int or integer array >= 0. b: int or integer array >= 1. No checks: callers validate.
+    """
+    return -(-a // b)
+
+
+def key_count(N: int, N_k) -> int:
+    """The number of keys: ``N_k`` when given (checked as an int >= 1), else ``N`` (self-attention).
+
+    Raises: TypeError/ValueError as :func:`positive_int` for a bad ``N_k``.
+    """
+    return N if N_k is None else positive_int(N_k, "N_k")
