@@ -1,5 +1,6 @@
 """The twelve exercises: references match the lecture, known mistakes get their feedback, the stub and bad
-input get friendly messages, and the static-HTML (JavaScript) grader agrees with the Python one."""
+input get friendly messages, the static forms are reproducible, and the book's exercise titles are the
+definitions' titles. The JavaScript grader of the static forms is tested in test_exercises_js.py."""
 from __future__ import annotations
 
 import hashlib
