@@ -5,8 +5,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from labcore.hardware import get_gpu
-from labcore.megakernel import (TIMELINE_DEFAULTS, compare_modes, mode_sensitivity, softmax_fusion_io,
-                                stall_bound_throughput, timeline)
+from labcore.hbm import softmax_fusion_io
+from labcore.megakernel import (TIMELINE_DEFAULTS, compare_modes, mode_sensitivity, resolve_assumptions,
+                                stall_bound_throughput, timeline, work_items)
 from labcore.waves import idle_sms_last_wave, tail_time, wave_count, wave_utilization
 from labcore.models import get_model
 
@@ -139,11 +140,9 @@ def _reference_megakernel(model, gpu, **assumptions):
     """The megakernel model as the module docstring states it, one instruction at a time in plain Python
     (slow, obvious): the streaming recurrence T = max(T_prev + b / r, resume_J + B / r) with the loader
     capped at C bytes ahead, no closed forms and no batching. Returns every instruction's end time."""
-    from labcore import megakernel as mk
-
     g = get_gpu(gpu)
-    a = mk._resolve(g, assumptions)
-    ops = mk._ops(get_model(model), g, a, "megakernel")
+    a = resolve_assumptions(**assumptions)
+    ops = work_items(get_model(model), g, mode="megakernel", **assumptions)
     S, C = g.num_sms, a["pages"] * a["page_bytes"]
     r = g.hbm_bandwidth * a["bandwidth_efficiency"] / S
     E_sm, T_sm = [0.0] * S, [a["prologue"]] * S
