@@ -305,3 +305,40 @@ def test_explorer_corners(name):
             assert np.all(np.isfinite(d["speedup"]))
         fig = ex.draw(data, **p)
         assert fig.axes
+
+
+# ---- breakdown terms: never negative, always the total (issue 14, item 4) ---------------------------
+
+def test_small_kernels_term_is_not_negative_without_small_kernel_cost():
+    """The case the issue names: small_kernel=0 gave small_kernels = -4.6e-8 s."""
+    bd = timeline("Llama-3.2-1B", "H100", mode="multi-kernel", small_kernel=0).breakdown()
+    assert bd["small_kernels"] == 0.0
+    assert min(bd.values()) >= 0.0
+
+
+_TIMES = st.floats(0.0, 2e-5, allow_nan=False)
+
+
+@st.composite
+def _assumptions(draw):
+    """Any assumptions a slider or a caller may set, within their allowed ranges (kept to sizes that
+    simulate quickly)."""
+    kv_len = draw(st.integers(0, 4096))
+    a = {k: draw(_TIMES) for k in ("launch_gap", "prologue", "small_kernel", "sync", "instruction_overhead")}
+    a |= {"bandwidth_efficiency": draw(st.floats(0.05, 1.0)), "rows_per_block": draw(st.integers(8, 128)),
+          "pages": draw(st.integers(1, 32)), "page_bytes": draw(st.integers(256, 64 * 1024)),
+          "down_chunks": draw(st.integers(1, 8)), "kv_len": kv_len,
+          "attention_splits": draw(st.none() | st.integers(1, max(kv_len, 1))),
+          "pdl": draw(st.booleans()), "dtype_bytes": draw(st.sampled_from((1, 2, 4)))}
+    return a
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.sampled_from(("GPT-2-medium", "Llama-3.2-1B")), st.sampled_from(("A100", "H100", "B200")),
+       st.sampled_from(("multi-kernel", "megakernel")), st.booleans(), _assumptions())
+def test_breakdown_terms_are_non_negative_and_sum_to_the_total(model, gpu, mode, decompose, a):
+    tl = timeline(model, gpu, mode=mode, decompose=decompose, **a)
+    bd = tl.breakdown()
+    negative = {k: v for k, v in bd.items() if not v >= 0.0}
+    assert not negative, f"negative causes {negative} at {a}"
+    assert sum(bd.values()) == pytest.approx(tl.total, rel=1e-9)
