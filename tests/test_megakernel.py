@@ -284,29 +284,6 @@ def test_sensitivity_knobs_are_checked():
         mode_sensitivity(knobs={"attention_splits": (None, 4)})   # would have been a NaN in ``values``
 
 
-# ---- explorers: corners through compute + draw ---------------------------------------------------
-
-@pytest.mark.parametrize("name", ["megakernel_timeline", "megakernel_breakdown", "megakernel_sensitivity"])
-def test_explorer_corners(name):
-    from labcore.plots import get_explorer
-    from labcore.widgets import MAX_FRAMES
-
-    ex = get_explorer(name)
-    assert ex.n_frames() <= 48 <= MAX_FRAMES
-    corners = list(ex.corners())
-    for p in corners[:: max(1, len(corners) // 6)]:     # a spread of corners (the full set is slow)
-        data = ex.compute(**p)
-        tls = [v for v in (data.get("multi"), data.get("mega"))] + [t for _, t in data.get("bars", [])]
-        for tl in tls:
-            if tl is not None:
-                assert np.isfinite(tl.total) and tl.total > 0
-                assert all(np.isfinite(v) for v in tl.breakdown().values())
-        for d in data.get("sens", {}).values():
-            assert np.all(np.isfinite(d["speedup"]))
-        fig = ex.draw(data, **p)
-        assert fig.axes
-
-
 # ---- breakdown terms: never negative, always the total (issue 14, item 4) ---------------------------
 
 def test_small_kernels_term_is_not_negative_without_small_kernel_cost():
