@@ -143,12 +143,12 @@ def _reference_megakernel(model, gpu, **assumptions):
     g = get_gpu(gpu)
     a = resolve_assumptions(**assumptions)
     ops = work_items(get_model(model), g, mode="megakernel", **assumptions)
-    S, C = g.num_sms, a["pages"] * a["page_bytes"]
-    r = g.hbm_bandwidth * a["bandwidth_efficiency"] / S
-    E_sm, T_sm = [0.0] * S, [a["prologue"]] * S
-    B_sm = [[] for _ in range(S)]        # bytes loaded through each of the SM's slots
-    caps = [[] for _ in range(S)]        # each slot's loader cap: bytes through the slot before it + C
-    resume = [[] for _ in range(S)]      # cumulative latest loader-resume time per slot
+    num_sms, C = g.num_sms, a["pages"] * a["page_bytes"]
+    r = g.hbm_bandwidth * a["bandwidth_efficiency"] / num_sms
+    E_sm, T_sm = [0.0] * num_sms, [a["prologue"]] * num_sms
+    B_sm = [[] for _ in range(num_sms)]        # bytes loaded through each of the SM's slots
+    caps = [[] for _ in range(num_sms)]        # each slot's loader cap: bytes through the slot before it + C
+    resume = [[] for _ in range(num_sms)]      # cumulative latest loader-resume time per slot
     ends, g_idx = [], 0
     for i, o in enumerate(ops):
         if i == 0:
@@ -164,7 +164,7 @@ def _reference_megakernel(model, gpu, **assumptions):
             ready = [max(ends[-ops[i - 1].blocks:]) + a["sync"]] * o.blocks
         b = (o.weight_bytes + o.kv_bytes) / o.blocks
         for k in range(o.blocks):
-            s = g_idx % S
+            s = g_idx % num_sms
             g_idx += 1
             B_prev = B_sm[s][-1] if B_sm[s] else 0.0
             B_now = B_prev + b
