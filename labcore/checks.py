@@ -163,14 +163,15 @@ def key_count(N: int, N_k) -> int:
     return N if N_k is None else positive_int(N_k, "N_k")
 
 
-def lookup(registry: dict, aliases: dict, name, kind: str, cls: type):
+def lookup(registry: dict, aliases: dict, name, kind: str, cls: type, *, noun: str | None = None):
     """One preset from ``registry`` by name: an instance of ``cls`` is returned unchanged; a string
     matches a key case-insensitively, then a key of ``aliases`` (lower-case alias -> registry key).
 
     Args:
         registry: ``{name: preset}`` (e.g. :data:`labcore.GPUS`). aliases: ``{alias: registry key}``.
         name: a preset name, an alias, or a ``cls`` instance. kind: the argument's name in messages
-            (``"gpu"``, ``"model"``). cls: the preset class.
+            (``"gpu"``, ``"model"``). cls: the preset class. noun: what a preset is called in the
+            unknown-name message (``"GPU"``; default ``kind``).
     Raises:
         TypeError: ``name`` is neither a string nor a ``cls``.
         ValueError: unknown name; the message lists the presets and the aliases.
@@ -185,5 +186,5 @@ def lookup(registry: dict, aliases: dict, name, kind: str, cls: type):
             return registry[k]
     if key in aliases:
         return registry[aliases[key]]
-    raise ValueError(f"unknown {kind} {name!r}; known presets: {', '.join(registry)} "
+    raise ValueError(f"unknown {noun or kind} {name!r}; known presets: {', '.join(registry)} "
                      f"(aliases: {', '.join(aliases)})")

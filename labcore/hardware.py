@@ -103,7 +103,7 @@ def get_gpu(name) -> GPU:
         TypeError: ``name`` is not a string or GPU.
         ValueError: unknown name; the message lists the known presets.
     """
-    return lookup(GPUS, _ALIASES, name, "gpu", GPU)
+    return lookup(GPUS, _ALIASES, name, "gpu", GPU, noun="GPU")
 
 
 def gpu_table():
