@@ -505,7 +505,7 @@ def _megakernel(model, gpu, a, items, decompose) -> Timeline:
     prev_end = np.where(sel >= num_sms, end0[np.maximum(sel - num_sms, 0)], 0.0)
     events = tuple(
         TimelineEvent(f"SM {s}", items[oi].name, items[oi].kind, items[oi].layer, st, en,
-                      {"wait": max(st - pe, 0.0), "busy": en - st})
+                      {"wait": st - pe, "busy": en - st})          # st = max(pe, ready) >= pe
         for s, oi, st, en, pe in zip(sm[sel].tolist(), op_of[sel].tolist(), start0[sel].tolist(),
                                      end0[sel].tolist(), prev_end.tolist())
     )

@@ -8,7 +8,8 @@ serves several sections (the backward pass in §5, fusion in §7, ...). The API 
 entry; ``tests/test_sections.py`` checks that every public name resolves and that every page exists.
 
 Names: a top-level name (``"reference_attention"``) or, for the presentation layer, the dotted path below
-``labcore`` (``"widgets.show"``, ``"plots.decode.splits_figure"``). In the other direction a section links
+``labcore`` (``"widgets.show"``, ``"plots.decode.splits_figure"``, ``"sections.section_for"``). This module is
+presentation too: import it as ``labcore.sections``; ``import labcore`` does not re-export its names. In the other direction a section links
 to a function with the MyST role ``{py:func}`` applied to ``labcore.reference_attention``.
 """
 from __future__ import annotations
