@@ -163,8 +163,10 @@ _STRUCTURAL = ("rows_per_block", "pages", "page_bytes", "down_chunks", "kv_len",
 def resolve_assumptions(**assumptions) -> dict:
     """Every assumption of :func:`timeline`, checked, with the defaults of :data:`TIMELINE_DEFAULTS` filled in.
 
-    Args: **assumptions: any keys of :data:`TIMELINE_DEFAULTS` (SI units).
-    Returns: dict with every key of :data:`TIMELINE_DEFAULTS`.
+    Args:
+        ``**assumptions``: any keys of :data:`TIMELINE_DEFAULTS` (SI units).
+    Returns:
+        dict with every key of :data:`TIMELINE_DEFAULTS`.
     Raises:
         TypeError: an unknown name, a wrongly typed value (``pdl`` must be a bool).
         ValueError: a negative time, ``bandwidth_efficiency`` outside (0, 1], a count < 1 (``kv_len`` < 0).
@@ -232,10 +234,13 @@ class WorkItem:
 def work_items(model, gpu, *, mode: str = "multi-kernel", **assumptions) -> tuple:
     """The kernels (multi-kernel) or instruction groups (megakernel) of one forward pass, in order.
 
-    Args: model, gpu, mode, **assumptions: as :func:`timeline`.
-    Returns: tuple of :class:`WorkItem`. Llama-3.2-1B multi-kernel: 114 kernels (7 per layer, final norm,
+    Args:
+        model, gpu, mode, ``**assumptions``: as :func:`timeline`.
+    Returns:
+        tuple of :class:`WorkItem`. Llama-3.2-1B multi-kernel: 114 kernels (7 per layer, final norm,
         LM head); its megakernel's first item, RMSNorm + QKV, is 192 instructions of 16 rows.
-    Raises: as :func:`timeline`.
+    Raises:
+        As :func:`timeline`.
     Source: lecture 11 §8.2-§8.3 (the kernels and the instruction set), Hazy Research megakernel post.
     """
     model = get_model(model)

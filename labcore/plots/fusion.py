@@ -21,10 +21,13 @@ def fusion_traffic_data(rows: int = 1024, N: int = 4096) -> dict:
     """Unfused / fused traffic of a row softmax of ``rows`` rows, for each row length in :data:`ROW_LENGTHS`,
     and the single point at row length ``N``.
 
-    Args: rows: int >= 1. N: the marked row length, int >= 1.
-    Returns: dict with ``N_values`` (int array), ``ratios`` (float array, ``4 + 2 / N``), ``rows``, ``N`` and
+    Args:
+        rows: int >= 1. N: the marked row length, int >= 1.
+    Returns:
+        dict with ``N_values`` (int array), ``ratios`` (float array, ``4 + 2 / N``), ``rows``, ``N`` and
         ``point`` (the :func:`~labcore.hbm.softmax_fusion_io` dict at ``N``).
-    Raises: as :func:`~labcore.hbm.softmax_fusion_io`.
+    Raises:
+        As :func:`~labcore.hbm.softmax_fusion_io`.
     Source: Triton tutorial "Fused Softmax"; lecture §7, rule 1.
     """
     Ns = np.array(ROW_LENGTHS)
