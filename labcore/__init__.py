@@ -2,7 +2,8 @@
 
 Every number the book shows is computed here. Layers (GUIDE §1): data (hardware, models) ->
 algorithms (softmax, attention, decode) -> accounting (hbm, flops) -> performance models -> presentation
-(``labcore.plots``, ``labcore.widgets``, ``labcore.exercises``; imported lazily, never here).
+(``labcore.plots``, ``labcore.widgets``, ``labcore.exercises``, ``labcore.sections``; imported on their own,
+never here).
 """
 from .hbm import *  # noqa: F401,F403
 from .attention import *  # noqa: F401,F403
@@ -15,14 +16,13 @@ from .decode import *  # noqa: F401,F403
 from .models import *  # noqa: F401,F403
 from .waves import *  # noqa: F401,F403
 from .megakernel import *  # noqa: F401,F403
-from .sections import *  # noqa: F401,F403
 from .units import *  # noqa: F401,F403
 
-from . import attention, decode, flash, flops, hardware, hbm, megakernel, models, precision, sections, softmax, units, waves
+from . import attention, decode, flash, flops, hardware, hbm, megakernel, models, precision, softmax, units, waves
 
 #: Every public name of the engine (the union of its modules' ``__all__``; the presentation layer,
-#: ``labcore.plots``, ``labcore.widgets`` and ``labcore.exercises``, is imported on its own).
+#: ``labcore.plots``, ``labcore.widgets``, ``labcore.exercises`` and ``labcore.sections``, is imported on its own).
 __all__ = sorted({name for mod in (hbm, attention, softmax, flops, precision, hardware, flash, decode, models,
-                                   waves, megakernel, sections, units) for name in mod.__all__})
+                                   waves, megakernel, units) for name in mod.__all__})
 
 __version__ = "0.1.0"

@@ -161,3 +161,30 @@ def key_count(N: int, N_k) -> int:
     Raises: TypeError/ValueError as :func:`positive_int` for a bad ``N_k``.
     """
     return N if N_k is None else positive_int(N_k, "N_k")
+
+
+def lookup(registry: dict, aliases: dict, name, kind: str, cls: type, *, noun: str | None = None):
+    """One preset from ``registry`` by name: an instance of ``cls`` is returned unchanged; a string
+    matches a key case-insensitively, then a key of ``aliases`` (lower-case alias -> registry key).
+
+    Args:
+        registry: ``{name: preset}`` (e.g. :data:`labcore.GPUS`). aliases: ``{alias: registry key}``.
+        name: a preset name, an alias, or a ``cls`` instance. kind: the argument's name in messages
+            (``"gpu"``, ``"model"``). cls: the preset class. noun: what a preset is called in the
+            unknown-name message (``"GPU"``; default ``kind``).
+    Raises:
+        TypeError: ``name`` is neither a string nor a ``cls``.
+        ValueError: unknown name; the message lists the presets and the aliases.
+    """
+    if isinstance(name, cls):
+        return name
+    if not isinstance(name, str):
+        raise TypeError(f"{kind} must be a preset name or a {cls.__name__}, got {type(name).__name__}")
+    key = name.lower()
+    for k in registry:
+        if k.lower() == key:
+            return registry[k]
+    if key in aliases:
+        return registry[aliases[key]]
+    raise ValueError(f"unknown {noun or kind} {name!r}; known presets: {', '.join(registry)} "
+                     f"(aliases: {', '.join(aliases)})")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from .checks import positive_float, positive_int
+from .checks import lookup, positive_float, positive_int
 
 __all__ = ["GPU", "GPUS", "get_gpu", "gpu_table"]
 
@@ -103,16 +103,7 @@ def get_gpu(name) -> GPU:
         TypeError: ``name`` is not a string or GPU.
         ValueError: unknown name; the message lists the known presets.
     """
-    if isinstance(name, GPU):
-        return name
-    if not isinstance(name, str):
-        raise TypeError(f"gpu must be a preset name or a GPU, got {type(name).__name__}")
-    for key in GPUS:
-        if key.lower() == name.lower():
-            return GPUS[key]
-    if name.lower() in _ALIASES:
-        return GPUS[_ALIASES[name.lower()]]
-    raise ValueError(f"unknown GPU {name!r}; known presets: {', '.join(GPUS)} (aliases: A100, H100, H200)")
+    return lookup(GPUS, _ALIASES, name, "gpu", GPU, noun="GPU")
 
 
 def gpu_table():

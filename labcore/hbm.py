@@ -306,3 +306,31 @@ def flash_backward_io(N: int, d: int, block_q: int, block_kv: int, *, causal: bo
         ("dV", 0, N_k * d),
     ])
     return table if by_tensor else _total(table)
+
+
+def softmax_fusion_io(rows: int, N: int) -> dict:
+    """HBM elements moved by a row softmax of a (rows, N) matrix, unfused versus fused (lecture §7).
+
+    Unfused (the naive PyTorch-style program of Triton's fused-softmax tutorial, with R = ``rows``):
+    ``m = x.max(1)`` reads RN, writes R; ``z = x - m`` reads RN + R, writes RN; ``e = exp(z)`` reads RN,
+    writes RN; ``s = e.sum(1)`` reads RN, writes R; ``y = e / s`` reads RN + R, writes RN. In all
+    ``5RN + 2R`` reads and ``3RN + 2R`` writes. Fused: read x once, write y once (``2RN``), the row kept
+    on chip. Ratio ``(8RN + 4R) / 2RN = 4 + 2/N`` -> 4 for long rows (lecture §7, rule 1).
+
+    Args:
+        rows: rows of the matrix (int >= 1; Triton's tutorial calls it M, the papers' M is SRAM size).
+        N: row length, the softmax's width (int >= 1).
+    Returns:
+        dict with ``unfused_reads``, ``unfused_writes``, ``unfused``, ``fused`` (elements) and ``ratio``.
+    Raises: TypeError/ValueError for sizes that are not integers >= 1.
+    Source: Triton tutorial "Fused Softmax" (02-fused-softmax.py).
+    """
+    rows = positive_int(rows, "rows")
+    N = positive_int(N, "N")
+    reads, writes = 5 * rows * N + 2 * rows, 3 * rows * N + 2 * rows
+    fused = 2 * rows * N
+    return {"unfused_reads": reads, "unfused_writes": writes, "unfused": reads + writes, "fused": fused,
+            "ratio": (reads + writes) / fused}
+
+
+__all__ += ["softmax_fusion_io"]

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from .checks import choice, positive_int
+from .checks import cdiv, choice, lookup, positive_int
 
 __all__ = ["Matrix", "Model", "MODELS", "get_model"]
 
@@ -166,7 +166,7 @@ class Model:
                 raise ValueError(f"tp={tp} must divide {f}={getattr(self, f)}")
         return replace(self, name=f"{self.name}/tp{tp}", num_heads=self.num_heads // tp,
                        num_kv_heads=self.num_kv_heads // tp, intermediate_size=self.intermediate_size // tp,
-                       vocab_size=-(-self.vocab_size // tp))
+                       vocab_size=cdiv(self.vocab_size, tp))
 
 
 _HF = "Hugging Face config.json of "
@@ -199,13 +199,4 @@ def get_model(name) -> Model:
         TypeError: ``name`` is not a string or Model.
         ValueError: unknown name; the message lists the known presets.
     """
-    if isinstance(name, Model):
-        return name
-    if not isinstance(name, str):
-        raise TypeError(f"model must be a preset name or a Model, got {type(name).__name__}")
-    for key in MODELS:
-        if key.lower() == name.lower():
-            return MODELS[key]
-    if name.lower() in _ALIASES:
-        return MODELS[_ALIASES[name.lower()]]
-    raise ValueError(f"unknown model {name!r}; known presets: {', '.join(MODELS)}")
+    return lookup(MODELS, _ALIASES, name, "model", Model)

@@ -8,7 +8,8 @@ serves several sections (the backward pass in §5, fusion in §7, ...). The API 
 entry; ``tests/test_sections.py`` checks that every public name resolves and that every page exists.
 
 Names: a top-level name (``"reference_attention"``) or, for the presentation layer, the dotted path below
-``labcore`` (``"widgets.show"``, ``"plots.decode.splits_figure"``). In the other direction a section links
+``labcore`` (``"widgets.show"``, ``"plots.decode.splits_figure"``, ``"sections.section_for"``). This module is
+presentation too: import it as ``labcore.sections``; ``import labcore`` does not re-export its names. In the other direction a section links
 to a function with the MyST role ``{py:func}`` applied to ``labcore.reference_attention``.
 """
 from __future__ import annotations
@@ -23,7 +24,7 @@ _S7, _S8, _S12 = "book/07_fusion", "book/08_megakernel", "book/12_exercises"
 MODULE_PAGES: dict[str, str | None] = {
     "hardware": _S1, "hbm": _S2, "attention": _S2, "softmax": _S3, "flops": _S3, "precision": _S3,
     "flash": _S4, "decode": _S6, "models": _S8, "megakernel": _S8, "waves": _S8, "units": "book/intro", "exercises": _S12,
-    "plots.softmax": _S3, "plots.flash": _S4, "plots.decode": _S6, "plots.megakernel": _S8,
+    "plots.softmax": _S3, "plots.flash": _S4, "plots.decode": _S6, "plots.fusion": _S7, "plots.megakernel": _S8,
     "sections": None, "widgets": None, "plots": None,
 }
 

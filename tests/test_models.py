@@ -83,3 +83,19 @@ def test_bad_configs_are_refused():
         Model(**{**m.__dict__, "mlp": "moe"})
     with pytest.raises(ValueError):
         Matrix("q", 2, 2).bytes(0)
+
+
+def test_gpus_and_models_share_one_lookup():
+    """get_gpu and get_model go through checks.lookup: case-insensitive names and aliases, instances
+    returned unchanged, one message naming the presets and the aliases."""
+    from labcore.hardware import GPUS
+
+    assert get_model("LLAMA-1B") is MODELS["Llama-3.2-1B"] and get_gpu("h100") is GPUS["H100-SXM"]
+    m = get_model("gpt2-medium")
+    assert get_model(m) is m
+    with pytest.raises(ValueError, match=r"unknown GPU 'V100'; known presets: A100-40GB-SXM.*\(aliases: a100"):
+        get_gpu("V100")
+    with pytest.raises(ValueError, match=r"unknown model 'x'; known presets: Llama-3.2-1B.*\(aliases: llama-1b"):
+        get_model("x")
+    with pytest.raises(TypeError, match="gpu must be a preset name or a GPU"):
+        get_gpu(3)

@@ -1,4 +1,4 @@
-"""labcore.SECTIONS: every public name links back to the book page that explains it."""
+"""labcore.sections: every public name links back to the book page that explains it."""
 from __future__ import annotations
 
 import sys
@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 import labcore
+import labcore.sections
 from labcore.sections import MODULE_PAGES, SECTIONS, section_for, toc_pages
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -25,7 +26,7 @@ def test_every_public_name_resolves_to_a_page_in_the_book():
     missing = sorted(p for p in set(pages.values()) if p is not None and p not in toc)
     assert not missing, f"section_for points at pages missing from _toc.yml: {missing}"
     # every algorithm/model name is explained somewhere (only plumbing may map to None)
-    plumbing = ("SECTIONS", "MODULE_PAGES", "section_for", "toc_pages")
+    plumbing = ("sections.SECTIONS", "sections.MODULE_PAGES", "sections.section_for", "sections.toc_pages")
     unexplained = sorted(k for k, p in pages.items()
                          if p is None and not (k.startswith(("widgets.", "plots.")) or k in plumbing))
     assert not unexplained, f"public names no section explains: {unexplained}"
@@ -48,7 +49,7 @@ def test_section_for():
     assert section_for("labcore.flash_attention_backward") == "book/05_flash_backward"
     assert section_for("plots.decode.splits_figure") == "book/06_flash_decoding"
     assert section_for("widgets.show") is None
-    assert labcore.section_for is section_for and labcore.SECTIONS is SECTIONS
+    assert labcore.sections.section_for is section_for and labcore.sections.SECTIONS is SECTIONS
 
 
 @pytest.mark.parametrize("bad, exc", [(3, TypeError), (None, TypeError), ("no_such_function", ValueError),

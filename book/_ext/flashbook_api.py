@@ -5,7 +5,7 @@ The page is generated, never hand-maintained: every public module of ``labcore``
 entry built from its docstring. A name re-exported at the top level is documented as ``labcore.NAME``
 (what notebooks call) and is also resolvable under its defining module (``labcore.attention.NAME``), so
 ``{py:func}`labcore.reference_attention``` and ``:func:`reference_attention``` inside docstrings both
-link here. Under each entry, "Explained in" links to the section named in ``labcore.SECTIONS`` (d2l's
+link here. Under each entry, "Explained in" links to the section named in ``labcore.sections`` (d2l's
 API appendix is the model); a page named there that is missing from the book fails the strict build.
 """
 from __future__ import annotations
@@ -20,7 +20,7 @@ from sphinx.util.docutils import SphinxDirective
 from sphinx.util.nodes import nested_parse_with_titles
 
 #: Presentation-layer packages documented after the algorithm modules (their names keep the dotted path).
-PRESENTATION = ("widgets", "plots", "exercises")
+PRESENTATION = ("widgets", "plots", "exercises", "sections")
 
 
 def _public_modules():

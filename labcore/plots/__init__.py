@@ -1,6 +1,6 @@
 """Presentation layer: figure functions and the registry of interactive figures (explorers).
 
-Each section's module (``labcore.plots.softmax``, ``.flash``, ``.decode``, ``.megakernel``, ...) defines
+Each section's module (``labcore.plots.softmax``, ``.flash``, ``.decode``, ``.fusion``, ``.megakernel``) defines
 pure figure functions (parameters in, matplotlib Figure out) and registers its :class:`Explorer` objects
 with :func:`register`. Only this layer imports matplotlib.
 """
@@ -16,7 +16,7 @@ __all__ = ["EXPLORERS", "register", "get_explorer", "all_explorers", "new_figure
            "PNG_DPI"]
 
 #: Section modules that define explorers; imported on demand by :func:`all_explorers`.
-SECTION_MODULES = ["softmax", "flash", "decode", "megakernel"]
+SECTION_MODULES = ["softmax", "flash", "decode", "fusion", "megakernel"]
 
 EXPLORERS: dict[str, Explorer] = {}
 

@@ -9,7 +9,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from ..megakernel import TIMELINE_DEFAULTS, _timeline, mode_sensitivity, timeline
+from ..megakernel import HAZY_MEASURED, TIMELINE_DEFAULTS, mode_sensitivity, timeline
 from ..widgets import Explorer, Slider
 from . import new_figure, register
 
@@ -17,24 +17,24 @@ __all__ = ["KIND_COLORS", "CAUSE_COLORS", "gantt_figure", "breakdown_figure", "s
            "timeline_data", "breakdown_data", "sensitivity_data"]
 
 US = 1e-6
-STREAM_GAP = 2.1e-6   # Hazy post: empty kernel on a plain stream (H100)
-GRAPH_GAP = 1.3e-6    # Hazy post: the same inside a CUDA Graph
 
 KIND_COLORS = {"norm": "#8c6d31", "qkv": "#3182bd", "attention": "#31a354", "reduction": "#74c476",
                "o_proj": "#6baed6", "gate_up": "#756bb1", "down": "#9e9ac8", "lm_head": "#e6550d"}
 CAUSE_COLORS = {"weights": "#08519c", "kv_cache": "#6baed6", "bandwidth_efficiency": "#9ecae1",
                 "launch_gaps": "#de2d26", "pdl_syncs": "#fb6a4a", "prologues": "#fd8d3c", "prologue": "#fd8d3c",
                 "tails": "#756bb1", "small_kernels": "#8c6d31", "sync_waits": "#fb6a4a",
-                "instruction_overhead": "#bcbd22", "imbalance": "#bcbddc"}
+                "instruction_overhead": "#bcbd22", "uneven_bytes": "#9e9ac8", "imbalance": "#bcbddc",
+                "other": "#bcbddc"}
 CAUSE_LABELS = {"weights": "weights", "kv_cache": "KV cache", "bandwidth_efficiency": "bandwidth efficiency",
                 "launch_gaps": "launch gaps", "pdl_syncs": "PDL grid syncs", "prologues": "prologues",
                 "prologue": "prologues", "tails": "tails", "small_kernels": "small kernels",
                 "sync_waits": "sync waits", "instruction_overhead": "instruction overhead",
-                "imbalance": "imbalance / unhidden waits"}
+                "uneven_bytes": "uneven bytes per SM", "imbalance": "unhidden waits", "other": "other"}
 
 
 def _gap(cuda_graphs: bool) -> float:
-    return GRAPH_GAP if cuda_graphs else STREAM_GAP
+    """Hazy's measured launch gap: inside a CUDA Graph, or on a plain stream (H100)."""
+    return HAZY_MEASURED["launch_gap_graphs" if cuda_graphs else "launch_gap_stream"]
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -52,10 +52,9 @@ def timeline_data(model="Llama-3.2-1B", gpu="H100", *, cuda_graphs=True, sm_lane
     a = {**assumptions, "launch_gap": _gap(cuda_graphs)}
     mk = timeline(model, gpu, mode="multi-kernel", **a)
     pdl = timeline(model, gpu, mode="multi-kernel", **{**a, "pdl": True})
-    mg = _timeline(model, gpu, "megakernel", a, decompose=False)   # totals and lanes; no breakdown needed
+    mg = timeline(model, gpu, mode="megakernel", decompose=False, **a)   # totals and lanes; no breakdown needed
     arr = mg.sm_arrays
-    from ..megakernel import _ops  # the op list gives each instruction's kind
-    op_kinds = np.array([o.kind for o in _ops(mg.model, mg.gpu, mg.assumptions, "megakernel")])
+    op_kinds = np.array([o.kind for o in mg.work])          # each instruction's kind, by its work item
     lanes = []
     for s in range(sm_lanes):
         sel = arr["sm"] == s
@@ -262,7 +261,8 @@ def sensitivity_figure(data: dict):
 _GPU = Slider("gpu", ("H100", "B200"), "H100", label="hardware", live=("A100", "H100", "H200", "B200"))
 _MODEL = Slider("model", ("Llama-3.2-1B", "Llama-3.1-8B"), "Llama-3.2-1B", label="model",
                 live=("GPT-2-medium", "Llama-3.2-1B", "Llama-3.1-8B"))
-_GRAPHS = Slider("cuda_graphs", (True, False), True, label="CUDA Graphs (1.3 µs gap; off: 2.1 µs)")
+_GRAPHS = Slider("cuda_graphs", (True, False), True,
+                 label=f"CUDA Graphs ({_gap(True) / US:.1f} µs gap; off: {_gap(False) / US:.1f} µs)")
 
 
 def _us_slider(name, default, live, label):

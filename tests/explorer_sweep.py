@@ -1,0 +1,100 @@
+"""The one sweep of the interactive figures (explorers), used by ``tests/test_explorers.py``.
+
+:func:`sweep` runs an explorer at every corner of its live slider ranges through ``compute`` and ``draw``
+and checks what every explorer must satisfy (a frame budget, finite data, a figure with data), plus the
+explorer's own checks from :data:`CHECKS` (a section's invariants: positive times, finite breakdowns).
+A section's test module adds its explorer's invariants to :data:`CHECKS` here instead of writing its own loop.
+"""
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+#: Most frames one explorer may precompute for the static book (page weight; ``widgets.MAX_FRAMES`` is the
+#: hard limit of the player itself).
+STATIC_FRAME_BUDGET = 48
+
+
+def finite(x) -> bool:
+    """True when every number in ``x`` (nested dicts, lists, tuples, arrays, dataclasses) is finite."""
+    if isinstance(x, dict):
+        return all(finite(v) for v in x.values())
+    if isinstance(x, (list, tuple)):
+        return all(finite(v) for v in x)
+    if isinstance(x, np.ndarray) and np.issubdtype(x.dtype, np.number):
+        return bool(np.all(np.isfinite(x)))
+    if isinstance(x, numbers.Number) and not isinstance(x, bool):
+        return bool(np.isfinite(x))
+    return True
+
+
+def _positive_finite(arrays) -> None:
+    for a in arrays:
+        a = np.asarray(a, dtype=float)
+        assert np.all(np.isfinite(a)) and np.all(a > 0), a
+
+
+def _timelines_ok(data, params) -> None:
+    """Megakernel explorers: every timeline has a finite positive total and finite causes; sensitivity
+    speedups are finite."""
+    tls = [data.get("multi"), data.get("mega")] + [t for _, t in data.get("bars", [])]
+    for tl in tls:
+        if tl is not None:
+            assert np.isfinite(tl.total) and tl.total > 0, params
+            assert all(np.isfinite(v) for v in tl.breakdown().values()), params
+    for d in data.get("sens", {}).values():
+        assert np.all(np.isfinite(d["speedup"])), params
+
+
+def _flash_ok(data, params) -> None:
+    """Flash explorers: every float array of the data is finite."""
+    for v in (data.values() if isinstance(data, dict) else []):
+        if isinstance(v, np.ndarray) and v.dtype.kind == "f":
+            assert np.all(np.isfinite(v)), params
+
+
+#: Per-explorer invariants beyond :func:`finite` (name -> check(data, params) raising AssertionError).
+CHECKS = {
+    "megakernel_timeline": _timelines_ok,
+    "megakernel_breakdown": _timelines_ok,
+    "megakernel_sensitivity": _timelines_ok,
+    "decode_occupancy": lambda data, p: _positive_finite([[e.total, e.cta_time] for e, _ in data.values()]),
+    "decode_splits": lambda data, p: _positive_finite([data["total"]]),
+    "decode_vs_measured": lambda data, p: _positive_finite([data["model_fd"], data["refined_fd"], data["model_fa2"]]),
+    "decode_speedup": lambda data, p: _positive_finite([data["speedup"]]),
+}
+
+
+def check_for(name: str):
+    """The explorer's own invariant from :data:`CHECKS` (flash explorers share :func:`_flash_ok`), or None."""
+    if name.startswith("flash_"):
+        return _flash_ok
+    return CHECKS.get(name)
+
+
+def sweep(ex, *, png_at_ends: bool = True) -> list[dict]:
+    """Run explorer ``ex`` at every corner of its live slider ranges; return the corners.
+
+    Asserts: 1 <= frames <= :data:`STATIC_FRAME_BUDGET`; finite data and the explorer's own check at every
+    corner; a figure with axes and data; and, with ``png_at_ends``, a PNG (what a live slider move shows)
+    at the first and last corner.
+    """
+    assert 1 <= ex.n_frames() <= STATIC_FRAME_BUDGET, f"{ex.name}: {ex.n_frames()} static frames"
+    check = check_for(ex.name)
+    corners = list(ex.corners())
+    for params in corners:
+        data = ex.compute(**params)
+        assert finite(data), f"{ex.name}: non-finite data at {params}"
+        if check is not None:
+            check(data, params)
+        fig = ex.draw(data, **params)
+        assert fig.axes, f"{ex.name}: empty figure at {params}"
+        assert any(ax.has_data() for ax in fig.axes), f"{ex.name}: no data drawn at {params}"
+    if png_at_ends:
+        for params in (corners[0], corners[-1]):
+            assert ex.png(ex.compute(**params), params)[:8] == b"\x89PNG\r\n\x1a\n"
+    return corners
+
+
+__all__ = ["STATIC_FRAME_BUDGET", "CHECKS", "finite", "check_for", "sweep"]
