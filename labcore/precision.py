@@ -93,13 +93,14 @@ FORMATS: dict[str, FloatFormat] = {f.name: f for f in (
 DTYPES: dict[str, float] = {name: f.max for name, f in FORMATS.items()}
 
 _VIA_FLOAT32_TO_ODD = ("bf16", "fp8_e4m3", "fp8_e5m2")   # ml_dtypes' float64 casts would round twice
-_NARROW_DTYPES = {f.dtype for f in FORMATS.values()}
+_NARROW_DTYPES = {f.dtype for f in FORMATS.values()}   # float32 included
 
 
-def _as_float64(x, name: str) -> np.ndarray:
-    """``x`` as float64 (:func:`labcore.checks.as_real`); arrays already in a FORMATS dtype are accepted too."""
+def _as_real_array(x, name: str) -> np.ndarray:
+    """``x`` as an array: float32 and the FORMATS' narrow dtypes as they are (widened exactly to float32),
+    anything else as float64 (:func:`labcore.checks.as_real`)."""
     if isinstance(x, (np.ndarray, np.generic)) and x.dtype in _NARROW_DTYPES:
-        return np.asarray(x, dtype=np.float64)
+        return np.asarray(x, dtype=np.float32)                  # exact: every narrow format fits in float32
     return as_real(x, name)
 
 
@@ -122,7 +123,8 @@ def cast(x, dtype: str, *, saturate: bool = False) -> np.ndarray:
     """``x`` rounded to the format ``dtype`` (one round-to-nearest-even from float64), as an array of that dtype.
 
     Args:
-        x: real number or array-like of any shape (float64 or narrower; NaN and ±inf allowed).
+        x: real number or array-like of any shape (NaN and ±inf allowed); float32 arrays and arrays in a
+            FORMATS dtype are rounded from their own values, everything else from float64.
         dtype: one of :data:`FORMATS`: ``"fp32"``, ``"fp16"``, ``"bf16"``, ``"fp8_e4m3"``, ``"fp8_e5m2"``.
         saturate: if True, values beyond the largest finite value (and ±inf) become ±max instead of
             ±inf (or NaN for ``fp8_e4m3``); NaN stays NaN. Default False (IEEE overflow).
@@ -138,11 +140,11 @@ def cast(x, dtype: str, *, saturate: bool = False) -> np.ndarray:
     """
     fmt = FORMATS[choice(dtype, "dtype", tuple(FORMATS))]
     saturate = flag(saturate, "saturate")
-    a = _as_float64(x, "x")
+    a = _as_real_array(x, "x")
     if saturate:
         a = np.clip(a, -fmt.max, fmt.max)               # NaN passes through np.clip unchanged
-    if dtype in _VIA_FLOAT32_TO_ODD:
-        a = _float32_round_to_odd(a)
+    if a.dtype == np.float64 and dtype in _VIA_FLOAT32_TO_ODD:
+        a = _float32_round_to_odd(a)                   # from float32, ml_dtypes' cast is one rounding
     with np.errstate(over="ignore", invalid="ignore"):
         return a.astype(fmt.dtype)
 
