@@ -59,21 +59,23 @@ FA3_TABLE3: dict[str, dict] = {
 FA3_SETTING: dict = {"N": 1024, "d": 128, "block": 128, "outlier_fraction": 0.001, "outlier_std": 10.0,
                      "seed": 0}
 
-#: Each variant: input format, scales ("tensor"/"block"), incoherent processing, pipeline and the format
-#: of S and P. "standard" = S and the normalised P stored in FP16, then O = P V (Algorithm 0 in FP16, the
-#: paper's baselines); "flash" = S in FP32, unnormalised P = exp(S - m) rounded to ``P`` for the P V
-#: product, divided by l in FP32 (FlashAttention). O is rounded to FP16 in every variant.
+#: Each variant: input format, scales ("tensor"/"block"), incoherent processing, pipeline, the format of
+#: P, and a short label. "standard" = S and the normalised P stored in FP16, then O = P V (Algorithm 0 in
+#: FP16, the paper's baselines); "flash" = S kept in FP32, unnormalised P = exp(S - m) rounded to ``P``
+#: for the P V product, divided by l in FP32 (FlashAttention). O is rounded to FP16 in every variant.
 VARIANTS: dict[str, dict] = {
-    "fp16_standard": {"inputs": "fp16", "scales": None, "incoherent": False, "pipeline": "standard", "P": "fp16"},
-    "fp16": {"inputs": "fp16", "scales": None, "incoherent": False, "pipeline": "flash", "P": "fp16"},
+    "fp16_standard": {"inputs": "fp16", "scales": None, "incoherent": False, "pipeline": "standard", "P": "fp16",
+                      "label": "FP16, standard (S, P in FP16)"},
+    "fp16": {"inputs": "fp16", "scales": None, "incoherent": False, "pipeline": "flash", "P": "fp16",
+             "label": "FP16, flash (S in FP32)"},
     "fp8_per_tensor": {"inputs": "fp8_e4m3", "scales": "tensor", "incoherent": False, "pipeline": "standard",
-                       "P": "fp16"},
+                       "P": "fp16", "label": "FP8 baseline (per-tensor scale)"},
     "fp8_block": {"inputs": "fp8_e4m3", "scales": "block", "incoherent": False, "pipeline": "flash",
-                  "P": "fp8_e4m3"},
+                  "P": "fp8_e4m3", "label": "FP8, block scales"},
     "fp8_incoherent": {"inputs": "fp8_e4m3", "scales": "tensor", "incoherent": True, "pipeline": "flash",
-                       "P": "fp8_e4m3"},
+                       "P": "fp8_e4m3", "label": "FP8, incoherent processing"},
     "fp8_block_incoherent": {"inputs": "fp8_e4m3", "scales": "block", "incoherent": True, "pipeline": "flash",
-                             "P": "fp8_e4m3"},
+                             "P": "fp8_e4m3", "label": "FP8, both (FlashAttention-3)"},
 }
 
 

@@ -30,9 +30,9 @@ def test_ordering_over_seeds(seed):
 
 def test_outliers_are_what_incoherent_processing_fixes():
     """Without outliers the rotation buys nothing; with many it buys more (the paper's motivation)."""
-    none = fp8.fp8_attention_errors(N=256, outlier_fraction=0.0, variants=ORDER[1:])
-    many = fp8.fp8_attention_errors(N=256, outlier_fraction=0.01, variants=ORDER[1:])
-    assert none["ratio"] < 1.2 < many["ratio"]
+    none = fp8.fp8_attention_errors(outlier_fraction=0.0, variants=ORDER[1:])
+    many = fp8.fp8_attention_errors(outlier_fraction=0.01, variants=ORDER[1:])
+    assert none["ratio"] < 1.1 and many["ratio"] > 2 * none["ratio"]
 
 
 def test_paper_table_is_the_papers():
