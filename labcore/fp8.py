@@ -185,9 +185,11 @@ def low_precision_attention(Q, K, V, variant: str, *, block: int = 128, hadamard
             ``random_hadamard(d, seed=0)`` (then d must be a power of two).
     Returns:
         float64 array (N_q, d_v): the output's values (rounded to FP16).
-    Raises: TypeError/ValueError for an unknown variant, bad shapes or a d that is not a power of two when
-        the variant needs a Hadamard matrix.
-    Source: FlashAttention-3 paper, Sections 3.3 and 4.3; FlashAttention-2 (Dao, 2023) for the deferred
+    Raises:
+        TypeError/ValueError: an unknown variant, bad shapes, or a d that is not a power of two when the
+            variant needs a Hadamard matrix.
+    Source:
+        FlashAttention-3 paper, Sections 3.3 and 4.3; FlashAttention-2 (Dao, 2023) for the deferred
         division by l.
     """
     spec = VARIANTS[choice(variant, "variant", tuple(VARIANTS))]

@@ -98,7 +98,7 @@ _NARROW_DTYPES = {f.dtype for f in FORMATS.values()}   # float32 included
 
 def _as_real_array(x, name: str) -> np.ndarray:
     """``x`` as an array: float32 and the FORMATS' narrow dtypes as they are (widened exactly to float32),
-    anything else as float64 (:func:`labcore.checks.as_real`)."""
+    anything else as float64 (``labcore.checks.as_real``)."""
     if isinstance(x, (np.ndarray, np.generic)) and x.dtype in _NARROW_DTYPES:
         return np.asarray(x, dtype=np.float32)                  # exact: every narrow format fits in float32
     return as_real(x, name)
@@ -171,11 +171,16 @@ def _narrow_terms(values, dtype: str) -> np.ndarray:
 def running_sum(values, dtype: str) -> np.ndarray:
     """Every partial sum of :func:`accumulate` (the running l after each term), as a float64 array.
 
-    Args: values: 1-D array-like of N real numbers (no NaN). dtype: a name in :data:`FORMATS`.
-    Returns: float64 array of shape (N,); entry i is the sum of the first i + 1 terms, rounded to ``dtype``
+    Args:
+        values: 1-D array-like of N real numbers (no NaN).
+        dtype: a name in :data:`FORMATS`.
+    Returns:
+        float64 array of shape (N,); entry i is the sum of the first i + 1 terms, rounded to ``dtype``
         after every addition. Once it overflows it stays ±inf (NaN in ``fp8_e4m3``, which has no inf).
-    Raises: TypeError / ValueError for non-real, empty, non-1-D or NaN ``values`` or an unknown ``dtype``.
-    Source: Higham, "Accuracy and Stability of Numerical Algorithms", §4.2 (recursive summation).
+    Raises:
+        TypeError/ValueError: non-real, empty, non-1-D or NaN ``values``, or an unknown ``dtype``.
+    Source:
+        Higham, "Accuracy and Stability of Numerical Algorithms", §4.2 (recursive summation).
     """
     v = _narrow_terms(values, dtype)
     # NumPy adds two narrow values in float32 and rounds once to the narrow format; float32 has at least
