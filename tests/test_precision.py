@@ -207,3 +207,19 @@ def test_round_to_is_monotone_and_idempotent(x):
     r = float(round_to(x, "bf16"))
     assert same(float(round_to(r, "bf16")), r)
     assert float(round_to(math.nextafter(x, math.inf), "bf16")) >= r
+
+
+@pytest.mark.parametrize("dtype", NARROW)
+@settings(max_examples=100, deadline=None)
+@given(data=st.data())
+def test_float32_arrays_are_rounded_from_their_own_values(dtype, data):
+    """A float32 array is rounded once, from float32 (no detour): the same bits as NumPy's/ml_dtypes' cast."""
+    with np.errstate(over="ignore"):
+        xs = np.array(data.draw(st.lists(hard_values(dtype), min_size=1, max_size=20)), dtype=np.float32)
+        theirs = xs.astype(FORMATS[dtype].dtype)
+    ours = cast(xs, dtype)
+    assert ours.dtype == FORMATS[dtype].dtype and ours.shape == xs.shape
+    u = np.uint8 if ours.itemsize == 1 else np.uint16
+    same_bits = ours.view(u) == theirs.view(u)
+    assert np.all(same_bits | (np.isnan(ours.astype(np.float64)) & np.isnan(theirs.astype(np.float64))))
+    assert all(same(float(o), exact_round(float(x), dtype)) for o, x in zip(ours.astype(np.float64), xs))
