@@ -88,11 +88,14 @@ def fa3_inputs(N: int = 1024, d: int = 128, *, outlier_fraction: float = 0.001, 
         outlier_fraction: probability in [0, 1] that an entry gets the extra outlier term.
         outlier_std: standard deviation of the outlier term (> 0).
         seed: seed of ``numpy.random.default_rng``.
+
     Returns:
         (Q, K, V), each a float64 array of shape (N, d).
+
     Raises:
         TypeError/ValueError for a non-integer or non-positive N or d, a fraction outside [0, 1] or a
         non-positive ``outlier_std``.
+
     Source:
         FlashAttention-3 paper (arXiv 2407.08608), Section 4.3: N(0,1) + N(0,100) * Bernoulli(0.001).
     """
@@ -114,9 +117,13 @@ def random_hadamard(d: int, *, seed: int = 0) -> np.ndarray:
     Multiplying Q and K by it leaves ``Q K^T`` unchanged (``M M^T = I``) and spreads each row's outliers
     over all d coordinates ("incoherent processing"). The kernel applies it with a fast Hadamard transform
     in O(d log d) per row; here it is a matrix product.
+
     Args: d: a power of two (int >= 1). seed: seed of the random signs.
+
     Returns: float64 array (d, d) with orthonormal rows and columns.
+
     Raises: ValueError if d is not a power of two.
+
     Source: FlashAttention-3 paper, Section 3.3 ("incoherent processing", after QuIP, Chee et al. 2023).
     """
     d = positive_int(d, "d")
@@ -135,14 +142,18 @@ def quantize_rows(X, dtype: str = "fp8_e4m3", *, block: int | None = None):
     Each block is divided by ``scale = amax(|block|) / max(dtype)`` (1 for an all-zero block) and rounded to
     ``dtype`` with saturation (:func:`labcore.cast`), so ``X ~ codes * scale`` row block by row block: the
     kernel feeds ``codes`` to the tensor cores and multiplies the FP32 result by the scales ("descale").
+
     Args:
         X: real array (n, d), finite. dtype: a name in :data:`labcore.FORMATS`.
         block: rows per scale (int >= 1) or None for per-tensor scaling.
+
     Returns:
         (codes, scales): codes an (n, d) array of dtype ``FORMATS[dtype].dtype``; scales a float64 array
         with one scale per block, shape (ceil(n / block),) (shape (1,) for per-tensor scaling).
         ``np.repeat(scales, block)[:n]`` gives each row's scale.
+
     Raises: TypeError/ValueError for a non-2-D, empty or non-finite X, a bad block or an unknown dtype.
+
     Source: FlashAttention-3 paper, Section 3.3 ("block quantization"); ``amax / max`` is the usual FP8
     scaling recipe (e.g. NVIDIA Transformer Engine's FP8 recipes scale by the format's max over amax).
     """
@@ -178,16 +189,23 @@ def low_precision_attention(Q, K, V, variant: str, *, block: int = 128, hadamard
     Matmuls take the inputs' codes (FP16 or FP8 values, exact in float32) and accumulate in float32 (as
     tensor cores do, in BLAS's order), then apply the descale factors in float32; the softmax runs in
     float32; S, P and O are rounded where :data:`VARIANTS` says.
+
     Args:
-        Q: real (N_q, d); K: (N_k, d); V: (N_k, d_v); finite. variant: a key of :data:`VARIANTS`.
+        Q: real (N_q, d), finite.
+        K: real (N_k, d), finite.
+        V: real (N_k, d_v), finite.
+        variant: a key of :data:`VARIANTS`.
         block: rows per scale of the per-block variants (``block_q = block_kv = block``; int >= 1).
         hadamard: the (d, d) orthogonal matrix for incoherent processing; default
             ``random_hadamard(d, seed=0)`` (then d must be a power of two).
+
     Returns:
         float64 array (N_q, d_v): the output's values (rounded to FP16).
+
     Raises:
         TypeError/ValueError: an unknown variant, bad shapes, or a d that is not a power of two when the
             variant needs a Hadamard matrix.
+
     Source:
         FlashAttention-3 paper, Sections 3.3 and 4.3; FlashAttention-2 (Dao, 2023) for the deferred
         division by l.
@@ -225,13 +243,16 @@ def fp8_attention_errors(N: int = FA3_SETTING["N"], d: int = FA3_SETTING["d"], *
         N: queries = keys (int >= 1). d: head dim, a power of two. block: rows per scale for per-block
         variants. outlier_fraction, outlier_std, seed: the input distribution (:func:`fa3_inputs`).
         variants: names from :data:`VARIANTS` (default: all, in that order).
+
     Returns:
         dict with ``rmse`` ({variant: float}), ``paper`` ({variant: float} from :data:`FA3_TABLE3`),
         ``ratio`` (RMSE of "fp8_per_tensor" / "fp8_block_incoherent", the paper's 2.6x; None unless both
         variants ran), ``paper_ratio`` (2.4e-2 / 9.1e-3), ``setting`` (the arguments) and ``rows``
         (a list of (variant, paper column, our RMSE, paper RMSE) for a table).
         The RMSE is ``sqrt(mean((O - O_ref)**2))`` over all N * d entries of O.
+
     Raises: ValueError/TypeError for bad arguments (see :func:`fa3_inputs`, :func:`random_hadamard`).
+
     Source: FlashAttention-3 paper (arXiv 2407.08608), Section 4.3, Table 3.
     """
     names = tuple(VARIANTS) if variants is None else tuple(choice(v, "variant", tuple(VARIANTS)) for v in variants)

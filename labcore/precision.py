@@ -128,12 +128,15 @@ def cast(x, dtype: str, *, saturate: bool = False) -> np.ndarray:
         dtype: one of :data:`FORMATS`: ``"fp32"``, ``"fp16"``, ``"bf16"``, ``"fp8_e4m3"``, ``"fp8_e5m2"``.
         saturate: if True, values beyond the largest finite value (and ±inf) become ±max instead of
             ±inf (or NaN for ``fp8_e4m3``); NaN stays NaN. Default False (IEEE overflow).
+
     Returns:
         ndarray of shape ``np.shape(x)`` and dtype ``FORMATS[dtype].dtype``. Overflow gives ±inf in every
         format with an infinity; in ``fp8_e4m3`` (no infinity) it gives NaN, as ml_dtypes defines it.
+
     Raises:
         TypeError: ``x`` is not real numbers (strings, None, objects) or ``dtype`` is not a string.
         ValueError: unknown ``dtype``.
+
     Source:
         IEEE 754-2019 §4.3 (round to nearest, ties to even) and §7.4 (overflow); OCP OFP8 v1.0;
         round-to-odd: Boldo & Melquiond, IEEE Trans. Computers 57(4), 2008.
@@ -157,6 +160,7 @@ def round_to(x, dtype: str, *, saturate: bool = False) -> np.ndarray:
     (E4M3 has no infinity) and ``round_to(500, "fp8_e4m3", saturate=True)`` is 448.
 
     Args, Raises, Source: as :func:`cast`.
+
     Returns:
         float64 ndarray of shape ``np.shape(x)`` (a 0-d array for a scalar).
     """
@@ -174,11 +178,14 @@ def running_sum(values, dtype: str) -> np.ndarray:
     Args:
         values: 1-D array-like of N real numbers (no NaN).
         dtype: a name in :data:`FORMATS`.
+
     Returns:
         float64 array of shape (N,); entry i is the sum of the first i + 1 terms, rounded to ``dtype``
         after every addition. Once it overflows it stays ±inf (NaN in ``fp8_e4m3``, which has no inf).
+
     Raises:
         TypeError/ValueError: non-real, empty, non-1-D or NaN ``values``, or an unknown ``dtype``.
+
     Source:
         Higham, "Accuracy and Stability of Numerical Algorithms", §4.2 (recursive summation).
     """
@@ -197,8 +204,11 @@ def accumulate(values, dtype: str) -> float:
     ``accumulate([2e38, 2e38], "bf16")`` is ``inf`` (overflow), like FP16's ``accumulate([6e4, 6e4], "fp16")``.
 
     Args: values: 1-D array-like of real numbers (no NaN). dtype: a name in :data:`FORMATS`.
+
     Returns: the accumulated sum as a Python float (±inf after overflow; NaN in ``fp8_e4m3``).
+
     Raises: TypeError / ValueError for an unknown ``dtype`` or non-real, empty, non-1-D or NaN input.
+
     Source: as :func:`running_sum`.
     """
     return float(running_sum(values, dtype)[-1])
@@ -208,9 +218,13 @@ def l_accumulation_error(S: int = 8192, dtype: str = "fp16", *, d: int = 64, see
     """Relative error of l = sum_j exp(x_j - m) accumulated in ``dtype`` for one row of S scores.
 
     Scores are ``q . k_j / sqrt(d)`` for standard-normal q and keys (the usual attention statistics).
+
     Args: S: row length (int >= 1). dtype: a name in :data:`FORMATS`. d: head dim. seed: RNG seed.
+
     Returns: dict with ``exact`` (float64 sum), ``accumulated`` and ``rel_error``.
+
     Raises: ValueError for S or d < 1 or an unknown dtype.
+
     Source: lecture §3.4; recursive summation as in :func:`running_sum`.
     """
     S, d = positive_int(S, "S"), positive_int(d, "d")
@@ -227,7 +241,9 @@ def exp_overflow_threshold(dtype: str = "fp16") -> float:
     """Smallest x at which ``exp(x)`` exceeds the largest finite value of ``dtype``: ``ln(max)``.
 
     FP16: ln(65504) = 11.0898; BF16 and FP32: 88.72; FP8 E4M3: ln(448) = 6.10; E5M2: ln(57344) = 10.96.
+
     Args: dtype: a name in :data:`FORMATS`. Returns: float. Raises: ValueError for an unknown dtype.
+
     Source: IEEE 754 binary16/binary32 largest finite values; OCP OFP8 v1.0.
     """
     choice(dtype, "dtype", tuple(FORMATS))
