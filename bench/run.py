@@ -8,10 +8,12 @@
     of its sliders (the static grid plus each slider's live values, one at a time);
 (c) a clean book build (``jupyter-book build`` into a temporary folder, so ``_build`` is untouched);
 (d) ``import labcore`` in a fresh interpreter (median of 5; also checks matplotlib stays unimported);
+(e) the §4.5 FP8 experiment (``labcore.fp8_attention_errors()`` at its default setting, median of 3);
 plus the weight of every page of that build (HTML, its images, its precomputed frames).
 
 Targets on the project's 2-core machine: notebooks <= 60 s in total; each update p95 <= 100 ms with
-compute p95 <= 10 ms; clean build <= 180 s; import <= 0.5 s. Benchmarks never run inside the tests.
+compute p95 <= 10 ms; clean build <= 180 s; import <= 0.5 s; FP8 experiment <= 2 s. Benchmarks never run
+inside the tests.
 
 Usage: python bench/run.py [--skip-build] [--skip-notebooks] [--points N] [--json PATH]
 """
@@ -32,7 +34,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 TARGETS = {"notebooks_total_s": 60.0, "update_p95_ms": 100.0, "compute_p95_ms": 10.0, "build_s": 180.0,
-           "import_s": 0.5}
+           "import_s": 0.5, "fp8_experiment_s": 2.0}
 
 
 def toc_pages() -> list[str]:
@@ -186,6 +188,20 @@ def bench_import(repeats: int = 5) -> dict:
     return {"median_s": statistics.median(times), "max_s": max(times), "imports_presentation": heavy}
 
 
+# ----------------------------------------------------------------------------------------------- (e)
+def bench_fp8(repeats: int = 3) -> dict:
+    """Wall time of the §4.5 FP8 experiment (six low-precision attentions of 1024 x 1024 scores + the oracle)."""
+    from labcore import fp8_attention_errors
+
+    times = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        res = fp8_attention_errors()
+        times.append(time.perf_counter() - t0)
+    return {"median_s": statistics.median(times), "max_s": max(times), "ratio": res["ratio"],
+            "setting": res["setting"]}
+
+
 # ----------------------------------------------------------------------------------------------- report
 def table(rows: list[dict], cols: list[tuple[str, str, str]]) -> str:
     head = "| " + " | ".join(c[1] for c in cols) + " |"
@@ -214,6 +230,12 @@ def main(argv=None) -> int:
     summary.append({"what": "import labcore (median of 5, fresh interpreter)", "value": f"{imp['median_s']:.3f} s",
                     "target": f"<= {TARGETS['import_s']} s", "status": verdict(imp["median_s"], TARGETS["import_s"])
                     + (" (imports matplotlib/ipywidgets!)" if imp["imports_presentation"] else "")})
+
+    f8 = bench_fp8()
+    results["fp8_experiment"] = f8
+    summary.append({"what": "§4.5 FP8 experiment, fp8_attention_errors() (median of 3)",
+                    "value": f"{f8['median_s']:.2f} s", "target": f"<= {TARGETS['fp8_experiment_s']} s",
+                    "status": verdict(f8["median_s"], TARGETS["fp8_experiment_s"])})
 
     if not args.skip_notebooks:
         nbs = bench_notebooks()

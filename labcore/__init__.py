@@ -10,6 +10,7 @@ from .attention import *  # noqa: F401,F403
 from .softmax import *  # noqa: F401,F403
 from .flops import *  # noqa: F401,F403
 from .precision import *  # noqa: F401,F403
+from .fp8 import *  # noqa: F401,F403
 from .hardware import *  # noqa: F401,F403
 from .flash import *  # noqa: F401,F403
 from .decode import *  # noqa: F401,F403
@@ -18,11 +19,11 @@ from .waves import *  # noqa: F401,F403
 from .megakernel import *  # noqa: F401,F403
 from .units import *  # noqa: F401,F403
 
-from . import attention, decode, flash, flops, hardware, hbm, megakernel, models, precision, softmax, units, waves
+from . import attention, decode, flash, flops, fp8, hardware, hbm, megakernel, models, precision, softmax, units, waves
 
 #: Every public name of the engine (the union of its modules' ``__all__``; the presentation layer,
 #: ``labcore.plots``, ``labcore.widgets``, ``labcore.exercises`` and ``labcore.sections``, is imported on its own).
-__all__ = sorted({name for mod in (hbm, attention, softmax, flops, precision, hardware, flash, decode, models,
+__all__ = sorted({name for mod in (hbm, attention, softmax, flops, precision, fp8, hardware, flash, decode, models,
                                    waves, megakernel, units) for name in mod.__all__})
 
 __version__ = "0.1.0"

@@ -26,6 +26,7 @@ MODULE_PAGES: dict[str, str | None] = {
     "flash": _S4, "decode": _S6, "models": _S8, "megakernel": _S8, "waves": _S8, "units": "book/intro", "exercises": _S12,
     "plots.softmax": _S3, "plots.flash": _S4, "plots.decode": _S6, "plots.fusion": _S7, "plots.megakernel": _S8,
     "sections": None, "widgets": None, "plots": None,
+    "fp8": _S4, "plots.precision": _S4,
 }
 
 #: Per-name exceptions to :data:`MODULE_PAGES` (public name -> page or None).
