@@ -191,3 +191,34 @@ def test_model_vs_measured_regression_guard():
     # the last-wave rule matters only where CTAs are short enough to be bandwidth-bound (causal, seqlen 512)
     diff = np.abs(P.compare_prefill(last_wave="shared")["error"] - c["error"])
     assert np.all(diff[c["seqlen"] > 512] < 1e-9) and 0 < diff.max() < 0.05
+
+
+# ------------------------------------------------------------------------------------- figures
+
+def test_explorers_frames_speed_and_tables():
+    from labcore.plots import get_explorer
+    from labcore.plots import prefill as pp
+
+    ex = get_explorer("prefill_limits")
+    assert ex.n_frames() <= 48
+    names = {s.name for s in ex.sliders}
+    assert {"gpu", "head_dim", "seqlen", "causal", "generation"} <= names
+    pts = list(ex.grid()) + list(ex.corners())
+    for p in pts:                      # warm the per-seqlen count cache
+        ex.compute(**p)
+    times = []
+    for p in pts:
+        t0 = time.perf_counter()
+        d = ex.compute(**p)
+        times.append(time.perf_counter() - t0)
+        assert set(d["curves"]) == {g for g in P.GENERATIONS if P.generation_available(g, d["gpu"])}
+    assert np.median(times) < 0.010
+    # a generation the GPU does not run is shown as unavailable, not an error
+    assert ex.compute(**{**ex.defaults(), "gpu": "A100-80GB-SXM", "generation": "fa4"})["available"] is False
+    t = pp.roofline_widget()
+    assert [r[2] for r in t.rows] == [4096, 2048, 1024, 10240, 5120, 2560]
+    assert t.rows[2][5] == "MMA = exp" and t.rows[5][5] == "SMEM"
+    r = pp.residual_table()
+    assert ("checked", 60) == r.rows[-2][:2]
+    with pytest.raises(ValueError):
+        pp.measured_data("no such set")
