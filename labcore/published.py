@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 __all__ = ["Published", "PUBLISHED", "published", "published_keys"]
 
-_UNITS = ("FLOP/s", "bytes", "bytes/s", "s", "fraction", "x", "ops/clock/SM", "FLOP/clock/SM",
+_UNITS = ("FLOP/s", "FLOP", "bytes", "bytes/s", "s", "fraction", "x", "ops/clock/SM", "FLOP/clock/SM",
           "bytes/clock/SM", "cycles", "count", "1", "Hz")
 
 
@@ -32,7 +32,7 @@ class Published:
     Attributes:
         key: dotted name, e.g. ``"fa3.h100_fp16_peak"``.
         value: float, or a ``(low, high)`` tuple of floats for a stated range; SI units.
-        unit: one of ``FLOP/s, bytes, bytes/s, s, fraction, x`` (a ratio), ``ops/clock/SM``,
+        unit: one of ``FLOP/s, FLOP, bytes, bytes/s, s, fraction, x`` (a ratio), ``ops/clock/SM``,
             ``FLOP/clock/SM``, ``bytes/clock/SM``, ``cycles``, ``count``, ``1`` (dimensionless), ``Hz``.
         source: bibliography key in ``references.bib``.
         where: table, figure, section or passage of the source.
@@ -182,10 +182,28 @@ _ENTRIES = [
     Published("fa4.roofline.bwd_128.smem", 3328.0, "cycles", FA4, "Table 3", "about 30% over MMA"),
     Published("fa4.roofline.bwd_2cta_smem_excess", 0.05, "fraction", FA4, "Table 3",
               "2-CTA backward (M = 256): shared memory about 5% over MMA"),
+    # ----------------------------------------------------------------------------- FlashAttention (2022)
+    Published("fa1.gpt2_standard_flops", 66.6e9, "FLOP", "dao2022flashattention", "Fig. 2 (arXiv version)",
+              "GPT-2 medium attention, forward + backward, A100; a NeurIPS-layout copy prints other values"),
+    Published("fa1.gpt2_standard_hbm_bytes", 40.3e9, "bytes", "dao2022flashattention", "Fig. 2 (arXiv version)",
+              "HBM reads + writes"),
+    Published("fa1.gpt2_standard_time", 41.7e-3, "s", "dao2022flashattention", "Fig. 2 (arXiv version)"),
+    Published("fa1.gpt2_flash_flops", 75.2e9, "FLOP", "dao2022flashattention", "Fig. 2 (arXiv version)"),
+    Published("fa1.gpt2_flash_hbm_bytes", 4.4e9, "bytes", "dao2022flashattention", "Fig. 2 (arXiv version)"),
+    Published("fa1.gpt2_flash_time", 7.3e-3, "s", "dao2022flashattention", "Fig. 2 (arXiv version)"),
+    # ----------------------------------------------------------------------------- flash-attn's split heuristic
+    Published("flash_attn.splits_min_blocks_fraction", 0.8, "fraction", "flashattn_repo",
+              "csrc/flash_attn/flash_api.cpp, num_splits_heuristic", "one split when blocks >= 0.8 x SMs"),
+    Published("flash_attn.splits_efficiency_fraction", 0.85, "fraction", "flashattn_repo",
+              "csrc/flash_attn/flash_api.cpp, num_splits_heuristic",
+              "smallest split count whose wave efficiency is >= 0.85 x the best"),
+    Published("flash_attn.max_splits", 128.0, "count", "flashattn_repo", "csrc/flash_attn/flash_api.cpp"),
     # ----------------------------------------------------------------------------- flash-decoding
     Published("flash_decoding.speedup_end_to_end", 8.0, "x", "dao2023flashdecoding", "text", "'up to 8x'"),
     Published("flash_decoding.speedup_vs_flashattention", 50.0, "x", "dao2023flashdecoding", "text",
               "'up to 50x faster than FlashAttention' in the post's words; its table reaches 43x against v2.0.9"),
+    Published("flash_decoding.max_table_speedup_vs_fa2", 43.1, "x", "dao2023flashdecoding", "micro-benchmark table",
+              "derived from the table: largest FlashAttention v2.0.9 / flash-decoding time ratio"),
     # ----------------------------------------------------------------------------- Hazy Research
     Published("hazy.vllm_sglang_bandwidth_fraction", 0.5, "fraction", "spector2025nobubbles", "text",
               "vLLM and SGLang on H100 use 'at most 50%' of the bandwidth"),
@@ -204,6 +222,31 @@ _ENTRIES = [
               "'~500 ns' per activation load or store in the B200 breakdown"),
     Published("hazy.throughput_gain_vs_sglang", 0.22, "fraction", "hazy2025throughput", "text",
               "'>22%' end-to-end throughput, tensor-parallel Llama-70B on H100s in Tokasaurus, 65,536 ShareGPT prompts"),
+    Published("hazy.kernels_per_forward", 100.0, "count", "spector2025nobubbles", "text",
+              "'~100 kernels' per forward pass in vLLM / SGLang"),
+    Published("hazy.h100_forward_limit", 1350.0, "count", "spector2025nobubbles", "text",
+              "forward passes per second at 3.35 TB/s / 2.48 GB (memory limit)"),
+    Published("hazy.launch_illustration_forwards", 770.0, "count", "spector2025nobubbles", "text",
+              "forward passes per second with 7 kernels/layer x 16 layers at an optimistic 5 µs stall each"),
+    Published("hazy.b200_forward_limit", 3000.0, "count", "spector2025nobubbles", "text",
+              "'around ~3,000 forward passes per second' (bandwidth only)"),
+    Published("hazy.smem_pages", 13.0, "count", "spector2025nobubbles", "text", "13 pages of 16 KiB (first 213 kB)"),
+    Published("hazy.smem_page_bytes", 16 * 1024, "bytes", "spector2025nobubbles", "text"),
+    Published("hazy.tail_idle_sms", 80.0, "count", "spector2025nobubbles", "text",
+              "512-block down projection on 148 SMs: 80 SMs idle in the last wave"),
+    Published("hazy.b200_breakdown_activations", 250e-6, "s", "spector2025nobubbles", "text",
+              "B200 ~600 µs forward: activation store / consistency / load"),
+    Published("hazy.b200_breakdown_matvec", 200e-6, "s", "spector2025nobubbles", "text", "RMSNorm + matrix-vector"),
+    Published("hazy.b200_breakdown_weights_wait", 30e-6, "s", "spector2025nobubbles", "text",
+              "waiting on weights (40% of it in the LM head)"),
+    Published("hazy.b200_breakdown_sync", 40e-6, "s", "spector2025nobubbles", "text", "warp synchronisation"),
+    Published("hazy.b200_breakdown_other", 80e-6, "s", "spector2025nobubbles", "text", "setup and other"),
+    Published("hazy.barrier_latency", 60e-9, "s", "spector2025nobubbles", "text",
+              "'~60 ns' per async barrier even when it passes"),
+    Published("thundermla.flashmla_time", 52e-6, "s", "spector2025thundermla", "text",
+              "batch of 4 prompts [4641, 45118, 1730, 1696], 4 new tokens, 8-way TP, SXM H100"),
+    Published("thundermla.time", 41e-6, "s", "spector2025thundermla", "text",
+              "same workload; from a secondary copy of the post"),
     Published("thundermla.speedup_vs_flashmla", (0.20, 0.35), "fraction", "spector2025thundermla", "text",
               "'20-35% faster' on diverse workloads"),
     # ----------------------------------------------------------------------------- decode kernels
