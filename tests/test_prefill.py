@@ -222,3 +222,10 @@ def test_explorers_frames_speed_and_tables():
     assert ("checked", 60) == r.rows[-2][:2]
     with pytest.raises(ValueError):
         pp.measured_data("no such set")
+
+
+def test_fp8_forward_on_hopper_above_the_papers_figure():
+    r = P.prefill_time("H100", batch=1, heads=8, seqlen=16896, head_dim=256, generation="fa3", dtype="fp8")
+    assert r["fwd_tile"]["bound"] == "MMA"
+    # the model (no block-scale or V-transpose work) is above FA3's "close to 1.2 PFLOP/s"
+    assert 1.0 < float(r["tflops"]) * 1e12 / published("fa3.h100_fp8_peak").value < 1.2
