@@ -35,19 +35,15 @@ class GPU:
         smem_per_sm: shared memory per SM in bytes (the configurable shared part, not L1+smem combined).
         smem_per_block: the largest shared memory one thread block can use, bytes.
         source: where the numbers come from. as_of: date of the source (ISO).
-
-    Per-SM rates (the prefill model, :mod:`labcore.prefill`, and the FlashAttention-4 tile roofline use them;
-    ``None`` where no source states the value, with the reason in ``rate_notes``):
-
-        tensor_clock: the clock (Hz) at which the quoted tensor peak is reached.
+        tensor_clock: the clock (Hz) at which the quoted tensor peak is reached (per-SM rates below: None
+        where no source states the value, with the reason in ``rate_notes``; ``labcore.prefill`` uses them).
         tensor_flop_per_clock_per_sm: dense FP16/BF16 tensor-core FLOP per clock per SM.
         fp8_tensor_flops: quoted dense FP8 tensor throughput, FLOP/s (None where there is no FP8).
         fp8_flop_per_clock_per_sm: dense FP8 tensor-core FLOP per clock per SM.
         exp_ops_per_clock_per_sm: exponentials (MUFU ``ex2``) per clock per SM.
         smem_bytes_per_clock_per_sm: shared-memory read bandwidth, bytes per clock per SM.
         l2_capacity: L2 cache size in bytes.
-        rate_notes: ``((field, source or reason), ...)``, one entry per rate field;
-            :meth:`rate_source` looks one up.
+        rate_notes: ``((field, source or reason), ...)``, one per rate field (see :meth:`rate_source`).
         architecture: ``"ampere"``, ``"hopper"`` or ``"blackwell"`` (which FlashAttention generations run).
     """
 

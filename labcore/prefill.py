@@ -69,7 +69,7 @@ class TileRoofline:
     """Cycles of one tile on one SM (FlashAttention-4 Tables 1 and 3).
 
     Attributes:
-        gpu: preset name. pass_: ``"forward"`` or ``"backward"``. M, N, d: tile rows, keys, head dim.
+        gpu: preset name. ``pass_``: ``"forward"`` or ``"backward"``. M, N, d: tile rows, keys, head dim.
         dtype: operand type. mma, exp, smem: cycles on the tensor cores, the exponential unit and shared memory.
         bound: the unit(s) with the most cycles, e.g. ``"MMA = exp"`` or ``"SMEM"``.
     """
@@ -126,13 +126,13 @@ def tile_roofline(gpu, *, M: int = 128, N: int = 128, d: int = 128, pass_: str =
 
     Args:
         gpu: preset name or GPU. M, N, d: ints >= 1 (the paper's formulas take multiples of 128; M = 256
-            is the 2-CTA forward tile). pass_: ``"forward"`` or ``"backward"``. dtype: ``"fp16"``, ``"bf16"``
+            is the 2-CTA forward tile). ``pass_``: ``"forward"`` or ``"backward"``. dtype: ``"fp16"``, ``"bf16"``
             or ``"fp8"`` (forward only; needs FP8 tensor cores).
     Returns:
         :class:`TileRoofline`.
     Raises:
         TypeError/ValueError: bad sizes, pass or dtype; a GPU whose needed rate is not published; FP8 on a GPU
-        without FP8 tensor cores or in the backward pass.
+            without FP8 tensor cores or in the backward pass.
     Source: Zadouri et al. 2026 (FlashAttention-4), Sec. 2.2 (rates), 3.1.1, 3.2.1, Tables 1 and 3.
     """
     g = get_gpu(gpu)
@@ -160,7 +160,7 @@ def roofline_table(gpus=("A100-40GB-SXM", "H100-SXM", "B200"), *, M: int = 128, 
                    pass_: str = "forward") -> list:
     """:func:`tile_roofline` of one tile on several GPUs: rows ``(gpu, MMA, exp, SMEM, bound)`` (cycles).
 
-    Args: gpus: preset names. M, N, d, pass_: as :func:`tile_roofline` (BF16).
+    Args: gpus: preset names. M, N, d, ``pass_``: as :func:`tile_roofline` (BF16).
     Raises: as :func:`tile_roofline`.
     """
     rows = []
@@ -348,20 +348,25 @@ def prefill_time(gpu, *, batch, heads: int, seqlen, head_dim: int, causal: bool 
     4. plus ``kernel_overhead`` per kernel: 1 forward kernel, 3 backward (preprocess D, main, dQ conversion).
 
     Args:
-        gpu: preset name or GPU. batch, seqlen: ints >= 1 or int arrays (broadcast). heads, head_dim: ints.
-        causal: bool. pass_: ``"forward"`` or ``"forward+backward"``. dtype: ``"fp16"``, ``"bf16"``,
-        ``"fp8"`` (forward, Hopper/Blackwell). generation: ``"fa2"``, ``"fa3"``, ``"fa4"``.
+        gpu: preset name or GPU.
+        batch: int >= 1 or an int array (broadcasts with ``seqlen``).
+        heads: query heads (int >= 1).
+        seqlen: int >= 1 or an int array (queries = keys).
+        head_dim: d (int >= 1).
+        causal: bool.
+        pass_: ``"forward"`` or ``"forward+backward"``.
+        dtype: ``"fp16"``, ``"bf16"`` or ``"fp8"`` (FA3/FA4 forward only).
+        generation: ``"fa2"``, ``"fa3"`` or ``"fa4"``.
         last_wave: ``"full"`` or ``"shared"`` (see :func:`labcore.waves.waves_time`).
-        assumptions: overrides of :data:`PREFILL_DEFAULTS`.
+        **assumptions: overrides of :data:`PREFILL_DEFAULTS`.
     Returns:
         dict: ``total`` (s), ``flops`` (the papers' count), ``tflops`` (FLOP/s / 1e12, the papers' metric),
         ``fraction_of_peak`` (of ``gpu.tensor_flops``, or of the FP8 peak), ``forward``/``backward`` (s),
         ``fwd_tile``/``bwd_tile`` (per-tile cycles by unit and the ``bound``), ``waves`` (forward kernel).
     Raises:
         TypeError/ValueError: bad shapes or names; a generation not modelled on ``gpu``
-        (:func:`generation_available`); FP8 with FA2, in the backward, or on a GPU without FP8.
-    Source: the tile roofline of Zadouri et al. 2026; the overlap rules of Dao 2023 and Shah et al. 2024; the
-        wave model of lecture §6.4.
+            (:func:`generation_available`); FP8 with FA2, in the backward, or on a GPU without FP8.
+    Source: Zadouri et al. 2026 (tile roofline); Dao 2023, Shah et al. 2024 (overlap); lecture §6.4 (waves).
     """
     g = get_gpu(gpu)
     generation = choice(generation, "generation", GENERATIONS)
@@ -448,11 +453,12 @@ def load_prefill_measurements() -> dict:
 def compare_prefill(*, last_wave: str = "full", **assumptions) -> dict:
     """Model vs every stored benchmark bar: the model's FLOP/s (papers' count) and its relative error.
 
-    Args: last_wave: the wave rule. assumptions: overrides of :data:`PREFILL_DEFAULTS`.
+    Args:
+        last_wave: the wave rule. assumptions: overrides of :data:`PREFILL_DEFAULTS`.
     Returns:
-        the dict of :func:`load_prefill_measurements` plus ``model_flops_per_s`` and ``error``
-        (model / measured - 1), ``bound`` (the forward tile's bound per bar), and ``summary``:
-        ``{figure: (points, share within +-15%, worst error)}`` plus ``"all"`` and the two checked sets
+        the dict of :func:`load_prefill_measurements` plus ``model_flops_per_s`` and ``error`` (model /
+        measured - 1), ``bound`` (the forward tile's bound per bar), and ``summary``: ``{figure: (points,
+        share within +-15%, worst error)}`` plus ``"all"``, ``"checked"`` and the two checked sets
         ``"fa2_a100"`` (FA2 paper Fig. 4) and ``"fa3_h100"`` (FA3 bars of FA3 paper Fig. 5).
     Source: as :func:`load_prefill_measurements` and :func:`prefill_time`.
     """

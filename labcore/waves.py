@@ -85,9 +85,9 @@ def waves_time(blocks, sms: int, compute_time, block_bytes, bandwidth: float, *,
         ``running_last`` (CTAs in the last wave), ``cta_time_full``, ``cta_time_last`` (s), ``total`` (s).
     Raises:
         TypeError/ValueError: blocks or sms not integers >= 1, negative times or bytes, bandwidth <= 0,
-        an unknown ``last_wave``.
+            an unknown ``last_wave``.
     Source: lecture §6.4 (CTAs in waves, per-SM bandwidth share); flashbook issue on the shared wave
-    machinery (the two last-wave rules).
+        machinery (the two last-wave rules).
     """
     last_wave = choice(last_wave, "last_wave", LAST_WAVE_RULES)
     sms = positive_int(sms, "sms")
