@@ -68,7 +68,8 @@ def limits_data(gpu="H100-SXM", *, head_dim=128, seqlen=16384, causal=False, gen
         if available else None
     return dict(gpu=g.name, generation=gen, available=available, seqlens=_SEQ_CURVE, curves=curves, point=point,
                 tile=None if point is None else point["fwd_tile"], peak=g.tensor_flops / 1e12, head_dim=head_dim,
-                heads=heads, seqlen=seqlen, causal=causal, pass_=pass_)
+                heads=heads, seqlen=seqlen, causal=causal, pass_=pass_,
+                mma_efficiency=pf.PREFILL_DEFAULTS["mma_efficiency"])
 
 
 def limits_figure(d, **_):
@@ -82,8 +83,8 @@ def limits_figure(d, **_):
         ax.axhline(t["cycles"], color="k", lw=1, ls="--")
         ax.text(-0.4, t["cycles"], f"tile: {t['cycles']:,.0f} cycles", va="bottom", fontsize=7.5)
         ax.set_ylim(0, max(vals + [t["cycles"]]) * 1.25)
-        ax.set_title(f"{d['generation'].upper()} forward tile 128 x 128, d = {d['head_dim']}\nbound: {t['bound']}",
-                     fontsize=8.5)
+        ax.set_title(f"{d['generation'].upper()} forward tile 128 x 128, d = {d['head_dim']} (model: MMA at "
+                     f"{d['mma_efficiency']:.0%})\nbound: {t['bound']}", fontsize=8.5)
         ax.tick_params(axis="x", labelsize=7.5)
     else:
         ax.set_axis_off()
