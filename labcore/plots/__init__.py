@@ -16,7 +16,7 @@ __all__ = ["EXPLORERS", "register", "get_explorer", "all_explorers", "new_figure
            "PNG_DPI"]
 
 #: Section modules that define explorers; imported on demand by :func:`all_explorers`.
-SECTION_MODULES = ["softmax", "flash", "precision", "decode", "fusion", "megakernel"]
+SECTION_MODULES = ["softmax", "flash", "precision", "prefill", "decode", "fusion", "megakernel"]
 
 EXPLORERS: dict[str, Explorer] = {}
 
