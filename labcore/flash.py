@@ -21,8 +21,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .checks import as_matrix, as_vector, check_qkv, choice, flag, positive_int, resolve_scale
-from .attention import masked_scores, row_softmax
+from .checks import LOOP_ORDERS, as_matrix, as_vector, causal_mask, cdiv, check_qkv, choice, flag, key_count, positive_int, \
+    resolve_scale
+from .attention import masked_scores
+from .softmax import normalise, online_update, probabilities_from_lse, row_softmax, safe_lse, scaled_scores
 from .flops import forward_nonmatmul_terms
 from .hbm import MAX_BLOCKS, Ledger, causal_block_counts, flash_backward_io, flash_forward_io, standard_attention_io, \
     standard_backward_io
@@ -149,16 +151,12 @@ def causal_block_fraction(N: int, block: int, *, block_kv: int | None = None, N_
 # forward
 # ----------------------------------------------------------------------------------------------------------
 
-def _safe(m):
-    """Replace -inf by 0 so that exp(x - m) is 0 (not NaN) for fully masked rows."""
-    return np.where(np.isfinite(m), m, 0.0)
-
-
-def _scores_block(Q_i, K_j, s, r0, r1, c0, c1, off, kind):
-    S = (Q_i @ K_j.T) * s
+def _score_tile(Q, K, s, r0, r1, c0, c1, kind):
+    """Scores of the block pair rows [r0, r1) x keys [c0, c1) of the whole Q and K (checked by
+    :func:`~labcore.softmax.scaled_scores`), masked inside a diagonal block."""
+    S = scaled_scores(Q[r0:r1], K[c0:c1], s)
     if kind == "diag":
-        vis = np.arange(c0, c1)[None, :] <= np.arange(r0, r1)[:, None] + off
-        S = np.where(vis, S, -np.inf)
+        S = np.where(causal_mask(Q.shape[0], K.shape[0], r0, c0, r1, c1), S, -np.inf)
     return S
 
 
@@ -169,104 +167,90 @@ def flash_attention_forward(Q, K, V, *, block_q: int, block_kv: int, loop_order:
     ``loop_order="fa1"`` is the paper's Algorithm 1: the outer loop runs over K/V blocks j, the inner over
     Q blocks i; O, l and m live in HBM and are re-read and re-written for every pair, and O is normalised
     at every step. ``"fa2"`` is FlashAttention-2's order: the outer loop runs over Q blocks, (m, l, acc)
-    stay on chip, normalisation is deferred to the end and only O and lse are written.
+    stay on chip, normalisation is deferred to the end and only O and lse are written. The normalisation
+    follows from the loop order. Both loops share one inner step,
+    :func:`labcore.softmax.online_update` (Triton's ``_attn_fwd_inner``).
 
     Ledger (see :func:`labcore.hbm.flash_forward_io`, equal to it exactly):
     fa1: write O, l, m initialised (N d + 2N); read K_j, V_j once per j; per visited pair read Q_i, O_i,
     l_i, m_i and write O_i, l_i, m_i. fa2: read Q_i once (if it sees any key); per visited pair read K_j,
     V_j; write O_i and lse_i once.
 
+    flash-attn counterparts (``flash_attn_func``): ``block_q``/``block_kv`` are the kernel's tile sizes
+    ``kBlockM``/``kBlockN`` (B_r/B_c), ``scale`` is ``softmax_scale``, ``causal`` is ``causal``, and the
+    returned ``lse`` is ``softmax_lse`` (natural log).
+
     Args:
         Q: (N_q, d) real array. K: (N_k, d). V: (N_k, d_v). Computed in float64.
-        block_q: B_r, rows per Q block (int >= 1). block_kv: B_c, rows per K/V block (int >= 1).
+        block_q: B_r, rows per Q block (int >= 1, keyword). block_kv: B_c, rows per K/V block (int >= 1).
         loop_order: "fa1" or "fa2". causal: bottom-right aligned causal mask, fully masked blocks skipped.
         scale: float > 0, default 1/sqrt(d). ledger: optional :class:`~labcore.hbm.Ledger`.
     Returns:
         ``(O, lse)``: (N_q, d_v) and (N_q,) float64 (lse natural log; -inf and a zero row when fully masked).
     Raises:
-        TypeError/ValueError: as :func:`labcore.attention.reference_attention`; block sizes not integers
-        >= 1; unknown loop_order.
-    Source: Dao et al. 2022, Algorithm 1; Dao 2023, Algorithm 1.
+        TypeError/ValueError: as :func:`labcore.attention.reference_attention` (scores that overflow
+        float64 included); block sizes not integers >= 1; unknown loop_order.
+    Source: Dao et al. 2022, Algorithm 1; Dao 2023, Algorithm 1; Triton's fused-attention tutorial.
     """
     causal = flag(causal, "causal")
     Q, K, V = check_qkv(Q, K, V)
     B_r = positive_int(block_q, "block_q")
     B_c = positive_int(block_kv, "block_kv")
-    loop_order = choice(loop_order, "loop_order", ("fa1", "fa2"))
+    loop = {"fa1": _forward_fa1, "fa2": _forward_fa2}[choice(loop_order, "loop_order", LOOP_ORDERS)]
     s = resolve_scale(scale, Q.shape[1])
-    lg = ledger if ledger is not None else Ledger()
-    n_q, d = Q.shape
-    n_k, d_v = V.shape
+    return loop(Q, K, V, B_r, B_c, causal, s, ledger if ledger is not None else Ledger())
+
+
+def _forward_fa1(Q, K, V, B_r, B_c, causal, s, lg):
+    """Algorithm 1 (FlashAttention): outer loop over K/V blocks, O/l/m in HBM, O normalised every step."""
+    (n_q, d), (n_k, d_v) = Q.shape, V.shape
     off = n_k - n_q
     qb, kb = _block_bounds(n_q, B_r), _block_bounds(n_k, B_c)
-
-    if loop_order == "fa1":
-        O = np.zeros((n_q, d_v))
-        l = np.zeros(n_q)
-        m = np.full(n_q, -np.inf)
-        lg.write("O", n_q * d_v)
-        lg.write("l", n_q)
-        lg.write("m", n_q)
-        for c0, c1 in kb:
-            kinds = [_block_kind(r0, r1, c0, c1, off, causal) for r0, r1 in qb]
-            if all(k == "skip" for k in kinds):
+    O, l, m = np.zeros((n_q, d_v)), np.zeros(n_q), np.full(n_q, -np.inf)
+    lg.write("O", n_q * d_v)
+    lg.write("l", n_q)
+    lg.write("m", n_q)
+    for c0, c1 in kb:
+        kinds = [_block_kind(r0, r1, c0, c1, off, causal) for r0, r1 in qb]
+        if all(k == "skip" for k in kinds):
+            continue
+        K_j, V_j = K[c0:c1], V[c0:c1]
+        lg.read("K", (c1 - c0) * d)
+        lg.read("V", (c1 - c0) * d_v)
+        for (r0, r1), kind in zip(qb, kinds):
+            if kind == "skip":
                 continue
-            K_j, V_j = K[c0:c1], V[c0:c1]
-            lg.read("K", (c1 - c0) * d)
-            lg.read("V", (c1 - c0) * d_v)
-            for (r0, r1), kind in zip(qb, kinds):
-                if kind == "skip":
-                    continue
-                n = r1 - r0
-                lg.read("Q", n * d)
-                lg.read("O", n * d_v)
-                lg.read("l", n)
-                lg.read("m", n)
-                S = _scores_block(Q[r0:r1], K_j, s, r0, r1, c0, c1, off, kind)
-                m_t = S.max(axis=1)
-                P_t = np.exp(S - _safe(m_t)[:, None])
-                l_t = P_t.sum(axis=1)
-                m_old, l_old = m[r0:r1], l[r0:r1]
-                m_new = np.maximum(m_old, m_t)
-                a = np.exp(m_old - _safe(m_new))       # rescale of the old state
-                b = np.exp(m_t - _safe(m_new))         # rescale of this block
-                l_new = a * l_old + b * l_t
-                num = (a * l_old)[:, None] * O[r0:r1] + b[:, None] * (P_t @ V_j)
-                with np.errstate(divide="ignore", invalid="ignore"):
-                    O[r0:r1] = np.where(l_new[:, None] > 0, num / np.where(l_new > 0, l_new, 1.0)[:, None], 0.0)
-                l[r0:r1], m[r0:r1] = l_new, m_new
-                lg.write("O", n * d_v)
-                lg.write("l", n)
-                lg.write("m", n)
-        with np.errstate(divide="ignore"):
-            lse = np.where(l > 0, _safe(m) + np.log(np.where(l > 0, l, 1.0)), -np.inf)
-        return O, lse
+            n = r1 - r0
+            for name, size in (("Q", n * d), ("O", n * d_v), ("l", n), ("m", n)):
+                lg.read(name, size)
+            S = _score_tile(Q, K, s, r0, r1, c0, c1, kind)
+            acc = l[r0:r1, None] * O[r0:r1]            # un-normalise the stored O_i
+            m[r0:r1], l[r0:r1], acc = online_update(m[r0:r1], l[r0:r1], acc, S, V_j)
+            O[r0:r1] = normalise(acc, l[r0:r1])       # Algorithm 1, line 12: normalised at every step
+            for name, size in (("O", n * d_v), ("l", n), ("m", n)):
+                lg.write(name, size)
+    return O, safe_lse(m, l)
 
-    O = np.zeros((n_q, d_v))
-    lse = np.full(n_q, -np.inf)
+
+def _forward_fa2(Q, K, V, B_r, B_c, causal, s, lg):
+    """Algorithm 1 (FlashAttention-2): outer loop over Q blocks, (m, l, acc) on chip, deferred normalisation."""
+    (n_q, d), (n_k, d_v) = Q.shape, V.shape
+    off = n_k - n_q
+    qb, kb = _block_bounds(n_q, B_r), _block_bounds(n_k, B_c)
+    O, lse = np.zeros((n_q, d_v)), np.full(n_q, -np.inf)
     for r0, r1 in qb:
         n = r1 - r0
         visits = [(c0, c1, k) for c0, c1 in kb if (k := _block_kind(r0, r1, c0, c1, off, causal)) != "skip"]
         if visits:
             Q_i = Q[r0:r1]
             lg.read("Q", n * d)
-            m = np.full(n, -np.inf)
-            l = np.zeros(n)
-            acc = np.zeros((n, d_v))
+            m, l, acc = np.full(n, -np.inf), np.zeros(n), np.zeros((n, d_v))
             for c0, c1, kind in visits:
                 lg.read("K", (c1 - c0) * d)
                 lg.read("V", (c1 - c0) * d_v)
-                S = _scores_block(Q_i, K[c0:c1], s, r0, r1, c0, c1, off, kind)
-                m_new = np.maximum(m, S.max(axis=1))
-                P_t = np.exp(S - _safe(m_new)[:, None])
-                alpha = np.exp(m - _safe(m_new))
-                l = alpha * l + P_t.sum(axis=1)
-                acc = alpha[:, None] * acc + P_t @ V[c0:c1]
-                m = m_new
-            ok = l > 0
-            O[r0:r1] = np.where(ok[:, None], acc / np.where(ok, l, 1.0)[:, None], 0.0)   # deferred normalisation
-            with np.errstate(divide="ignore"):
-                lse[r0:r1] = np.where(ok, _safe(m) + np.log(np.where(ok, l, 1.0)), -np.inf)
+                S = _score_tile(Q, K, s, r0, r1, c0, c1, kind)
+                m, l, acc = online_update(m, l, acc, S, V[c0:c1])
+            O[r0:r1], lse[r0:r1] = normalise(acc, l), safe_lse(m, l)   # deferred normalisation
         lg.write("O", n * d_v)
         lg.write("lse", n)
     return O, lse
@@ -400,9 +384,8 @@ def flash_attention_backward(Q, K, V, O, dO, lse, *, block_q: int, block_kv: int
             lg.read("dQ", n * d)
             lg.read("lse", n)
             lg.read("D", n)
-            S = _scores_block(Q_i, K_j, s, r0, r1, c0, c1, off, kind)
-            L = lse[r0:r1, None]
-            P = np.where(np.isfinite(L) & np.isfinite(S), np.exp(S - np.where(np.isfinite(L), L, 0.0)), 0.0)
+            S = _score_tile(Q, K, s, r0, r1, c0, c1, kind)
+            P = probabilities_from_lse(S, lse[r0:r1])
             dV_j += P.T @ dO_i
             dP = dO_i @ V_j.T
             dS = P * (dP - D[r0:r1, None])

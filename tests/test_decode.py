@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import labcore as lc
-from labcore.decode import _num_splits_heuristic_grid
+from labcore.decode_model import num_splits_heuristic_grid
 
 rng = np.random.default_rng(0)
 CODELLAMA = dict(num_q_heads=16, num_kv_heads=2, head_dim=128)
@@ -271,7 +271,7 @@ def test_heuristic_examples():
 def test_heuristic_grid_matches_line_by_line_port():
     bl, nb = np.arange(1, 120), np.arange(1, 300)
     for sms in (108, 216, 132):
-        G = _num_splits_heuristic_grid(bl[:, None], sms, nb[None, :])
+        G = num_splits_heuristic_grid(bl[:, None], sms, nb[None, :])
         for i in range(0, len(bl), 7):
             for j in range(0, len(nb), 5):
                 assert G[i, j] == lc.num_splits_heuristic(int(bl[i]), sms, int(nb[j]))
