@@ -120,7 +120,7 @@ def test_flags_and_choices_are_typed():
     for call in (lambda: lc.reference_attention(Q, Q, Q, causal="False"),
                  lambda: lc.standard_attention(Q, Q, Q, causal=1),
                  lambda: lc.attention_flops(1024, 64, algorithm="flash", causal="False"),
-                 lambda: lc.flash_forward_io(1024, 64, 64, 64, causal=None)):
+                 lambda: lc.flash_forward_io(1024, 64, block_q=64, block_kv=64, causal=None)):
         with pytest.raises(TypeError, match="causal must be True or False"):
             call()
     assert lc.attention_flops(1024, 64, algorithm="flash", causal=np.bool_(False)) == \
@@ -128,5 +128,5 @@ def test_flags_and_choices_are_typed():
     with pytest.raises(TypeError, match="method must be one of"):
         lc.decode_attention_time("A100", batch=1, seqlen=64, num_q_heads=8, num_kv_heads=8, head_dim=64,
                                  method=np.array(["fa2"]))
-    with pytest.raises(TypeError, match="normalisation"):
-        lc.forward_nonmatmul_terms(1, 1, 1, 1, np.array(["deferred"]))
+    with pytest.raises(TypeError, match="loop_order"):
+        lc.forward_nonmatmul_terms(1, 1, 1, 1, loop_order=np.array(["fa2"]))

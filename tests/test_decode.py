@@ -382,9 +382,9 @@ def test_contradictory_or_non_numeric_inputs_are_refused():
         with pytest.raises(TypeError, match="lse_a"):
             lc.merge_state(np.ones(4), bad, np.ones(4), 0.0)
     with pytest.raises(ValueError, match="block pairs"):
-        lc.causal_block_map(10 ** 5, 1)
+        lc.causal_block_map(10 ** 5, block_q=1)
     with pytest.raises(ValueError, match="block pairs"):
-        lc.flash_tile_schedule(10 ** 7, 64, 1, 1)
+        lc.flash_tile_schedule(10 ** 7, 64, block_q=1, block_kv=1)
 
 
 def test_top_level_all_lists_every_engine_name():
