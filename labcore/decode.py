@@ -107,17 +107,20 @@ def split_kv_attention(q, K, V, *, num_splits: int = 1, split_sizes=None, scale=
     Args:
         q: (d,) or (g, d) real array (decode: each row is one head's single new query).
         K: (N, d) keys; V: (N, d_v) values of this KV head. N >= 1.
-        num_splits: int >= 1, number of contiguous, near-equal splits (:func:`split_bounds`); may exceed N
+        num_splits: int >= 1, number of contiguous, near-equal splits (:func:`split_bounds`; flash-attn's
+            ``num_splits``); may exceed N
             (the extra splits are empty and contribute ``(0, -inf)``, which changes nothing).
         split_sizes: optional sequence of non-negative ints summing to N (uneven splits, zeros allowed);
             replaces ``num_splits`` (which must then be left at 1 or equal ``len(split_sizes)``).
-        scale: softmax scale, default ``1/sqrt(d)``.
-        return_partials: also return the per-split ``(o_parts (S, g, d_v), lse_parts (S, g))``.
+        scale: softmax scale, default ``1/sqrt(d)`` (flash-attn's ``softmax_scale``).
+        return_partials: also return the per-split ``(o_parts (num_splits, g, d_v), lse_parts (num_splits, g))``
+            (flash-attn's ``out_accum`` and ``softmax_lse_accum``).
     Returns:
         ``(o, lse)`` with o (d_v,) and lse a 0-d array for 1-D ``q``, else (g, d_v) and (g,); natural-log
-        lse. With ``return_partials`` a third item ``(o_parts, lse_parts)``.
+        lse (flash-attn's ``softmax_lse``). With ``return_partials`` a third item ``(o_parts, lse_parts)``.
     Raises:
-        TypeError/ValueError: bad arrays (see :func:`labcore.reference_attention`), ``num_splits < 1``,
+        TypeError/ValueError: bad arrays (see :func:`labcore.reference_attention`; scores that overflow
+        float64 included), ``num_splits < 1``,
         ``split_sizes`` negative, non-integer, not summing to N or contradicting ``num_splits``.
     Source: dao2023flashdecoding, steps 1-3; K/V splits are slices (numpy views), never copies.
     """
@@ -206,7 +209,7 @@ def gqa_decode_attention(Q, K, V, *, num_splits: int = 1, pack_gqa: bool = True,
         ``(O, lse)``: (H_q, d_v) and (H_q,) float64.
     Raises:
         ValueError: shapes that do not match, ``H_q`` not a multiple of ``H_kv``, ``num_splits < 1``.
-    Source: dao2023flashdecoding (GQA heads packed into the M dimension); lecture §6.2.
+    Source: dao2023flashdecoding (GQA heads packed as the rows of the Q tile, flash-attn's ``pack_gqa``); lecture §6.2.
     """
     Qa, Ka, Va = np.asarray(Q), np.asarray(K), np.asarray(V)
     if Qa.ndim != 2 or Ka.ndim != 3 or Va.ndim != 3:

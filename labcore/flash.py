@@ -1,5 +1,12 @@
 """FlashAttention forward (two loop orders) and backward, with exact HBM ledgers (lecture §4–§5).
 
+The softmax arithmetic comes from :mod:`labcore.softmax` (one ``online_update`` shared by both loop
+orders, ``safe_lse``, ``normalise``, the overflow check ``scaled_scores``); FLOPs are counted in
+:mod:`labcore.flops` and HBM traffic in :mod:`labcore.hbm`. This module owns the loops, the block
+geometry (paper block sizes, causal block maps, the tile schedule) and the GPT-2 medium comparison.
+Argument names follow flash-attn: ``block_q``/``block_kv`` are the tile sizes ``kBlockM``/``kBlockN``
+(B_r/B_c), ``scale`` is ``softmax_scale``, ``causal`` is ``causal``, ``lse`` is ``softmax_lse``.
+
 Conventions (as :mod:`labcore.attention`): ``scale`` defaults to ``1/sqrt(d)``; ``lse`` is the
 natural-log logsumexp of each row of scaled scores; masks are ``-inf``; causal masking with
 N_q != N_k is aligned to the bottom-right corner (query i sees key j iff ``j <= i + N_k - N_q``); a
@@ -21,18 +28,20 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .checks import LOOP_ORDERS, as_matrix, as_vector, causal_mask, cdiv, check_qkv, choice, flag, key_count, positive_int, \
-    resolve_scale
-from .attention import masked_scores
+from .checks import LOOP_ORDERS, as_matrix, as_vector, causal_mask, cdiv, check_qkv, choice, flag, key_count, \
+    positive_float, positive_int, resolve_scale
+from .attention import masked_scores, reference_attention
 from .softmax import normalise, online_update, probabilities_from_lse, row_softmax, safe_lse, scaled_scores
 from .flops import attention_flops
-from .hbm import MAX_BLOCKS, Ledger, causal_block_counts, training_step_io
+from .hbm import MAX_BLOCKS, Ledger, causal_block_counts, flash_forward_io, training_step_io
 
 __all__ = [
     "flash_attention_forward",
     "flash_attention_backward",
     "standard_attention_backward",
+    "finite_difference_gap",
     "paper_block_sizes",
+    "flash_forward_io_at_sram",
     "causal_block_fraction",
     "causal_block_map",
     "TileSchedule",
@@ -67,6 +76,23 @@ def paper_block_sizes(M: int, d: int):
         raise ValueError(f"M must be at least 4*d = {4 * d} elements (one row each of Q_i, K_j, V_j, O_i); got {M}")
     B_c = cdiv(M, 4 * d)
     return min(B_c, d), B_c
+
+
+def flash_forward_io_at_sram(N: int, d: int, *, M: int, loop_order: str = "fa1", causal: bool = False,
+                             N_k: int | None = None) -> int:
+    """Elements the FlashAttention forward moves with the paper's block sizes for an SRAM of ``M`` elements:
+    :func:`labcore.hbm.flash_forward_io` at ``(block_q, block_kv) = paper_block_sizes(M, d)``.
+
+    Example: N = 4096, d = 64, 100 KB of FP16 (M = 51,200): 17,653,760 elements in the fa1 order (35.3 MB).
+
+    Args: N, d: ints >= 1. M: SRAM size in elements (int >= 4 d). loop_order, causal, N_k: as
+        :func:`~labcore.hbm.flash_forward_io`.
+    Returns: int, elements (x 2 for FP16 bytes).
+    Raises: TypeError/ValueError: as :func:`paper_block_sizes` and :func:`~labcore.hbm.flash_forward_io`.
+    Source: Dao et al. 2022, Algorithm 1 and Theorem 2; lecture §4.3-§4.4.
+    """
+    B_r, B_c = paper_block_sizes(M, d)
+    return flash_forward_io(N, d, block_q=B_r, block_kv=B_c, loop_order=loop_order, causal=causal, N_k=N_k)
 
 
 def _block_bounds(n: int, b: int):
@@ -334,13 +360,15 @@ def flash_attention_backward(Q, K, V, O, dO, lse, *, block_q: int, block_kv: int
 
     Args:
         Q: (N_q, d). K: (N_k, d). V: (N_k, d_v). O: (N_q, d_v) forward output. dO: (N_q, d_v).
-        lse: (N_q,) natural-log logsumexp from the forward pass (``-inf`` for a fully masked row).
-        block_q: B_r. block_kv: B_c (ints >= 1). causal, scale: as the forward. ledger: optional Ledger.
+        lse: (N_q,) natural-log logsumexp from the forward pass (``-inf`` for a fully masked row;
+        flash-attn's ``softmax_lse``).
+        block_q: B_r. block_kv: B_c (ints >= 1, keywords; flash-attn's ``kBlockM``/``kBlockN``). causal,
+        scale (``softmax_scale``): as the forward. ledger: optional Ledger.
     Returns:
         ``(dQ, dK, dV)`` float64 with the shapes of Q, K, V.
     Raises:
         TypeError/ValueError: bad shapes, non-finite inputs (lse may be -inf, never NaN or +inf), block
-        sizes not integers >= 1, scale not > 0.
+        sizes not integers >= 1, scale not > 0, scores that overflow float64.
     Source: Dao et al. 2022, Algorithm 4 and Appendix B.4; Dao 2023, Algorithm 2 (D before the loop).
     """
     causal = flag(causal, "causal")
@@ -389,6 +417,40 @@ def flash_attention_backward(Q, K, V, O, dO, lse, *, block_q: int, block_kv: int
         lg.write("dK", (c1 - c0) * d)
         lg.write("dV", (c1 - c0) * d_v)
     return dQ, dK, dV
+
+
+def finite_difference_gap(Q, K, V, dO, *, block_q: int, block_kv: int, causal: bool = False, scale=None,
+                          h: float = 1e-5) -> float:
+    """Largest gap between :func:`flash_attention_backward`'s gradients and central finite differences.
+
+    The loss is ``sum(O * dO)`` with ``O`` from :func:`labcore.attention.reference_attention`, so its
+    gradient w.r.t. Q, K, V is what the backward pass computes from ``dO``. Every element of Q, K and V is
+    perturbed by ``+-h``: ``(loss(x + h) - loss(x - h)) / 2h``. Costs ``2 (Q.size + K.size + V.size)``
+    forward passes: use small inputs.
+
+    Args: Q (N_q, d), K (N_k, d), V (N_k, d_v), dO (N_q, d_v): real arrays. block_q, block_kv, causal,
+        scale: as :func:`flash_attention_backward`. h: step (float > 0).
+    Returns: float, max over all elements of ``|finite difference - gradient|``.
+    Raises: TypeError/ValueError: as :func:`flash_attention_backward`.
+    Source: the standard central-difference gradient check (e.g. CS231n notes); lecture §5.1.
+    """
+    Q, K, V, dO, _, _ = _check_grad_inputs(Q, K, V, dO)
+    h = positive_float(h, "h")
+    O, lse = flash_attention_forward(Q, K, V, block_q=block_q, block_kv=block_kv, causal=causal, scale=scale)
+    grads = flash_attention_backward(Q, K, V, O, dO, lse, block_q=block_q, block_kv=block_kv, causal=causal,
+                                     scale=scale)
+
+    def loss(*qkv):
+        return float((reference_attention(*qkv, causal=causal, scale=scale)[0] * dO).sum())
+
+    gap = 0.0
+    for w, g in enumerate(grads):
+        for idx in np.ndindex(g.shape):
+            plus, minus = [Q.copy(), K.copy(), V.copy()], [Q.copy(), K.copy(), V.copy()]
+            plus[w][idx] += h
+            minus[w][idx] -= h
+            gap = max(gap, abs((loss(*plus) - loss(*minus)) / (2 * h) - g[idx]))
+    return gap
 
 
 # ----------------------------------------------------------------------------------------------------------

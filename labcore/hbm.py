@@ -1,5 +1,11 @@
 """HBM traffic accounting: the Ledger every algorithm writes into, and closed forms to check it against.
 
+This module is the one place that counts bytes and elements moved (FLOPs are counted in :mod:`labcore.flops`):
+standard attention (Algorithm 0, Algorithm 3), the FlashAttention forward in both loop orders and its
+backward, a whole training step, the bytes a forward keeps for its backward, and Theorem 2's bound.
+Block sizes are keyword-only, ``block_q`` (B_r, flash-attn's ``kBlockM``) and ``block_kv`` (B_c, ``kBlockN``),
+with ``loop_order`` ("fa1"/"fa2"), ``causal`` and ``N_k`` (keys, default N) as everywhere in labcore.
+
 Counting convention (GUIDE §3, lecture §2): traffic is the number of *elements* of the tensors an
 algorithm explicitly writes back to or reads back from HBM. Statistics (m, l, lse, D) count as elements
 too. Bytes = elements x ``dtype_bytes`` (2 for FP16/BF16) unless the caller says otherwise.
@@ -13,7 +19,7 @@ import numpy as np
 from .checks import LOOP_ORDERS, cdiv, choice, flag, key_count, positive_int
 
 __all__ = ["Ledger", "standard_attention_io", "score_to_input_ratio", "flash_forward_io", "flash_backward_io",
-           "standard_backward_io", "causal_block_counts", "MAX_BLOCKS", "saved_for_backward_bytes",
+           "standard_backward_io", "causal_block_counts", "MAX_BLOCKS", "saved_for_backward_bytes", "flash_io_bound",
            "training_step_io"]
 
 #: Block-by-block bookkeeping (query blocks here; block pairs in :func:`labcore.flash.causal_block_map` and
@@ -233,6 +239,22 @@ def flash_forward_io(N: int, d: int, *, block_q: int, block_kv: int, loop_order:
             ("lse", 0, N),
         ])
     return table if by_tensor else _total(table)
+
+
+def flash_io_bound(N: int, d: int, M: int) -> float:
+    """Theorem 2's order of the FlashAttention forward's HBM traffic: ``N^2 d^2 / M`` elements.
+
+    The forward in Algorithm 1 order moves about ``4 N^2 d^2 / M`` (O written once per key block,
+    ``T_c ~ 4 N d / M`` times); dividing :func:`flash_forward_io` by this bound gives a ratio that is flat
+    in N (the §4 figures).
+
+    Args: N: sequence length. d: head dimension. M: SRAM size in elements. All ints >= 1.
+    Returns: float, elements.
+    Raises: TypeError/ValueError: sizes not integers >= 1.
+    Source: Dao et al. 2022, Theorem 2 (Theta(N^2 d^2 M^-1) HBM accesses) and Proposition 3 (lower bound).
+    """
+    N, d, M = positive_int(N, "N"), positive_int(d, "d"), positive_int(M, "M")
+    return N * N * d * d / M
 
 
 def standard_backward_io(N: int, d: int, *, N_k: int | None = None, by_tensor: bool = False):

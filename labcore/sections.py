@@ -34,7 +34,7 @@ SECTIONS: dict[str, str | None] = {
     "attention_matmul_flops": _S2, "standard_attention_intensity": _S2,
     "plots.softmax.io_vs_N_data": _S2, "plots.softmax.draw_io_vs_N": _S2,
     "row_softmax": _S3, "AttentionFlops": _S4, "attention_flops": _S4,
-    "flash_attention_backward": _S5, "standard_attention_backward": _S5, "flash_backward_io": _S5,
+    "flash_attention_backward": _S5, "standard_attention_backward": _S5, "finite_difference_gap": _S5, "flash_backward_io": _S5,
     "standard_backward_io": _S5, "saved_for_backward_bytes": _S5, "training_step_io": _S5,
     "causal_block_fraction": _S5, "causal_block_map": _S5, "causal_block_counts": _S5,
     "plots.flash.causal_map_figure": _S5, "plots.flash.backward_traffic_figure": _S5,

@@ -42,7 +42,7 @@ __all__ = [
     "row_softmax",
     "merge_states", "merge_state",
     "RowAttention", "row_attention_three_pass", "row_attention_two_pass", "row_attention_one_pass",
-    "OnlineSoftmax", "partial_state", "random_segments", "merge_segments",
+    "OnlineSoftmax", "online_softmax_trace", "partial_state", "random_segments", "merge_segments",
 ]
 
 #: Largest finite float64 (``np.finfo(np.float64).max``, about 1.8e308): a score beyond it overflows.
@@ -62,7 +62,7 @@ def scaled_scores(Q, K, scale: float) -> np.ndarray:
 
     Args:
         Q: (n_rows, d) finite float64 array. K: (n_keys, d) finite float64 array (both already checked,
-            e.g. by :func:`labcore.checks.check_qkv`). scale: the softmax scale, a finite float > 0
+            e.g. by ``labcore.checks.check_qkv``). scale: the softmax scale, a finite float > 0
             (flash-attn's ``softmax_scale``).
     Returns:
         (n_rows, n_keys) float64 array, every entry finite.
@@ -137,8 +137,7 @@ def online_update(m, l, acc, S, V=None):
         m, l: (n_rows,) running max (``-inf`` initially) and sum (0 initially).
         acc: (n_rows, d_v) unnormalised output (zeros initially), or None to track only ``m, l``.
         S: (n_rows, b) scaled scores of this tile (``-inf`` masked; ``b`` may be 0).
-        V: (b, d_v) value rows of the tile shared by every row, or (n_rows, b, d_v) values per row (the
-            merge of partial states uses that); ignored when ``acc`` is None.
+        V: (b, d_v) value rows of the tile (ignored when ``acc`` is None).
     Returns:
         ``(m, l, acc)``, the new state (``acc`` None if it was None). A fully masked row stays the identity
         ``(-inf, 0, 0)``, never NaN.
@@ -151,8 +150,7 @@ def online_update(m, l, acc, S, V=None):
     l_new = alpha * l + P.sum(axis=-1)
     if acc is None:
         return m_new, l_new, None
-    PV = P @ V if V.ndim == 2 else np.einsum("...b,...bd->...d", P, V)
-    return m_new, l_new, alpha[..., None] * acc + PV
+    return m_new, l_new, alpha[..., None] * acc + P @ V
 
 
 def probabilities_from_lse(S, lse):
@@ -192,10 +190,10 @@ def row_softmax(S: np.ndarray):
 def merge_states(o_parts, lse_parts):
     """Merge any number of partial attention results over disjoint key sets (log-sum-exp form).
 
-    ``lse = log sum_s exp(lse_s)`` and ``o = sum_s exp(lse_s - lse) o_s``: :func:`online_update` with the
-    parts' lse as scores and their outputs as values, then :func:`normalise` and :func:`safe_lse`. Parts
-    with ``lse_s = -inf`` (empty or fully masked) get weight 0; if every part is empty the result is
-    ``o = 0``, ``lse = -inf`` (never NaN).
+    ``lse = log sum_s exp(lse_s)`` and ``o = sum_s exp(lse_s - lse) o_s``: the softmax of the parts' lse
+    weighting their outputs, i.e. one :func:`online_update` step with the lse as scores, written out along
+    the parts axis, then :func:`normalise` and :func:`safe_lse`. Parts with ``lse_s = -inf`` (empty or
+    fully masked) get weight 0; if every part is empty the result is ``o = 0``, ``lse = -inf`` (never NaN).
 
     Args:
         o_parts: (num_parts, ..., d_v) normalised partial outputs. lse_parts: (num_parts, ...) natural-log lse.
@@ -211,11 +209,16 @@ def merge_states(o_parts, lse_parts):
         raise ValueError("lse of every part must be finite or -inf (an empty part), never NaN or +inf")
     if not np.all(np.isfinite(o_parts)):
         raise ValueError("o of every part must be finite (an empty part is o = 0 with lse = -inf), got NaN or inf")
-    x = np.moveaxis(lse_parts, 0, -1)                                   # (..., num_parts): lse as scores
-    values = np.moveaxis(np.where(np.isfinite(lse_parts)[..., None], o_parts, 0.0), 0, -2)  # (..., num_parts, d_v)
-    m, l, acc = online_update(np.full(x.shape[:-1], -np.inf), np.zeros(x.shape[:-1]),
-                              np.zeros(values.shape[:-2] + values.shape[-1:]), x, values)
-    return normalise(acc, l), safe_lse(m, l)
+    return _merge(o_parts, lse_parts)
+
+
+def _merge(o_parts, lse_parts):
+    """:func:`merge_states` without the checks (``merge_state`` has checked its two parts already)."""
+    m = lse_parts.max(axis=0)
+    w = np.exp(lse_parts - _finite_or_zero(m))                   # exp(lse_s - m); 0 for empty parts
+    o = np.where(np.isfinite(lse_parts)[..., None], o_parts, 0.0)
+    l = w.sum(axis=0)
+    return normalise((w[..., None] * o).sum(axis=0), l), safe_lse(m, l)
 
 
 def merge_state(o_a, lse_a, o_b, lse_b):
@@ -241,7 +244,7 @@ def merge_state(o_a, lse_a, o_b, lse_b):
     for name, v in (("o_a", o_a), ("o_b", o_b)):
         if not np.all(np.isfinite(v)):
             raise ValueError(f"{name} must be finite (an empty part is o = 0 with lse = -inf), got NaN or inf")
-    return merge_states(np.stack([o_a, o_b]), np.stack([lse_a, lse_b]))
+    return _merge(np.stack([o_a, o_b]), np.stack([lse_a, lse_b]))
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -310,11 +313,7 @@ def row_attention_one_pass(q, K, V, *, block: int = 256, scale=None) -> RowAtten
 
     Args/Raises: as :func:`row_attention_two_pass`. Returns: :class:`RowAttention` with passes=1.
     """
-    Q, K, V, s = _row_inputs(q, K, V, scale)
-    st = OnlineSoftmax(V.shape[1])
-    for a, b in _blocks(K.shape[0], block):
-        st.update(scaled_scores(Q, K[a:b], s)[0], V[a:b])
-    o, lse = st.result()
+    o, lse = online_softmax_trace(q, K, V, block=block, scale=scale).result()
     return RowAttention(o, float(lse), 1, 0)
 
 
@@ -364,6 +363,20 @@ class OnlineSoftmax:
     def result(self):
         """``(o, lse)``: o = acc / l (zeros if every key was masked), lse = m + log l (``-inf`` then)."""
         return normalise(self.acc[None], np.full(1, self.l))[0], float(safe_lse(self.m, self.l))
+
+
+def online_softmax_trace(q, K, V, *, block: int = 256, scale=None) -> OnlineSoftmax:
+    """Run :class:`OnlineSoftmax` over one query row in blocks of ``block`` keys and return it (its
+    ``trace`` holds block max, m, alpha and l after every block; ``result()`` the output and lse).
+
+    Args/Raises: as :func:`row_attention_one_pass`. Returns: the :class:`OnlineSoftmax` after the last block.
+    Source: lecture §3.1 (the trace table and the §3 explorer).
+    """
+    Q, K, V, s = _row_inputs(q, K, V, scale)
+    st = OnlineSoftmax(V.shape[1])
+    for a, b in _blocks(K.shape[0], block):
+        st.update(scaled_scores(Q, K[a:b], s)[0], V[a:b])
+    return st
 
 
 def partial_state(scores, V):

@@ -17,16 +17,11 @@ SHAPES = [(37, 37), (64, 64), (1, 1000), (100, 1000), (130, 70), (70, 130), (5, 
 BLOCKS = [(16, 16), (7, 13), (64, 200), (200, 3)]
 
 
-def qkv(nq, nk, d=8, dv=None):
-    dv = d if dv is None else dv
-    return RNG.standard_normal((nq, d)), RNG.standard_normal((nk, d)), RNG.standard_normal((nk, dv))
-
-
 # ---------------------------------------------------------------- forward correctness and ledger == closed form
 @pytest.mark.parametrize("nq,nk", SHAPES)
 @pytest.mark.parametrize("causal", [False, True])
 @pytest.mark.parametrize("loop_order", ["fa1", "fa2"])
-def test_forward_matches_reference_and_closed_form(nq, nk, causal, loop_order):
+def test_forward_matches_reference_and_closed_form(qkv, nq, nk, causal, loop_order):
     Q, K, V = qkv(nq, nk)
     O_ref, lse_ref = reference_attention(Q, K, V, causal=causal)
     for br, bc in BLOCKS:
@@ -46,8 +41,8 @@ def test_forward_matches_reference_and_closed_form(nq, nk, causal, loop_order):
         assert sched.total() == led.total
 
 
-def test_forward_dv_differs_from_d():
-    Q, K, V = qkv(50, 77, d=8, dv=3)
+def test_forward_dv_differs_from_d(qkv):
+    Q, K, V = qkv(50, 77, d=8, d_v=3)
     for lo in ("fa1", "fa2"):
         O, lse = flash_attention_forward(Q, K, V, block_q=16, block_kv=10, loop_order=lo, causal=True)
         O_ref, _ = reference_attention(Q, K, V, causal=True)
@@ -58,7 +53,7 @@ def test_forward_dv_differs_from_d():
     (N, d, M, lo, c, nk) for N, d, M, lo, c, nk in itertools.product(
         (1, 33, 300), (4, 16), (64, 1000), ("fa1", "fa2"), (False, True), (None, 1, 77))
     if M >= 4 * d])
-def test_ledger_equals_closed_form_grid(N, d, M, loop_order, causal, N_k):
+def test_ledger_equals_closed_form_grid(qkv, N, d, M, loop_order, causal, N_k):
     br, bc = paper_block_sizes(M, d)
     nk = N if N_k is None else N_k
     Q, K, V = qkv(N, nk, d)
@@ -135,8 +130,8 @@ def test_causal_block_map_kinds():
 # ---------------------------------------------------------------- backward
 @pytest.mark.parametrize("nq,nk", [(37, 37), (1, 100), (60, 25), (25, 60), (64, 64)])
 @pytest.mark.parametrize("causal", [False, True])
-def test_backward_flash_equals_standard(nq, nk, causal):
-    Q, K, V = qkv(nq, nk, d=6, dv=4)
+def test_backward_flash_equals_standard(qkv, nq, nk, causal):
+    Q, K, V = qkv(nq, nk, d=6, d_v=4)
     dO = RNG.standard_normal((nq, 4))
     O, lse = flash_attention_forward(Q, K, V, block_q=8, block_kv=8, causal=causal)
     ref = standard_attention_backward(Q, K, V, dO, causal=causal)
@@ -147,7 +142,7 @@ def test_backward_flash_equals_standard(nq, nk, causal):
             assert np.max(np.abs(g - r)) < 1e-13
 
 
-def test_backward_finite_differences():
+def test_backward_finite_differences(qkv):
     Q, K, V = qkv(9, 11, d=4)
     dO = RNG.standard_normal((9, 4))
     h = 1e-5
@@ -170,7 +165,7 @@ def test_backward_finite_differences():
     assert max(errs) < 1e-8
 
 
-def test_D_identity():
+def test_D_identity(qkv):
     Q, K, V = qkv(20, 30)
     dO = RNG.standard_normal((20, 8))
     P, _ = lc.row_softmax(lc.masked_scores(Q, K))
@@ -251,7 +246,7 @@ def test_closed_form_properties(N, N_k, d, br, bc):
 
 
 # ---------------------------------------------------------------- bad input
-def test_bad_input():
+def test_bad_input(qkv):
     Q, K, V = qkv(8, 8)
     with pytest.raises(ValueError, match="M must be at least"):
         paper_block_sizes(255, 64)
@@ -301,3 +296,23 @@ def test_explorers_sweep():
                     assert np.all(np.isfinite(v)), (n, p)
             fig = ex.draw(data, **p)
             assert fig is not None
+
+
+def test_forward_io_at_sram_and_theorem2_bound():
+    M = 51_200                                                    # 100 KB of FP16
+    assert lc.flash_forward_io_at_sram(4096, 64, M=M) == 17_653_760 == \
+        flash_forward_io(4096, 64, block_q=64, block_kv=200, loop_order="fa1")
+    assert lc.flash_io_bound(4096, 64, M) == 4096 ** 2 * 64 ** 2 / M
+    with pytest.raises(ValueError, match="M must be at least"):
+        lc.flash_forward_io_at_sram(4096, 64, M=100)
+
+
+def test_finite_difference_gap_detects_a_wrong_gradient(qkv, monkeypatch):
+    Q, K, V = qkv(5, 6, 3, seed=4)
+    dO = np.random.default_rng(5).standard_normal((5, 3))
+    assert lc.finite_difference_gap(Q, K, V, dO, block_q=2, block_kv=4, causal=True) < 1e-8
+    right = lc.flash.flash_attention_backward
+    monkeypatch.setattr(lc.flash, "flash_attention_backward", lambda *a, **k: [1.01 * g for g in right(*a, **k)])
+    assert lc.finite_difference_gap(Q, K, V, dO, block_q=2, block_kv=4, causal=True) > 1e-4
+    with pytest.raises(ValueError, match="h must be finite"):
+        lc.finite_difference_gap(Q, K, V, dO, block_q=2, block_kv=4, h=0.0)
