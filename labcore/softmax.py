@@ -169,7 +169,9 @@ def probabilities_from_lse(S, lse):
 def row_softmax(S: np.ndarray):
     """Safe softmax of each row of ``S`` (which may hold ``-inf``); returns ``(P, lse)``.
 
-    Fully masked rows give ``P = 0`` and ``lse = -inf`` (no NaN). ``lse`` is in natural log.
+    Fully masked rows give ``P = 0`` and ``lse = -inf`` (no NaN). ``lse`` is in natural log. Built from the
+    shared pieces: one :func:`online_update` over the whole row, :func:`safe_lse`, then
+    :func:`probabilities_from_lse` (``P = exp(S - lse)``).
 
     Args: S: (n_rows, n_keys) float array, n_keys >= 1; entries finite or ``-inf``.
     Returns: P (n_rows, n_keys) and lse (n_rows,), float64.
@@ -181,19 +183,18 @@ def row_softmax(S: np.ndarray):
         raise ValueError(f"S must be a 2-D (rows, keys) array with at least one key, got shape {S.shape}")
     if np.any(np.isnan(S)) or np.any(S == np.inf):
         raise ValueError("S must hold finite scores or -inf (masked), never NaN or +inf")
-    m = S.max(axis=1)
-    E = np.exp(S - _finite_or_zero(m)[:, None])
-    l = E.sum(axis=1)
-    return normalise(E, l), safe_lse(m, l)
+    m, l, _ = online_update(np.full(S.shape[0], -np.inf), np.zeros(S.shape[0]), None, S)   # max, then sum of exp
+    lse = safe_lse(m, l)
+    return probabilities_from_lse(S, lse), lse
 
 
 def merge_states(o_parts, lse_parts):
     """Merge any number of partial attention results over disjoint key sets (log-sum-exp form).
 
-    ``lse = log sum_s exp(lse_s)`` and ``o = sum_s exp(lse_s - lse) o_s``: the softmax of the parts' lse
-    weighting their outputs, i.e. one :func:`online_update` step with the lse as scores, written out along
-    the parts axis, then :func:`normalise` and :func:`safe_lse`. Parts with ``lse_s = -inf`` (empty or
-    fully masked) get weight 0; if every part is empty the result is ``o = 0``, ``lse = -inf`` (never NaN).
+    ``lse = log sum_s exp(lse_s)`` and ``o = sum_s exp(lse_s - lse) o_s``: the weights are
+    :func:`row_softmax` of the parts' lse (the parts' lse play the role of scores, their outputs of values).
+    Parts with ``lse_s = -inf`` (empty or fully masked) get weight 0; if every part is empty the result is
+    ``o = 0``, ``lse = -inf`` (never NaN).
 
     Args:
         o_parts: (num_parts, ..., d_v) normalised partial outputs. lse_parts: (num_parts, ...) natural-log lse.
@@ -213,12 +214,11 @@ def merge_states(o_parts, lse_parts):
 
 
 def _merge(o_parts, lse_parts):
-    """:func:`merge_states` without the checks (``merge_state`` has checked its two parts already)."""
-    m = lse_parts.max(axis=0)
-    w = np.exp(lse_parts - _finite_or_zero(m))                   # exp(lse_s - m); 0 for empty parts
-    o = np.where(np.isfinite(lse_parts)[..., None], o_parts, 0.0)
-    l = w.sum(axis=0)
-    return normalise((w[..., None] * o).sum(axis=0), l), safe_lse(m, l)
+    """:func:`merge_states` without the checks: the weights are :func:`row_softmax` of the parts' lse."""
+    n = lse_parts.shape[0]
+    W, lse = row_softmax(lse_parts.reshape(n, -1).T)          # (rows, num_parts): exp(lse_s - lse), 0 if empty
+    o = np.where(np.isfinite(lse_parts)[..., None], o_parts, 0.0).reshape(n, W.shape[0], -1)
+    return np.einsum("rs,srd->rd", W, o).reshape(o_parts.shape[1:]), lse.reshape(lse_parts.shape[1:])
 
 
 def merge_state(o_a, lse_a, o_b, lse_b):
@@ -304,7 +304,7 @@ def row_attention_two_pass(q, K, V, *, block: int = 256, scale=None) -> RowAtten
     lse = safe_lse(m, l)
     o = np.zeros(V.shape[1])
     for a, b in _blocks(K.shape[0], block):      # pass 2: recompute scores, final weights exp(x - lse) times V
-        o += np.exp(scaled_scores(Q, K[a:b], s)[0] - lse[0]) @ V[a:b]
+        o += probabilities_from_lse(scaled_scores(Q, K[a:b], s), lse)[0] @ V[a:b]
     return RowAttention(o, float(lse[0]), 2, 0)
 
 
