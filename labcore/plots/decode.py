@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import decode as dec
+from .. import decode as lc_decode
 from .. import decode_model as dm
+from ..checks import cdiv
 from ..hardware import get_gpu
 from ..widgets import Explorer, Slider, Table
 from . import new_figure, register
@@ -74,8 +75,8 @@ def occupancy_data(gpu="A100", *, shape="CodeLlama-34B (4-way TP)", batch=1, seq
             b, h = idx % e.batch, idx // e.batch
             seq = b * e.num_kv_heads + h // (e.num_q_heads // e.num_kv_heads)
         else:  # grid (m_block, split, batch x KV head): split varies fastest
-            seq = idx // (e.num_splits * -(-(e.num_q_heads // e.num_kv_heads) // e.rows_padded))
-        rows = -(-n // g.num_sms)
+            seq = idx // (e.num_splits * cdiv(lc_decode.gqa_group_size(e.num_q_heads, e.num_kv_heads), e.rows_padded))
+        rows = cdiv(n, g.num_sms)
         grid = np.full(rows * g.num_sms, -1.0)   # -1: idle SM slot
         grid[:n] = seq
         out[m] = (e, grid.reshape(rows, g.num_sms))
@@ -121,7 +122,7 @@ def splits_data(gpu="A100", *, shape="CodeLlama-34B (4-way TP)", batch=64, seqle
         best=dm.best_num_splits(g, variant=variant, efficiency=efficiency, **kw),
         heur=dm.flash_attn_num_splits(g, sm_doubling=False, **kw),
         heur2=dm.flash_attn_num_splits(g, sm_doubling=True, **kw),
-        floor=dec.kv_cache_bytes(batch=batch, seqlen=seqlen, num_kv_heads=sh["num_kv_heads"],
+        floor=lc_decode.kv_cache_bytes(batch=batch, seqlen=seqlen, num_kv_heads=sh["num_kv_heads"],
                                  head_dim=sh["head_dim"]) / g.hbm_bandwidth,
         fa2=dm.decode_attention_time(g, method="fa2", variant=variant, efficiency=efficiency, **kw).total,
         batch=batch, seqlen=seqlen, variant=variant,
