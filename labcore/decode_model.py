@@ -506,9 +506,11 @@ def flash_attn_num_splits(gpu, *, batch, seqlen, num_q_heads, num_kv_heads, head
 def num_splits_heuristic_grid(blocks, sms: int, nblocks, max_splits: int = 128) -> np.ndarray:
     """:func:`num_splits_heuristic` evaluated on broadcasting int arrays at once (a test checks equality).
 
-    Args: blocks: int array, CTAs without splitting. sms: the SM count given to the heuristic (int).
+    Args:
+        blocks: int array, CTAs without splitting. sms: the SM count given to the heuristic (int).
         nblocks: int array of KV blocks, broadcasting with ``blocks``. max_splits: the cap (128 in flash-attn).
-    Returns: int64 array of the broadcast shape. No checks: :func:`flash_attn_num_splits` validates.
+    Returns:
+        int64 array of the broadcast shape. No checks: :func:`flash_attn_num_splits` validates.
     Source: flash-attn ``csrc/flash_attn/flash_api.cpp`` (2.x).
     """
     blocks, nblocks = _lift(np.asarray(blocks, dtype=np.int64), np.asarray(nblocks, dtype=np.int64))

@@ -85,9 +85,11 @@ def flash_forward_io_at_sram(N: int, d: int, *, M: int, loop_order: str = "fa1",
 
     Example: N = 4096, d = 64, 100 KB of FP16 (M = 51,200): 17,653,760 elements in the fa1 order (35.3 MB).
 
-    Args: N, d: ints >= 1. M: SRAM size in elements (int >= 4 d). loop_order, causal, N_k: as
+    Args:
+        N, d: ints >= 1. M: SRAM size in elements (int >= 4 d). loop_order, causal, N_k: as
         :func:`~labcore.hbm.flash_forward_io`.
-    Returns: int, elements (x 2 for FP16 bytes).
+    Returns:
+        int, elements (x 2 for FP16 bytes).
     Raises: TypeError/ValueError: as :func:`paper_block_sizes` and :func:`~labcore.hbm.flash_forward_io`.
     Source: Dao et al. 2022, Algorithm 1 and Theorem 2; lecture §4.3-§4.4.
     """
@@ -428,9 +430,11 @@ def finite_difference_gap(Q, K, V, dO, *, block_q: int, block_kv: int, causal: b
     perturbed by ``+-h``: ``(loss(x + h) - loss(x - h)) / 2h``. Costs ``2 (Q.size + K.size + V.size)``
     forward passes: use small inputs.
 
-    Args: Q (N_q, d), K (N_k, d), V (N_k, d_v), dO (N_q, d_v): real arrays. block_q, block_kv, causal,
+    Args:
+        Q (N_q, d), K (N_k, d), V (N_k, d_v), dO (N_q, d_v): real arrays. block_q, block_kv, causal,
         scale: as :func:`flash_attention_backward`. h: step (float > 0).
-    Returns: float, max over all elements of ``|finite difference - gradient|``.
+    Returns:
+        float, max over all elements of ``|finite difference - gradient|``.
     Raises: TypeError/ValueError: as :func:`flash_attention_backward`.
     Source: the standard central-difference gradient check (e.g. CS231n notes); lecture §5.1.
     """

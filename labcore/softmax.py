@@ -159,8 +159,9 @@ def probabilities_from_lse(S, lse):
 
     Args: S: (n_rows, b) scaled scores (``-inf`` masked). lse: (n_rows,) natural-log lse of the full rows.
     Returns: (n_rows, b) float64.
-    Source: FlashAttention (Dao et al. 2022) Algorithm 4, line 13 (``P_ij = diag(l_i)^-1 exp(S_ij - m_i)``,
-        in lse form as FlashAttention-2 Algorithm 2, line 11).
+    Source:
+        FlashAttention (Dao et al. 2022) Algorithm 4, line 13 (``P_ij = diag(l_i)^-1 exp(S_ij - m_i)``, in
+        lse form as FlashAttention-2 Algorithm 2, line 11).
     """
     S, lse = np.asarray(S, dtype=np.float64), np.asarray(lse, dtype=np.float64)
     return np.where(np.isfinite(lse)[:, None], np.exp(S - _finite_or_zero(lse)[:, None]), 0.0)
@@ -277,10 +278,13 @@ def row_attention_three_pass(q, K, V, *, scale=None) -> RowAttention:
     """Safe softmax with the whole score row stored: pass 1 scores and max, pass 2 exp and sum,
     pass 3 normalise and multiply by V (lecture §3.1, first algorithm): :func:`row_softmax` of the row.
 
-    Args: q (d,), K (n_keys, d), V (n_keys, d_v) real arrays; scale > 0 (default 1/sqrt(d); flash-attn's
+    Args:
+        q (d,), K (n_keys, d), V (n_keys, d_v) real arrays; scale > 0 (default 1/sqrt(d); flash-attn's
         ``softmax_scale``).
-    Returns: :class:`RowAttention` with passes=3, scores_stored=n_keys.
-    Raises: TypeError/ValueError for non-numeric, mis-shaped, empty or non-finite input; ValueError when a
+    Returns:
+        :class:`RowAttention` with passes=3, scores_stored=n_keys.
+    Raises:
+        TypeError/ValueError for non-numeric, mis-shaped, empty or non-finite input; ValueError when a
         score overflows float64 (:func:`scaled_scores`).
     Source: lecture §3.1; Milakov & Gimelshein 2018, Algorithm 2 (safe softmax).
     """
