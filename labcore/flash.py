@@ -86,8 +86,9 @@ def flash_forward_io_at_sram(N: int, d: int, *, M: int, loop_order: str = "fa1",
     Example: N = 4096, d = 64, 100 KB of FP16 (M = 51,200): 17,653,760 elements in the fa1 order (35.3 MB).
 
     Args:
-        N, d: ints >= 1. M: SRAM size in elements (int >= 4 d). loop_order, causal, N_k: as
-        :func:`~labcore.hbm.flash_forward_io`.
+        N, d: ints >= 1.
+        M: SRAM size in elements (int >= 4 d).
+        loop_order, causal, N_k: as :func:`~labcore.hbm.flash_forward_io`.
     Returns:
         int, elements (x 2 for FP16 bytes).
     Raises: TypeError/ValueError: as :func:`paper_block_sizes` and :func:`~labcore.hbm.flash_forward_io`.
@@ -363,9 +364,9 @@ def flash_attention_backward(Q, K, V, O, dO, lse, *, block_q: int, block_kv: int
     Args:
         Q: (N_q, d). K: (N_k, d). V: (N_k, d_v). O: (N_q, d_v) forward output. dO: (N_q, d_v).
         lse: (N_q,) natural-log logsumexp from the forward pass (``-inf`` for a fully masked row;
-        flash-attn's ``softmax_lse``).
-        block_q: B_r. block_kv: B_c (ints >= 1, keywords; flash-attn's ``kBlockM``/``kBlockN``). causal,
-        scale (``softmax_scale``): as the forward. ledger: optional Ledger.
+            flash-attn's ``softmax_lse``).
+        block_q: B_r. block_kv: B_c (ints >= 1, keywords; flash-attn's ``kBlockM``/``kBlockN``).
+        causal, scale: as the forward (``scale`` is flash-attn's ``softmax_scale``). ledger: optional Ledger.
     Returns:
         ``(dQ, dK, dV)`` float64 with the shapes of Q, K, V.
     Raises:

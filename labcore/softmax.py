@@ -279,13 +279,13 @@ def row_attention_three_pass(q, K, V, *, scale=None) -> RowAttention:
     pass 3 normalise and multiply by V (lecture §3.1, first algorithm): :func:`row_softmax` of the row.
 
     Args:
-        q (d,), K (n_keys, d), V (n_keys, d_v) real arrays; scale > 0 (default 1/sqrt(d); flash-attn's
-        ``softmax_scale``).
+        q, K, V: (d,), (n_keys, d), (n_keys, d_v) real arrays.
+        scale: float > 0, default 1/sqrt(d) (flash-attn's ``softmax_scale``).
     Returns:
         :class:`RowAttention` with passes=3, scores_stored=n_keys.
     Raises:
-        TypeError/ValueError for non-numeric, mis-shaped, empty or non-finite input; ValueError when a
-        score overflows float64 (:func:`scaled_scores`).
+        TypeError/ValueError: non-numeric, mis-shaped, empty or non-finite input; scores that overflow
+            float64 (:func:`scaled_scores`).
     Source: lecture §3.1; Milakov & Gimelshein 2018, Algorithm 2 (safe softmax).
     """
     Q, K, V, s = _row_inputs(q, K, V, scale)

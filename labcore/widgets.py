@@ -366,8 +366,8 @@ def glue(name: str, value, display: bool = False):
     (so that MyST's ``glue:text`` role can format them); the one glue helper the notebooks share.
 
     Args:
-        name: the glue key (str). value: the number (or object) to insert. display: also show it in the
-        cell's output (default False).
+        name: the glue key (str). value: the number (or object) to insert.
+        display: also show it in the cell's output (default False).
     Raises:
         TypeError: ``name`` is not a string.
     Source: MyST-NB's ``glue`` (myst-nb.readthedocs.io, "Insert variables into pages").
