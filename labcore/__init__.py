@@ -1,7 +1,8 @@
 """labcore: the small, exact numpy engine behind flashbook.
 
 Every number the book shows is computed here. Layers (GUIDE §1): data (hardware, models) ->
-algorithms (softmax, attention, decode) -> accounting (hbm, flops) -> performance models -> presentation
+algorithms (softmax, attention, flash, decode) -> accounting (hbm, flops) -> performance models (decode_model,
+prefill, megakernel) -> presentation
 (``labcore.plots``, ``labcore.widgets``, ``labcore.exercises``, ``labcore.sections``; imported on their own,
 never here).
 """
@@ -14,18 +15,20 @@ from .fp8 import *  # noqa: F401,F403
 from .hardware import *  # noqa: F401,F403
 from .flash import *  # noqa: F401,F403
 from .decode import *  # noqa: F401,F403
+from .decode_model import *  # noqa: F401,F403
 from .models import *  # noqa: F401,F403
 from .waves import *  # noqa: F401,F403
 from .megakernel import *  # noqa: F401,F403
 from .prefill import *  # noqa: F401,F403
 from .units import *  # noqa: F401,F403
 
-from . import (attention, decode, flash, flops, fp8, hardware, hbm, megakernel, models, precision, prefill, published,
+from . import (attention, decode, decode_model, flash, flops, fp8, hardware, hbm, megakernel, models, precision, prefill, published,
                softmax, units, waves)
 
 #: Every public name of the engine (the union of its modules' ``__all__``; the presentation layer,
 #: ``labcore.plots``, ``labcore.widgets``, ``labcore.exercises`` and ``labcore.sections``, is imported on its own).
-__all__ = sorted({name for mod in (hbm, attention, softmax, flops, precision, fp8, hardware, flash, decode, models,
+__all__ = sorted({name for mod in (hbm, attention, softmax, flops, precision, fp8, hardware, flash, decode,
+                                   decode_model, models,
                                    waves, megakernel, prefill, units) for name in mod.__all__})
 # labcore.published (the store of published figures) stays a module: ``from labcore.published import published``.
 

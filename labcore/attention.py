@@ -7,6 +7,12 @@ Conventions used by every algorithm in labcore (stated in the book, tested in te
 - Masks use ``-inf``, never a finite sentinel. Causal masking with N_q != N_k is aligned to the
   bottom-right corner: query i sees key j iff ``j <= i + N_k - N_q`` (flash-attn >= 2.1).
 - A row whose keys are all masked gives an output row of zeros and ``lse = -inf``, never NaN.
+- Finite inputs whose scores overflow float64 are a ValueError ("scores overflow float64 ..."), the same
+  from every entry point (:func:`labcore.softmax.scaled_scores`).
+
+The softmax itself (safe max subtraction, lse) is :func:`labcore.softmax.row_softmax`; the names follow
+flash-attn's ``flash_attn_func``: ``scale`` is its ``softmax_scale``, ``causal`` its ``causal`` and ``lse``
+its ``softmax_lse`` (natural log).
 """
 from __future__ import annotations
 
@@ -14,8 +20,9 @@ import numpy as np
 
 from .checks import causal_mask, check_qkv, flag, resolve_scale
 from .hbm import Ledger
+from .softmax import row_softmax, scaled_scores
 
-__all__ = ["reference_attention", "standard_attention", "masked_scores", "row_softmax"]
+__all__ = ["reference_attention", "standard_attention", "masked_scores"]
 
 
 def masked_scores(Q, K, *, causal: bool = False, scale=None) -> np.ndarray:
@@ -23,42 +30,19 @@ def masked_scores(Q, K, *, causal: bool = False, scale=None) -> np.ndarray:
 
     Args:
         Q: (N_q, d) array. K: (N_k, d) array. causal: bottom-right aligned causal mask.
-        scale: softmax scale, default ``1/sqrt(d)``.
+        scale: softmax scale, default ``1/sqrt(d)`` (flash-attn's ``softmax_scale``).
     Returns:
         (N_q, N_k) float64 array.
     Raises:
         TypeError/ValueError: see :func:`reference_attention`.
+    Source: Vaswani et al. 2017, Eq. 1; bottom-right causal alignment as flash-attn >= 2.1.
     """
     causal = flag(causal, "causal")
     Q, K, _ = check_qkv(Q, K, K)
-    s = resolve_scale(scale, Q.shape[1])
-    S = (Q @ K.T) * s
+    S = scaled_scores(Q, K, resolve_scale(scale, Q.shape[1]))
     if causal:
         S = np.where(causal_mask(Q.shape[0], K.shape[0]), S, -np.inf)
     return S
-
-
-def row_softmax(S: np.ndarray):
-    """Safe softmax of each row of ``S`` (which may hold ``-inf``); returns ``(P, lse)``.
-
-    Fully masked rows give ``P = 0`` and ``lse = -inf`` (no NaN). ``lse`` is in natural log.
-
-    Args: S: (rows, keys) float array, keys >= 1; entries finite or ``-inf``.
-    Raises: ValueError: S not 2-D, without keys, or holding NaN or ``+inf``.
-    """
-    S = np.asarray(S, dtype=np.float64)
-    if S.ndim != 2 or S.shape[1] == 0:
-        raise ValueError(f"S must be a 2-D (rows, keys) array with at least one key, got shape {S.shape}")
-    if np.any(np.isnan(S)) or np.any(S == np.inf):
-        raise ValueError("S must hold finite scores or -inf (masked), never NaN or +inf")
-    m = S.max(axis=1, keepdims=True)
-    m_safe = np.where(np.isfinite(m), m, 0.0)
-    E = np.exp(S - m_safe)
-    l = E.sum(axis=1, keepdims=True)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        P = np.where(l > 0, E / np.where(l > 0, l, 1.0), 0.0)
-        lse = np.where(l[:, 0] > 0, m_safe[:, 0] + np.log(np.where(l[:, 0] > 0, l[:, 0], 1.0)), -np.inf)
-    return P, lse
 
 
 def reference_attention(Q, K, V, *, causal: bool = False, scale=None):
@@ -67,14 +51,14 @@ def reference_attention(Q, K, V, *, causal: bool = False, scale=None):
     Args:
         Q: (N_q, d) real array. K: (N_k, d). V: (N_k, d_v). Any real dtype; computed in float64.
         causal: apply the bottom-right aligned causal mask (query i sees key j iff j <= i + N_k - N_q).
-        scale: float > 0, default ``1/sqrt(d)``.
+        scale: float > 0, default ``1/sqrt(d)`` (flash-attn's ``softmax_scale``).
     Returns:
         ``(O, lse)``: O is (N_q, d_v) float64; lse is (N_q,) float64, natural-log logsumexp of each row of
         scaled, unmasked scores (``-inf`` for a fully masked row, whose O row is zeros).
     Raises:
         TypeError: non-numeric input.
         ValueError: arrays not 2-D, empty, non-finite, or with mismatched head dimensions / key counts;
-            a scale that is not > 0.
+            a scale that is not > 0; scores that overflow float64 (:func:`labcore.softmax.scaled_scores`).
     Source:
         Vaswani et al. 2017, Eq. 1; FlashAttention paper (Dao et al. 2022) §2.2 for lse.
     """

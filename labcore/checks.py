@@ -12,6 +12,11 @@ import numpy as np
 
 __all__: list[str] = []
 
+#: The two loop orders of the FlashAttention forward: ``"fa1"`` (Dao et al. 2022, Algorithm 1: outer loop
+#: over K/V blocks, O normalised at every step) and ``"fa2"`` (Dao 2023, Algorithm 1: outer loop over Q
+#: blocks, normalisation deferred to the end). Every function with a ``loop_order`` keyword takes these.
+LOOP_ORDERS = ("fa1", "fa2")
+
 
 def as_matrix(x, name: str, *, allow_empty_rows: bool = False) -> np.ndarray:
     """Return ``x`` as a finite 2-D float64 array, or raise a clear error.
@@ -72,6 +77,30 @@ def positive_int(x, name: str, *, minimum: int = 1, maximum: int | None = None) 
     if maximum is not None and x > maximum:
         raise ValueError(f"{name} must be at most {maximum:,}, got {x:,}")
     return x
+
+
+def int_array(x, name: str, *, minimum: int = 1, maximum: int | None = None):
+    """Return ``x`` as an int (a scalar, checked as :func:`positive_int`) or an int64 array with every entry
+    in ``[minimum, maximum]``; float arrays must hold integral values.
+
+    Raises: TypeError: not integers (strings, object arrays, fractions). ValueError: empty, or out of range.
+    """
+    if isinstance(x, numbers.Real) and not isinstance(x, np.ndarray):
+        return positive_int(x, name, minimum=minimum, maximum=maximum)
+    a = np.asarray(x)
+    if a.dtype == object or not (np.issubdtype(a.dtype, np.integer) or np.issubdtype(a.dtype, np.floating)):
+        raise TypeError(f"{name} must be an integer or an integer array, got dtype {a.dtype}")
+    if a.size == 0:
+        raise ValueError(f"{name} must not be empty")
+    if np.issubdtype(a.dtype, np.floating):
+        if not np.all(np.isfinite(a)) or np.any(a != np.round(a)):
+            raise TypeError(f"{name} must hold integers")
+        a = a.astype(np.int64)
+    if np.any(a < minimum):
+        raise ValueError(f"{name} must be >= {minimum} everywhere, got min {a.min()}")
+    if maximum is not None and np.any(a > maximum):
+        raise ValueError(f"{name} must be at most {maximum:,} everywhere, got max {a.max():,}")
+    return a.astype(np.int64)
 
 
 def positive_float(x, name: str, *, allow_zero: bool = False) -> float:

@@ -1,73 +1,39 @@
-"""Decode-time attention: flash-decoding (split-KV + log-sum-exp merge) and the CTA x wave time model.
+"""Decode-time attention, the exact algorithm: flash-decoding (split-KV + log-sum-exp merge) and GQA packing.
 
-Two halves, one concept (lecture §6):
+:func:`split_kv_attention` is flash-decoding's three steps for one query (or one GQA group of query heads
+packed as the rows of a Q tile): split K/V along the sequence (views, no copies, :func:`split_bounds`),
+compute each split's normalised output ``o_s`` and ``lse_s``, then merge with :func:`combine_splits`
+(``lse = log sum_s exp(lse_s)``, ``o = sum_s exp(lse_s - lse) o_s``; the merge is
+:func:`labcore.softmax.merge_state` folded over the splits). :func:`gqa_decode_attention` applies it to
+all query heads of one sequence; :func:`kv_cache_bytes` sizes the cache it reads.
 
-1. **Exact algorithm.** :func:`split_kv_attention` is flash-decoding's three steps for one query (or one
-   GQA group of query heads packed as the rows of a Q tile): split K/V along the sequence (views, no
-   copies), compute each split's normalised output ``o_s`` and ``lse_s``, then merge with
-   :func:`combine_splits` (``lse = log sum_s exp(lse_s)``, ``o = sum_s exp(lse_s - lse) o_s``).
-   :func:`gqa_decode_attention` applies it to all query heads of one sequence.
-
-2. **Time model.** :func:`decode_attention_time` estimates one decode-attention call on a GPU preset as
-   ``waves x per-CTA time + kernels x launch cost``, where a CTA's time is the larger of its padded
-   tensor-core FLOPs and its HBM bytes, each over the SM's share of the machine. Every parameter is a
-   named keyword with its justification. ``variant="refined"`` adds three costs the base model leaves
-   out (partial-output traffic and the combine kernel's reads, a pipeline-fill latency per wave, and the
-   HBM bandwidth a real kernel can reach); their values are fixed in advance from independent sources,
-   never fitted to the measurements. :func:`decode_time_grid` evaluates the same model on whole
-   (batch, seqlen) grids with numpy broadcasting.
-
-Also: the flash-attn 2.x split heuristic (:func:`num_splits_heuristic`, :func:`flash_attn_num_splits`),
-:func:`best_num_splits` (the model's argmin), :func:`kv_cache_bytes`, the model shapes
-:data:`DECODE_SHAPES` and the published A100 micro-benchmark (:func:`load_flash_decoding_a100`).
+The CTA x wave *time model* of the same kernels, flash-attn's split heuristic, the model shapes and the
+published A100 measurements live in :mod:`labcore.decode_model`.
 
 Sources: Dao, Haziza, Massa, Sizov, "Flash-Decoding for long-context inference", PyTorch blog,
-2023-10-13 (dao2023flashdecoding); FlashAttention-2 (Dao 2023) for the 128-row Q tile and the 50-73%
-efficiency; flash-attn 2.x ``csrc/flash_attn/flash_api.cpp`` for ``num_splits_heuristic``.
+2023-10-13 (dao2023flashdecoding); Ainslie et al. 2023 (GQA).
 """
 from __future__ import annotations
 
-import csv
-import math
-import numbers
-from dataclasses import asdict, dataclass
-from pathlib import Path
-
 import numpy as np
 
-from .checks import check_qkv, choice, fraction, positive_float, positive_int, resolve_scale
-from .attention import masked_scores, row_softmax
-from .hardware import GPU, get_gpu
+from .checks import check_qkv, int_array, positive_float, positive_int, resolve_scale
+from .attention import masked_scores
+from .softmax import merge_states, row_softmax
 
 __all__ = [
     "MAX_SPLITS",
-    "MAX_SEQLEN",
-    "MAX_BATCH",
     "split_bounds",
     "combine_splits",
     "split_kv_attention",
+    "gqa_group_size",
     "kv_head_of",
     "gqa_decode_attention",
     "kv_cache_bytes",
-    "DecodeEstimate",
-    "DECODE_METHODS",
-    "DECODE_VARIANTS",
-    "decode_attention_time",
-    "decode_time_grid",
-    "best_num_splits",
-    "num_splits_heuristic",
-    "flash_attn_block_n",
-    "flash_attn_num_splits",
-    "DECODE_SHAPES",
-    "get_decode_shape",
-    "load_flash_decoding_a100",
-    "compare_flash_decoding_a100",
 ]
 
-#: Input limits of the decode model and the split helpers: far beyond any real cache (2^40 tokens,
-#: 2^24 sequences, 2^20 splits), low enough that int64 arithmetic and the arrays stay small.
-MAX_SEQLEN = 2 ** 40
-MAX_BATCH = 2 ** 24
+#: Most splits :func:`split_bounds` (and the decode model) accept: 2^20, far beyond flash-attn's 128,
+#: low enough that the per-split arrays stay small.
 MAX_SPLITS = 2 ** 20
 
 # --------------------------------------------------------------------------------------------------
@@ -100,15 +66,19 @@ def split_bounds(n_keys: int, num_splits: int) -> np.ndarray:
 def combine_splits(o_parts, lse_parts):
     """Merge per-split normalised outputs with their log-sum-exps (flash-decoding step 3).
 
-    ``lse = log sum_s exp(lse_s)`` and ``o = sum_s exp(lse_s - lse) o_s``, computed safely: splits
-    with ``lse_s = -inf`` (empty or fully masked) get weight 0; if every split is empty the result is
-    ``o = 0`` and ``lse = -inf`` (never NaN). The merge is associative and commutative.
+    ``lse = log sum_s exp(lse_s)`` and ``o = sum_s exp(lse_s - lse) o_s``: exactly
+    :func:`labcore.softmax.merge_states` (the n-ary :func:`~labcore.softmax.merge_state`), after checking the
+    decode shapes. Splits with ``lse_s = -inf`` (empty or fully masked) get weight 0; if every split is empty
+    the result is ``o = 0`` and ``lse = -inf`` (never NaN). The merge is associative and commutative.
+    flash-attn's counterpart is the combine kernel of its split-KV path (``combine_attn_seqk_parallel``),
+    which reads ``softmax_lse_accum`` and ``out_accum``.
 
     Args:
-        o_parts: (S, rows, d_v) array of per-split outputs, each already divided by its own softmax sum.
-        lse_parts: (S, rows) array of natural-log logsumexps (``-inf`` allowed).
+        o_parts: (num_splits, n_rows, d_v) array of per-split outputs, each already divided by its own
+            softmax sum.
+        lse_parts: (num_splits, n_rows) array of natural-log logsumexps (``-inf`` allowed).
     Returns:
-        ``(o, lse)``: (rows, d_v) and (rows,) float64.
+        ``(o, lse)``: (n_rows, d_v) and (n_rows,) float64.
     Raises:
         ValueError: shapes that do not match, NaN, or ``+inf`` in ``lse_parts``.
     Source: dao2023flashdecoding (the reduction kernel); lecture §3.2 / §6.2.
@@ -116,24 +86,15 @@ def combine_splits(o_parts, lse_parts):
     o_parts = np.asarray(o_parts, dtype=np.float64)
     lse_parts = np.asarray(lse_parts, dtype=np.float64)
     if o_parts.ndim != 3 or lse_parts.ndim != 2 or o_parts.shape[:2] != lse_parts.shape:
-        raise ValueError(f"o_parts must be (S, rows, d_v) and lse_parts (S, rows) with matching S and rows; "
-                         f"got {o_parts.shape} and {lse_parts.shape}")
+        raise ValueError(f"o_parts must be (num_splits, n_rows, d_v) and lse_parts (num_splits, n_rows) with "
+                         f"matching num_splits and n_rows; got {o_parts.shape} and {lse_parts.shape}")
     if o_parts.shape[0] < 1:
         raise ValueError("combine_splits needs at least one split")
     if not np.all(np.isfinite(o_parts)):
         raise ValueError("o_parts must be finite (an empty split is o = 0 with lse = -inf), got NaN or inf")
     if np.any(np.isnan(lse_parts)) or np.any(lse_parts == np.inf):
         raise ValueError("lse_parts must be finite or -inf (an empty split), never NaN or +inf")
-    m = lse_parts.max(axis=0)  # (rows,)
-    m_safe = np.where(np.isfinite(m), m, 0.0)
-    w = np.exp(lse_parts - m_safe)  # (S, rows); exp(-inf) = 0
-    total = w.sum(axis=0)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        lse = np.where(total > 0, m_safe + np.log(np.where(total > 0, total, 1.0)), -np.inf)
-        scale = np.where(total > 0, w / np.where(total > 0, total, 1.0), 0.0)  # exp(lse_s - lse)
-    # empty splits may carry any o (we store zeros); weight 0 removes them
-    o = np.einsum("sr,srd->rd", scale, np.where(np.isfinite(lse_parts)[..., None], o_parts, 0.0))
-    return o, lse
+    return merge_states(o_parts, lse_parts)
 
 
 def split_kv_attention(q, K, V, *, num_splits: int = 1, split_sizes=None, scale=None, return_partials=False):
@@ -146,17 +107,20 @@ def split_kv_attention(q, K, V, *, num_splits: int = 1, split_sizes=None, scale=
     Args:
         q: (d,) or (g, d) real array (decode: each row is one head's single new query).
         K: (N, d) keys; V: (N, d_v) values of this KV head. N >= 1.
-        num_splits: int >= 1, number of contiguous, near-equal splits (:func:`split_bounds`); may exceed N
+        num_splits: int >= 1, number of contiguous, near-equal splits (:func:`split_bounds`; flash-attn's
+            ``num_splits``); may exceed N
             (the extra splits are empty and contribute ``(0, -inf)``, which changes nothing).
         split_sizes: optional sequence of non-negative ints summing to N (uneven splits, zeros allowed);
             replaces ``num_splits`` (which must then be left at 1 or equal ``len(split_sizes)``).
-        scale: softmax scale, default ``1/sqrt(d)``.
-        return_partials: also return the per-split ``(o_parts (S, g, d_v), lse_parts (S, g))``.
+        scale: softmax scale, default ``1/sqrt(d)`` (flash-attn's ``softmax_scale``).
+        return_partials: also return the per-split ``(o_parts (num_splits, g, d_v), lse_parts (num_splits, g))``
+            (flash-attn's ``out_accum`` and ``softmax_lse_accum``).
     Returns:
         ``(o, lse)`` with o (d_v,) and lse a 0-d array for 1-D ``q``, else (g, d_v) and (g,); natural-log
-        lse. With ``return_partials`` a third item ``(o_parts, lse_parts)``.
+        lse (flash-attn's ``softmax_lse``). With ``return_partials`` a third item ``(o_parts, lse_parts)``.
     Raises:
-        TypeError/ValueError: bad arrays (see :func:`labcore.reference_attention`), ``num_splits < 1``,
+        TypeError/ValueError: bad arrays (see :func:`labcore.reference_attention`; scores that overflow
+        float64 included), ``num_splits < 1``,
         ``split_sizes`` negative, non-integer, not summing to N or contradicting ``num_splits``.
     Source: dao2023flashdecoding, steps 1-3; K/V splits are slices (numpy views), never copies.
     """
@@ -177,10 +141,10 @@ def split_kv_attention(q, K, V, *, num_splits: int = 1, split_sizes=None, scale=
         bounds = np.concatenate([[0], np.cumsum(sizes)])
     else:
         bounds = split_bounds(n, num_splits)
-    S = len(bounds) - 1
-    o_parts = np.zeros((S, Q.shape[0], V.shape[1]))
-    lse_parts = np.full((S, Q.shape[0]), -np.inf)
-    for i in range(S):
+    n_splits = len(bounds) - 1
+    o_parts = np.zeros((n_splits, Q.shape[0], V.shape[1]))
+    lse_parts = np.full((n_splits, Q.shape[0]), -np.inf)
+    for i in range(n_splits):
         a, b = int(bounds[i]), int(bounds[i + 1])
         if b == a:
             continue  # empty split: (0, -inf)
@@ -196,6 +160,20 @@ def split_kv_attention(q, K, V, *, num_splits: int = 1, split_sizes=None, scale=
     return o, lse
 
 
+def gqa_group_size(num_q_heads: int, num_kv_heads: int) -> int:
+    """Query heads per KV head under GQA: ``g = H_q / H_kv`` (MHA: 1; MQA: ``H_q``).
+
+    Args: num_q_heads, num_kv_heads: ints >= 1. Returns: int >= 1.
+    Raises: TypeError/ValueError: sizes not integers >= 1, or ``H_q`` not a multiple of ``H_kv``.
+    Source: Ainslie et al. 2023 (GQA); flash-attn's ``num_heads % num_heads_k == 0`` check.
+    """
+    hq = positive_int(num_q_heads, "num_q_heads")
+    hkv = positive_int(num_kv_heads, "num_kv_heads")
+    if hq % hkv:
+        raise ValueError(f"num_q_heads ({hq}) must be a multiple of num_kv_heads ({hkv}) for GQA")
+    return hq // hkv
+
+
 def kv_head_of(h, num_q_heads: int, num_kv_heads: int):
     """The KV head that query head ``h`` reads under GQA: ``h // (H_q / H_kv)``.
 
@@ -208,7 +186,7 @@ def kv_head_of(h, num_q_heads: int, num_kv_heads: int):
         ValueError: ``H_q`` not a multiple of ``H_kv``, or ``h`` out of range.
     Source: Ainslie et al. 2023 (GQA); the convention of flash-attn and FACTS.md.
     """
-    g = _group_size(num_q_heads, num_kv_heads)
+    g = gqa_group_size(num_q_heads, num_kv_heads)
     h_arr = np.asarray(h)
     if not np.issubdtype(h_arr.dtype, np.integer):
         raise TypeError(f"h must be an integer query-head index, got {h!r}")
@@ -231,7 +209,7 @@ def gqa_decode_attention(Q, K, V, *, num_splits: int = 1, pack_gqa: bool = True,
         ``(O, lse)``: (H_q, d_v) and (H_q,) float64.
     Raises:
         ValueError: shapes that do not match, ``H_q`` not a multiple of ``H_kv``, ``num_splits < 1``.
-    Source: dao2023flashdecoding (GQA heads packed into the M dimension); lecture §6.2.
+    Source: dao2023flashdecoding (GQA heads packed as the rows of the Q tile, flash-attn's ``pack_gqa``); lecture §6.2.
     """
     Qa, Ka, Va = np.asarray(Q), np.asarray(K), np.asarray(V)
     if Qa.ndim != 2 or Ka.ndim != 3 or Va.ndim != 3:
@@ -241,7 +219,7 @@ def gqa_decode_attention(Q, K, V, *, num_splits: int = 1, pack_gqa: bool = True,
         raise ValueError(f"need at least one query head and one KV head, got H_q={hq}, H_kv={hkv}")
     if Va.shape[0] != hkv:
         raise ValueError(f"K and V must have the same number of KV heads: {Ka.shape[0]} vs {Va.shape[0]}")
-    g = _group_size(hq, hkv)
+    g = gqa_group_size(hq, hkv)
     O = np.zeros((hq, Va.shape[2]))
     lse = np.zeros(hq)
     for j in range(hkv):
@@ -271,580 +249,7 @@ def kv_cache_bytes(*, seqlen, num_kv_heads, head_dim, batch=1, num_layers=1, dty
     head_dim = positive_int(head_dim, "head_dim")
     num_layers = positive_int(num_layers, "num_layers")
     dtype_bytes = positive_float(dtype_bytes, "dtype_bytes")
-    seqlen = _int_array(seqlen, "seqlen")
-    batch = _int_array(batch, "batch")
+    seqlen = int_array(seqlen, "seqlen")
+    batch = int_array(batch, "batch")
     out = 2.0 * batch * seqlen * num_kv_heads * head_dim * dtype_bytes * num_layers
     return float(out) if np.ndim(out) == 0 else out
-
-
-# --------------------------------------------------------------------------------------------------
-# 2. The CTA x wave time model
-# --------------------------------------------------------------------------------------------------
-
-DECODE_METHODS = ("fa2", "flash_decoding")
-DECODE_VARIANTS = ("base", "refined")
-_SPLIT_MODES = ("best", "heuristic", "heuristic-2.5.7")
-
-#: Defaults of every model assumption, with their justification (also in decode_attention_time's docstring).
-MODEL_DEFAULTS = dict(
-    efficiency=0.7,  # FlashAttention-2 forward reaches 50-73% of A100 peak (Dao 2023): take 0.7
-    per_sm_bandwidth_cap=80e9,  # Little's law: ~64 KB in flight per SM / ~0.8 us DRAM latency = 80 GB/s
-    kernel_overhead=5e-6,  # launch + prologue + tail of one kernel, ~5 us (lecture §6.3; Hazy post: 2.1 us bare launch)
-    fa2_block_m=128,  # FlashAttention-2 forward kernel Q tile (rows) on A100 for d = 128
-    fd_block_m=64,  # flash-attn split-KV kernel Q tile; the GQA group is packed and padded to it
-    block_n=None,  # KV tile length; None -> flash-attn's rule (256 if d <= 64, 128 if d <= 128, else 64)
-    max_splits=128,  # flash-attn caps splits at 128
-    dtype_bytes=2,  # FP16/BF16 K, V, q, O
-    # refined variant only:
-    partial_dtype_bytes=4,  # flash-attn stores per-split o_s and lse_s in FP32 (ElementAccum = float)
-    wave_latency=0.8e-6,  # one DRAM round trip to fill each wave's pipeline (the latency in Little's law)
-    bandwidth_efficiency=0.9,  # best streaming kernels reach ~88-90% of A100 datasheet HBM bandwidth
-)
-
-
-@dataclass(frozen=True)
-class DecodeEstimate:
-    """One decode-attention time estimate (all times in seconds, bytes in bytes, FLOPs in FLOP).
-
-    Attributes:
-        gpu, method, variant: what was modelled. batch, seqlen, num_q_heads, num_kv_heads, head_dim: shape.
-        num_splits: splits per (sequence, KV head) (1 for FlashAttention-2).
-        num_ctas: CTAs of the main kernel. num_sms: SMs of the GPU. waves: ``ceil(num_ctas / num_sms)``.
-        active_sms: SMs busy in a full wave, ``min(num_ctas, num_sms)``.
-        rows_real, rows_padded: query rows per CTA that are real / that the tensor cores compute.
-        keys_per_cta: keys of the longest split. flops_per_cta: padded tensor-core FLOPs per CTA.
-        bytes_per_cta: HBM bytes one CTA moves. flops_per_sm: effective FLOP/s of one SM (x efficiency).
-        bandwidth_per_sm: bytes/s one SM gets. compute_time, memory_time: per-CTA terms; cta_time their max.
-        num_kernels: 1, or 2 with the combine kernel. launch_time: ``num_kernels x kernel_overhead``.
-        combine_time: the combine kernel's traffic time (refined only; 0 in base).
-        latency_time: ``waves x wave_latency`` (refined only). total: the estimate.
-        bound: ``"compute"`` or ``"memory"`` (which per-CTA term is larger).
-        kv_bytes: bytes of K and V for the whole batch (the floor: read the cache once).
-        useful_flops: FLOPs on real rows only (``4 x batch x H_q x seqlen x d``).
-    """
-
-    gpu: str
-    method: str
-    variant: str
-    batch: int
-    seqlen: int
-    num_q_heads: int
-    num_kv_heads: int
-    head_dim: int
-    num_splits: int
-    num_ctas: int
-    num_sms: int
-    waves: int
-    active_sms: int
-    rows_real: int
-    rows_padded: int
-    keys_per_cta: int
-    flops_per_cta: float
-    bytes_per_cta: float
-    flops_per_sm: float
-    bandwidth_per_sm: float
-    compute_time: float
-    memory_time: float
-    cta_time: float
-    num_kernels: int
-    launch_time: float
-    combine_time: float
-    latency_time: float
-    total: float
-    bound: str
-    kv_bytes: float
-    useful_flops: float
-
-    @property
-    def total_us(self) -> float:
-        """``total`` in microseconds (display only)."""
-        return self.total * 1e6
-
-    @property
-    def wave_efficiency(self) -> float:
-        """Fraction of SM-slots busy over all waves: ``num_ctas / (waves x num_sms)``."""
-        return self.num_ctas / (self.waves * self.num_sms)
-
-    @property
-    def padding_waste(self) -> float:
-        """Fraction of tensor-core rows that are padding: ``1 - rows_real / rows_padded``."""
-        return 1.0 - self.rows_real / self.rows_padded
-
-    def as_dict(self) -> dict:
-        """All fields as a plain dict."""
-        return asdict(self)
-
-
-def _group_size(num_q_heads, num_kv_heads) -> int:
-    hq = positive_int(num_q_heads, "num_q_heads")
-    hkv = positive_int(num_kv_heads, "num_kv_heads")
-    if hq % hkv:
-        raise ValueError(f"num_q_heads ({hq}) must be a multiple of num_kv_heads ({hkv}) for GQA")
-    return hq // hkv
-
-
-def _int_array(x, name, minimum=1, maximum=None):
-    """int or int array in [minimum, maximum] (arrays of integer dtype or integral floats)."""
-    if isinstance(x, (numbers.Integral, numbers.Real)) and not isinstance(x, np.ndarray):
-        return positive_int(x, name, minimum=minimum, maximum=maximum)
-    a = np.asarray(x)
-    if a.dtype == object or not (np.issubdtype(a.dtype, np.integer) or np.issubdtype(a.dtype, np.floating)):
-        raise TypeError(f"{name} must be an integer or an integer array, got dtype {a.dtype}")
-    if a.size == 0:
-        raise ValueError(f"{name} must not be empty")
-    if np.issubdtype(a.dtype, np.floating):
-        if not np.all(np.isfinite(a)) or np.any(a != np.round(a)):
-            raise TypeError(f"{name} must hold integers")
-        a = a.astype(np.int64)
-    if np.any(a < minimum):
-        raise ValueError(f"{name} must be >= {minimum} everywhere, got min {a.min()}")
-    if maximum is not None and np.any(a > maximum):
-        raise ValueError(f"{name} must be at most {maximum:,} everywhere, got max {a.max():,}")
-    return a.astype(np.int64)
-
-
-def flash_attn_block_n(head_dim: int) -> int:
-    """flash-attn 2.x's KV block length for the split-KV heuristic: 256 if d <= 64, 128 if d <= 128, else 64.
-
-    Source: flash-attn ``flash_api.cpp`` (``set_params_splitkv``); FACTS.md.
-    """
-    d = positive_int(head_dim, "head_dim")
-    return 256 if d <= 64 else (128 if d <= 128 else 64)
-
-
-def _params(kw: dict) -> dict:
-    unknown = set(kw) - set(MODEL_DEFAULTS)
-    if unknown:
-        raise TypeError(f"unknown model assumption(s) {sorted(unknown)}; known: {', '.join(MODEL_DEFAULTS)}")
-    p = {**MODEL_DEFAULTS, **kw}
-    p["efficiency"] = fraction(p["efficiency"], "efficiency")
-    p["bandwidth_efficiency"] = fraction(p["bandwidth_efficiency"], "bandwidth_efficiency")
-    for k in ("per_sm_bandwidth_cap", "dtype_bytes", "partial_dtype_bytes"):
-        p[k] = positive_float(p[k], k)
-    for k in ("kernel_overhead", "wave_latency"):
-        p[k] = positive_float(p[k], k, allow_zero=True)
-    for k in ("fa2_block_m", "fd_block_m", "max_splits"):
-        p[k] = positive_int(p[k], k)
-    if p["block_n"] is not None:
-        p["block_n"] = positive_int(p["block_n"], "block_n")
-    return p
-
-
-def _core(gpu: GPU, batch, seqlen, splits, hq, hkv, d, method, variant, p, lean=False):
-    """Vectorised model: batch, seqlen, splits broadcast together. Returns a dict of arrays.
-
-    ``lean=True`` computes only ``total``, in place (the split search over a whole grid uses it).
-    """
-    refined = variant == "refined"
-    g = hq // hkv
-    db, pb = p["dtype_bytes"], p["partial_dtype_bytes"]
-    bw = gpu.hbm_bandwidth * (p["bandwidth_efficiency"] if refined else 1.0)
-    batch = np.asarray(batch, dtype=np.int64)
-    seqlen = np.asarray(seqlen, dtype=np.int64)
-    splits = np.asarray(splits, dtype=np.int64)
-    if method == "fa2":
-        splits = np.ones_like(splits)
-        rows_real, rows_pad, m_blocks = 1, p["fa2_block_m"], 1
-        ctas = batch * hq
-        keys = seqlen
-        writes = rows_real * d * db
-    else:
-        m_blocks = -(-g // p["fd_block_m"])
-        rows_real, rows_pad = min(g, p["fd_block_m"]), p["fd_block_m"]
-        ctas = batch * hkv * m_blocks * splits
-        keys = -(-seqlen // splits)  # the longest split sets the wave's time
-        writes = np.where(splits > 1, rows_real * (d + 1) * pb, rows_real * d * db)
-    flops = 4.0 * rows_pad * keys * d  # QK^T and PV, 2 FLOP per multiply-add, padded rows included
-    bytes_ = 2.0 * keys * d * db + rows_real * d * db  # K, V of the split + the real q rows
-    if refined:
-        bytes_ = bytes_ + writes
-    n_sm = gpu.num_sms
-    waves = -(-ctas // n_sm)
-    active = np.minimum(ctas, n_sm)
-    f_sm = gpu.tensor_flops_per_sm * p["efficiency"]
-    b_sm = np.minimum(p["per_sm_bandwidth_cap"], bw / active)
-    t_c = flops / f_sm
-    t_m = bytes_ / b_sm
-    t_cta = np.maximum(t_c, t_m, out=t_m if lean else None)
-    n_k = np.where(splits > 1, 2, 1) if method == "flash_decoding" else np.ones_like(splits)
-    launch = n_k * p["kernel_overhead"]
-    # terms that do not depend on seqlen stay small (no broadcast over the whole grid)
-    if refined and method == "flash_decoding":
-        comb_bytes = batch * hq * (splits * (d + 1) * pb + d * db)
-        combine = np.where(splits > 1, comb_bytes / bw, 0.0)
-    else:
-        combine = np.zeros(np.broadcast(batch, splits).shape)
-    latency = waves * p["wave_latency"] if refined else np.zeros(np.shape(waves))
-    if lean:
-        t_cta *= waves
-        t_cta += launch + combine + latency
-        return {"total": t_cta}
-    total = waves * t_cta + (launch + combine + latency)
-    return dict(splits=splits, ctas=ctas, waves=waves, active=active, rows_real=rows_real, rows_pad=rows_pad,
-                keys=keys, flops=flops, bytes=bytes_, f_sm=f_sm, b_sm=b_sm, t_c=t_c, t_m=t_m, t_cta=t_cta,
-                n_k=n_k, launch=launch, combine=combine, latency=latency, total=total)
-
-
-def _max_model_splits(seqlen, block_n, max_splits):
-    """Largest split count the model searches: a split holds at least one KV block."""
-    return np.minimum(max_splits, -(-np.asarray(seqlen) // block_n))
-
-
-def _check_shape(batch, seqlen, num_q_heads, num_kv_heads, head_dim):
-    _group_size(num_q_heads, num_kv_heads)
-    batch, seqlen = _int_array(batch, "batch", maximum=MAX_BATCH), _int_array(seqlen, "seqlen", maximum=MAX_SEQLEN)
-    try:
-        np.broadcast(batch, seqlen)
-    except ValueError:
-        raise ValueError(f"batch (shape {np.shape(batch)}) and seqlen (shape {np.shape(seqlen)}) must broadcast "
-                         "together, e.g. batch[:, None] and seqlen[None, :]") from None
-    return batch, seqlen, int(num_q_heads), int(num_kv_heads), positive_int(head_dim, "head_dim")
-
-
-def _best_grid(gpu, batch, seqlen, hq, hkv, d, variant, p):
-    """Argmin over splits 1..max of the model time, vectorised; returns (best_splits, best_total).
-
-    ``batch`` and ``seqlen`` keep their own (broadcastable) shapes so that per-batch and per-seqlen terms
-    are computed once, not once per grid cell.
-    """
-    bn = p["block_n"] or flash_attn_block_n(d)
-    batch, seqlen = _lift(np.asarray(batch), np.asarray(seqlen))
-    smax = _max_model_splits(seqlen, bn, p["max_splits"])
-    top = int(np.max(smax))
-    s = np.arange(1, top + 1).reshape((top,) + (1,) * batch.ndim)
-    t = _core(gpu, batch[None], seqlen[None], s, hq, hkv, d, "flash_decoding", variant, p, lean=True)["total"]
-    t += np.where(s <= smax[None], 0.0, np.inf)  # a split holds at least one KV tile
-    i = np.argmin(t, axis=0)
-    return i + 1, np.take_along_axis(t, i[None], axis=0)[0]
-
-
-def _lift(a, b):
-    """Give two arrays the same number of dimensions (leading 1s) without broadcasting their sizes."""
-    nd = max(a.ndim, b.ndim)
-    return a.reshape((1,) * (nd - a.ndim) + a.shape), b.reshape((1,) * (nd - b.ndim) + b.shape)
-
-
-def _resolve_splits(gpu, num_splits, batch, seqlen, hq, hkv, d, method, variant, p):
-    if method == "fa2":
-        if isinstance(num_splits, (bool, np.bool_)) or not (
-                num_splits is None or (isinstance(num_splits, (str, numbers.Integral)) and num_splits in (1, "best"))):
-            raise ValueError("method 'fa2' does not split the KV sequence; num_splits must be None, 1 or 'best', "
-                             f"got {num_splits!r}")
-        return np.ones(np.broadcast(batch, seqlen).shape, dtype=np.int64)
-    if num_splits is None or (isinstance(num_splits, str) and num_splits == "best"):
-        return _best_grid(gpu, batch, seqlen, hq, hkv, d, variant, p)[0]
-    if isinstance(num_splits, str):
-        choice(num_splits, "num_splits", _SPLIT_MODES)
-        return flash_attn_num_splits(gpu, batch=batch, seqlen=seqlen, num_q_heads=hq, num_kv_heads=hkv,
-                                     head_dim=d, sm_doubling=(num_splits == "heuristic-2.5.7"))
-    splits = _int_array(num_splits, "num_splits", maximum=MAX_SPLITS)
-    s_b, n_b = np.broadcast_arrays(splits, seqlen)
-    over = s_b > n_b
-    if np.any(over):
-        raise ValueError(f"num_splits must not exceed seqlen (every split needs at least one key); got "
-                         f"num_splits={int(s_b[over].flat[0])} for seqlen={int(n_b[over].flat[0])}")
-    return splits
-
-
-def decode_attention_time(gpu, *, batch, seqlen, num_q_heads, num_kv_heads, head_dim, method,
-                          num_splits=None, variant="base", **assumptions) -> DecodeEstimate:
-    """CTA x wave time model of one decode-attention call (one new query per sequence, one layer).
-
-    Model (lecture §6.3), for the main kernel:
-
-    - per-CTA time = max(padded FLOPs / (tensor FLOP/s per SM x ``efficiency``),
-      bytes / per-SM bandwidth);
-    - per-SM bandwidth = min(``per_sm_bandwidth_cap``, HBM bandwidth / SMs active in a full wave);
-    - total = waves x per-CTA time + kernels x ``kernel_overhead``, waves = ceil(CTAs / SMs).
-
-    ``method="fa2"`` (FlashAttention-2 at decode): one CTA per (sequence, query head), each reading its
-    KV head's whole cache and computing a ``fa2_block_m``-row Q tile of which 1 row is real.
-    ``method="flash_decoding"``: one CTA per (sequence, KV head, split); the g = H_q/H_kv query heads of
-    a group are packed as rows of a ``fd_block_m``-row tile (padded); with more than one split a second
-    (combine) kernel merges the partial results.
-
-    ``variant="refined"`` adds, with values fixed in advance (not fitted to any measurement):
-    the bytes each CTA writes (``partial_dtype_bytes`` FP32 ``o_s`` and ``lse_s`` per split, or the FP16
-    output); the combine kernel's traffic (read every partial, write O) at HBM bandwidth; one
-    ``wave_latency`` per wave (each wave's pipelines start empty: the first K/V tile is a full DRAM round
-    trip away); and HBM bandwidth derated to ``bandwidth_efficiency`` of the datasheet value.
-
-    Assumptions (keywords; defaults in :data:`MODEL_DEFAULTS`):
-
-    - ``efficiency=0.7``: fraction of tensor-core peak a CTA sustains; FlashAttention-2 reaches 50-73% of A100 peak (Dao 2023).
-    - ``per_sm_bandwidth_cap=80e9 B/s``: Little's law, ~64 KB in flight per SM over ~0.8 us latency.
-    - ``kernel_overhead=5e-6 s``: launch, prologue and tail of one kernel.
-    - ``fa2_block_m=128``: FlashAttention-2's Q tile rows (A100, d = 128).
-    - ``fd_block_m=64``: flash-attn's split-KV kernel Q tile; flash-decoding pads the GQA group to it.
-    - ``block_n=None``: KV tile length (None: flash-attn's rule, :func:`flash_attn_block_n`); the model's split search keeps at least one KV tile per split.
-    - ``max_splits=128``: flash-attn's cap on splits. dtype_bytes=2: FP16/BF16.
-    - ``partial_dtype_bytes=4 (refined)``: flash-attn keeps ``o_s`` and ``lse_s`` in FP32.
-    - ``wave_latency=0.8e-6 s (refined)``: the DRAM latency of the Little's-law estimate.
-    - ``bandwidth_efficiency=0.9 (refined)``: the best streaming kernels reach ~88-90% of the A100's datasheet bandwidth (NVIDIA developer forum, "Trouble to reach peak bandwidth of A100", quoting a GTC measurement; Nsight Compute agrees).
-
-    Args:
-        gpu: preset name (``"A100"``, ``"H100"``, ...) or :class:`labcore.hardware.GPU`.
-        batch, seqlen: ints >= 1 (sequences; keys in the cache).
-        num_q_heads, num_kv_heads, head_dim: ints >= 1, ``H_q`` a multiple of ``H_kv``.
-        method: ``"fa2"`` or ``"flash_decoding"``.
-        num_splits: int >= 1; None or ``"best"`` (the model's argmin, :func:`best_num_splits`);
-            ``"heuristic"`` (flash-attn 2.x's heuristic with the real SM count, as before 2.5.7) or
-            ``"heuristic-2.5.7"`` (SM count doubled). Must be None or 1 for ``"fa2"``.
-        variant: ``"base"`` or ``"refined"``.
-        **assumptions: keyword overrides of :data:`MODEL_DEFAULTS` (listed above).
-    Returns:
-        :class:`DecodeEstimate`.
-    Raises:
-        ValueError: unknown GPU, method, variant or split mode; sizes < 1; ``H_q`` not a multiple of
-        ``H_kv``; ``num_splits`` given for ``"fa2"``, or more splits than keys (``num_splits > seqlen``).
-        TypeError: unknown assumption keyword, non-integers.
-    Source: lecture §6.3; dao2023flashdecoding; Dao 2023 (FlashAttention-2) for the tile and efficiency.
-    """
-    gpu = get_gpu(gpu)
-    method = choice(method, "method", DECODE_METHODS)
-    variant = choice(variant, "variant", DECODE_VARIANTS)
-    batch = positive_int(batch, "batch", maximum=MAX_BATCH)
-    seqlen = positive_int(seqlen, "seqlen", maximum=MAX_SEQLEN)
-    if isinstance(num_splits, (list, tuple, np.ndarray)):
-        raise TypeError(f"num_splits must be an int, None or one of {', '.join(map(repr, _SPLIT_MODES))} here; "
-                        f"got {num_splits!r} (decode_time_grid takes arrays)")
-    _, _, hq, hkv, d = _check_shape(batch, seqlen, num_q_heads, num_kv_heads, head_dim)
-    p = _params(assumptions)
-    s = int(np.asarray(_resolve_splits(gpu, num_splits, batch, seqlen, hq, hkv, d, method, variant, p)))
-    r = {k: (v.item() if isinstance(v, np.ndarray) else v)
-         for k, v in _core(gpu, batch, seqlen, s, hq, hkv, d, method, variant, p).items()}
-    return DecodeEstimate(
-        gpu=gpu.name, method=method, variant=variant, batch=batch, seqlen=seqlen, num_q_heads=hq,
-        num_kv_heads=hkv, head_dim=d, num_splits=int(r["splits"]), num_ctas=int(r["ctas"]), num_sms=gpu.num_sms,
-        waves=int(r["waves"]), active_sms=int(r["active"]), rows_real=int(r["rows_real"]),
-        rows_padded=int(r["rows_pad"]), keys_per_cta=int(r["keys"]), flops_per_cta=float(r["flops"]),
-        bytes_per_cta=float(r["bytes"]), flops_per_sm=float(r["f_sm"]), bandwidth_per_sm=float(r["b_sm"]),
-        compute_time=float(r["t_c"]), memory_time=float(r["t_m"]), cta_time=float(r["t_cta"]),
-        num_kernels=int(r["n_k"]), launch_time=float(r["launch"]), combine_time=float(r["combine"]),
-        latency_time=float(r["latency"]), total=float(r["total"]),
-        bound="compute" if r["t_c"] > r["t_m"] else "memory",
-        kv_bytes=kv_cache_bytes(batch=batch, seqlen=seqlen, num_kv_heads=hkv, head_dim=d, dtype_bytes=p["dtype_bytes"]),
-        useful_flops=4.0 * batch * hq * seqlen * d,
-    )
-
-
-def decode_time_grid(gpu, *, batch, seqlen, num_q_heads, num_kv_heads, head_dim, method, num_splits=None,
-                     variant="base", **assumptions):
-    """The same model as :func:`decode_attention_time` over whole arrays of batch and seqlen (vectorised).
-
-    Args:
-        batch, seqlen: int arrays (or ints) that broadcast together, e.g. ``b[:, None]`` and ``n[None, :]``.
-        num_splits: as in :func:`decode_attention_time`, or an int array broadcasting with the grid.
-        other arguments: as in :func:`decode_attention_time`.
-    Returns:
-        dict of float/int arrays of the broadcast shape: ``total`` (s), ``num_splits``, ``num_ctas``,
-        ``waves``, ``compute_time``, ``memory_time`` (per CTA, s), ``bound_compute`` (bool).
-    Raises:
-        as :func:`decode_attention_time`.
-    Source: lecture §6.3 (the speedup heatmap of §6.4 uses it).
-    """
-    gpu = get_gpu(gpu)
-    method = choice(method, "method", DECODE_METHODS)
-    variant = choice(variant, "variant", DECODE_VARIANTS)
-    batch, seqlen, hq, hkv, d = _check_shape(batch, seqlen, num_q_heads, num_kv_heads, head_dim)
-    p = _params(assumptions)
-    s = _resolve_splits(gpu, num_splits, batch, seqlen, hq, hkv, d, method, variant, p)
-    r = _core(gpu, batch, seqlen, s, hq, hkv, d, method, variant, p)
-    shape = np.broadcast(batch, seqlen, s).shape
-    return {
-        "total": np.broadcast_to(r["total"], shape).astype(float),
-        "num_splits": np.broadcast_to(r["splits"], shape),
-        "num_ctas": np.broadcast_to(r["ctas"], shape),
-        "waves": np.broadcast_to(r["waves"], shape),
-        "compute_time": np.broadcast_to(r["t_c"], shape).astype(float),
-        "memory_time": np.broadcast_to(r["t_m"], shape).astype(float),
-        "bound_compute": np.broadcast_to(r["t_c"] > r["t_m"], shape),
-    }
-
-
-def best_num_splits(gpu, *, batch, seqlen, num_q_heads, num_kv_heads, head_dim, variant="base", **assumptions) -> int:
-    """The split count that minimises the model's flash-decoding time (smallest one on ties).
-
-    Searches ``1 .. min(max_splits, ceil(seqlen / block_n))`` (a split holds at least one KV tile).
-
-    Args/Raises: as :func:`decode_attention_time` (``batch`` and ``seqlen`` scalars).
-    Returns: int >= 1.
-    Source: lecture §6.4 (batch 1, 64K: 32 splits beat 64).
-    """
-    gpu = get_gpu(gpu)
-    variant = choice(variant, "variant", DECODE_VARIANTS)
-    batch = positive_int(batch, "batch", maximum=MAX_BATCH)
-    seqlen = positive_int(seqlen, "seqlen", maximum=MAX_SEQLEN)
-    _, _, hq, hkv, d = _check_shape(batch, seqlen, num_q_heads, num_kv_heads, head_dim)
-    p = _params(assumptions)
-    return int(_best_grid(gpu, batch, seqlen, hq, hkv, d, variant, p)[0])
-
-
-def num_splits_heuristic(batch_nheads_mblocks: int, num_sms: int, num_n_blocks: int, max_splits: int = 128) -> int:
-    """flash-attn 2.x's ``num_splits_heuristic``, line for line.
-
-    If ``batch_nheads_mblocks >= 0.8 x num_sms``: 1 split. Otherwise, for ``s = 1 .. min(max_splits,
-    num_sms, num_n_blocks)``, skipping ``s`` whose ``ceil(num_n_blocks / s)`` equals that of ``s - 1``
-    (same blocks per split), wave efficiency ``n_waves / ceil(n_waves)`` with ``n_waves =
-    batch_nheads_mblocks x s / num_sms``; return the smallest eligible ``s`` whose efficiency is at least
-    0.85 x the best.
-
-    Args:
-        batch_nheads_mblocks: CTAs without splitting (batch x heads x ceil(seqlen_q / 64), after GQA packing).
-        num_sms: the SM count the heuristic is given (flash-attn >= 2.5.7 passes 2 x the real count).
-        num_n_blocks: KV blocks, ``ceil(seqlen_k / block_n)``. max_splits: 128 in flash-attn.
-    Returns: int >= 1.
-    Raises: TypeError/ValueError for non-integers or values < 1.
-    Source: flash-attn ``csrc/flash_attn/flash_api.cpp`` (2.x); FACTS.md.
-    """
-    blocks = positive_int(batch_nheads_mblocks, "batch_nheads_mblocks")
-    sms = positive_int(num_sms, "num_sms")
-    nb = positive_int(num_n_blocks, "num_n_blocks")
-    mx = positive_int(max_splits, "max_splits")
-    if blocks >= 0.8 * sms:
-        return 1
-    mx = min(mx, sms, nb)
-    eff = []
-    for s in range(1, mx + 1):
-        eligible = s == 1 or -(-nb // s) != -(-nb // (s - 1))
-        if not eligible:
-            eff.append(None)
-            continue
-        n_waves = np.float32(blocks * s) / np.float32(sms)  # C++ float arithmetic
-        eff.append(float(n_waves / np.float32(math.ceil(n_waves))))
-    best = max(e for e in eff if e is not None)
-    for s, e in enumerate(eff, start=1):
-        if e is not None and e >= 0.85 * best:
-            return s
-    return 1  # pragma: no cover - s = 1 is always eligible
-
-
-def flash_attn_num_splits(gpu, *, batch, seqlen, num_q_heads, num_kv_heads, head_dim, sm_doubling=True):
-    """The split count flash-attn 2.x would choose for a decode step (one query per sequence).
-
-    Decode with GQA is packed as flash-attn does (``seqlenq_ngroups_swapped``): heads = H_kv and
-    seqlen_q = g, so CTAs without splitting = ``batch x H_kv x ceil(g / 64)``; KV blocks =
-    ``ceil(seqlen / block_n)`` with :func:`flash_attn_block_n`.
-
-    Args:
-        gpu: preset name or GPU. batch, seqlen: ints or int arrays (broadcast). heads, head_dim: ints.
-        sm_doubling: True (flash-attn >= 2.5.7, the default now) passes ``2 x num_sms`` to the heuristic,
-            "to hard-code the fact that we're using 128 threads per block"; False reproduces earlier
-            versions (such as those of the 2023 flash-decoding post).
-    Returns: int, or int array of the broadcast shape.
-    Raises: as :func:`decode_attention_time`.
-    Source: flash-attn ``flash_api.cpp`` ``set_params_splitkv``; FACTS.md.
-    """
-    gpu = get_gpu(gpu)
-    batch, seqlen, hq, hkv, d = _check_shape(batch, seqlen, num_q_heads, num_kv_heads, head_dim)
-    g = hq // hkv
-    sms = gpu.num_sms * (2 if sm_doubling else 1)
-    blocks = np.asarray(batch) * hkv * (-(-g // 64))
-    nblocks = -(-np.asarray(seqlen) // flash_attn_block_n(d))
-    out = _num_splits_heuristic_grid(blocks, sms, nblocks, 128)
-    return int(out) if out.ndim == 0 else out
-
-
-def _num_splits_heuristic_grid(blocks, sms: int, nblocks, max_splits: int = 128) -> np.ndarray:
-    """:func:`num_splits_heuristic` evaluated on broadcasting int arrays at once (a test checks equality)."""
-    blocks, nblocks = _lift(np.asarray(blocks, dtype=np.int64), np.asarray(nblocks, dtype=np.int64))
-    top = min(max_splits, sms)
-    s = np.arange(1, top + 1).reshape((top,) + (1,) * blocks.ndim)
-    per = -(-nblocks[None] // s)
-    prev = -(-nblocks[None] // np.maximum(s - 1, 1))
-    ok = ((s == 1) | (per != prev)) & (s <= nblocks[None])
-    n_waves = (blocks[None] * s).astype(np.float32) / np.float32(sms)  # C++ float arithmetic
-    eff = np.where(ok, (n_waves / np.ceil(n_waves)).astype(np.float64), -1.0)
-    best = eff.max(axis=0)
-    first = np.argmax(eff >= 0.85 * best[None], axis=0) + 1
-    shape = np.broadcast(blocks, nblocks).shape
-    return np.where(np.broadcast_to(blocks >= 0.8 * sms, shape), 1, first).astype(np.int64)
-
-
-# --------------------------------------------------------------------------------------------------
-# 3. Shapes and the published measurements
-# --------------------------------------------------------------------------------------------------
-
-#: Attention shapes of a few models (per GPU), from their config.json files via FACTS.md.
-DECODE_SHAPES: dict[str, dict] = {
-    "CodeLlama-34B (4-way TP)": dict(num_q_heads=16, num_kv_heads=2, head_dim=128, num_layers=48,
-                                     source="CodeLlama-34B config.json (64 q / 8 KV heads) split over 4 GPUs; "
-                                            "the shape of the flash-decoding post's benchmark"),
-    "Llama-3.1-8B": dict(num_q_heads=32, num_kv_heads=8, head_dim=128, num_layers=32,
-                         source="meta-llama/Llama-3.1-8B config.json"),
-    "Llama-3.2-1B": dict(num_q_heads=32, num_kv_heads=8, head_dim=64, num_layers=16,
-                         source="meta-llama/Llama-3.2-1B config.json"),
-    "GPT-2 medium (MHA)": dict(num_q_heads=16, num_kv_heads=16, head_dim=64, num_layers=24,
-                               source="gpt2-medium config.json"),
-}
-
-
-def get_decode_shape(name: str) -> dict:
-    """``num_q_heads, num_kv_heads, head_dim`` (and ``num_layers``) of a :data:`DECODE_SHAPES` entry.
-
-    Raises: ValueError listing the known names.
-    """
-    if name not in DECODE_SHAPES:
-        raise ValueError(f"unknown shape {name!r}; known: {', '.join(DECODE_SHAPES)}")
-    s = DECODE_SHAPES[name]
-    return {k: s[k] for k in ("num_q_heads", "num_kv_heads", "head_dim")}
-
-
-_CSV = Path(__file__).parent / "data" / "flash_decoding_a100.csv"
-
-
-def load_flash_decoding_a100() -> dict:
-    """The flash-decoding post's A100 micro-benchmark (10 rows), read from ``labcore/data``.
-
-    Returns:
-        dict of numpy arrays: ``batch``, ``seqlen`` (int64) and ``eager``, ``fa2``, ``flash_decoding``
-        (float64, **seconds**), plus ``source`` (the citation lines of the CSV header) and the fixed
-        shape ``num_q_heads=16, num_kv_heads=2, head_dim=128``.
-    Source: dao2023flashdecoding (PyTorch blog, 2023-10-13). A100 memory size not stated in the post.
-    """
-    comments, rows = [], []
-    with open(_CSV, newline="") as f:
-        for line in f:
-            if line.startswith("#"):
-                comments.append(line[1:].strip())
-            else:
-                rows.append(line)
-    recs = list(csv.DictReader(rows))
-    col = lambda k, t: np.array([t(r[k]) for r in recs])  # noqa: E731
-    return {
-        "batch": col("batch", int).astype(np.int64),
-        "seqlen": col("seqlen", int).astype(np.int64),
-        "eager": col("eager_us", float) * 1e-6,
-        "fa2": col("fa2_us", float) * 1e-6,
-        "flash_decoding": col("flash_decoding_us", float) * 1e-6,
-        "source": " ".join(comments),
-        "num_q_heads": 16, "num_kv_heads": 2, "head_dim": 128,
-    }
-
-
-def compare_flash_decoding_a100(gpu="A100", *, num_splits=None, **assumptions) -> dict:
-    """Model vs the post's measurements on all 10 rows, both variants, both methods.
-
-    Args:
-        gpu: preset (default the A100 40 GB, 1555 GB/s; the post does not say which A100).
-        num_splits: flash-decoding split rule (None = model-best per variant, ``"heuristic"``, an int ...).
-        assumptions: forwarded to :func:`decode_time_grid` (e.g. ``efficiency``).
-    Returns:
-        dict: the measured arrays of :func:`load_flash_decoding_a100` plus, in seconds, ``model_fa2``,
-        ``model_fd`` (base), ``refined_fa2``, ``refined_fd``; the split counts ``splits_fd``,
-        ``splits_fd_refined``; and relative errors ``err_*`` = model / measured - 1 for each of the four.
-    Source: dao2023flashdecoding; lecture §6.3.
-    """
-    m = load_flash_decoding_a100()
-    shape = dict(num_q_heads=m["num_q_heads"], num_kv_heads=m["num_kv_heads"], head_dim=m["head_dim"])
-    out = dict(m)
-    for variant, tag in (("base", "model"), ("refined", "refined")):
-        fa = decode_time_grid(gpu, batch=m["batch"], seqlen=m["seqlen"], method="fa2", variant=variant,
-                              **shape, **assumptions)
-        fd = decode_time_grid(gpu, batch=m["batch"], seqlen=m["seqlen"], method="flash_decoding",
-                              num_splits=num_splits, variant=variant, **shape, **assumptions)
-        out[f"{tag}_fa2"], out[f"{tag}_fd"] = fa["total"], fd["total"]
-        out["splits_fd" if variant == "base" else "splits_fd_refined"] = fd["num_splits"]
-        out[f"err_{tag}_fa2"] = fa["total"] / m["fa2"] - 1
-        out[f"err_{tag}_fd"] = fd["total"] / m["flash_decoding"] - 1
-    return out

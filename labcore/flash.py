@@ -1,5 +1,12 @@
 """FlashAttention forward (two loop orders) and backward, with exact HBM ledgers (lecture §4–§5).
 
+The softmax arithmetic comes from :mod:`labcore.softmax` (one ``online_update`` shared by both loop
+orders, ``safe_lse``, ``normalise``, the overflow check ``scaled_scores``); FLOPs are counted in
+:mod:`labcore.flops` and HBM traffic in :mod:`labcore.hbm`. This module owns the loops, the block
+geometry (paper block sizes, causal block maps, the tile schedule) and the GPT-2 medium comparison.
+Argument names follow flash-attn: ``block_q``/``block_kv`` are the tile sizes ``kBlockM``/``kBlockN``
+(B_r/B_c), ``scale`` is ``softmax_scale``, ``causal`` is ``causal``, ``lse`` is ``softmax_lse``.
+
 Conventions (as :mod:`labcore.attention`): ``scale`` defaults to ``1/sqrt(d)``; ``lse`` is the
 natural-log logsumexp of each row of scaled scores; masks are ``-inf``; causal masking with
 N_q != N_k is aligned to the bottom-right corner (query i sees key j iff ``j <= i + N_k - N_q``); a
@@ -21,27 +28,26 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .checks import as_matrix, as_vector, check_qkv, choice, flag, positive_int, resolve_scale
-from .attention import masked_scores, row_softmax
-from .flops import forward_nonmatmul_terms
-from .hbm import MAX_BLOCKS, Ledger, causal_block_counts, flash_backward_io, flash_forward_io, standard_attention_io, \
-    standard_backward_io
+from .checks import LOOP_ORDERS, as_matrix, as_vector, causal_mask, cdiv, check_qkv, choice, flag, key_count, \
+    positive_float, positive_int, resolve_scale
+from .attention import masked_scores, reference_attention
+from .softmax import normalise, online_update, probabilities_from_lse, row_softmax, safe_lse, scaled_scores
+from .flops import attention_flops
+from .hbm import MAX_BLOCKS, Ledger, causal_block_counts, flash_forward_io, training_step_io
 
 __all__ = [
     "flash_attention_forward",
     "flash_attention_backward",
     "standard_attention_backward",
+    "finite_difference_gap",
     "paper_block_sizes",
+    "flash_forward_io_at_sram",
     "causal_block_fraction",
     "causal_block_map",
     "TileSchedule",
     "flash_tile_schedule",
-    "AttentionFlops",
-    "attention_flops",
-    "saved_for_backward_bytes",
     "PAPER_FIG2_GPT2_MEDIUM",
     "gpt2_medium_comparison",
-    "training_step_io",
 ]
 
 
@@ -68,38 +74,69 @@ def paper_block_sizes(M: int, d: int):
     M = positive_int(M, "M")
     if M < 4 * d:
         raise ValueError(f"M must be at least 4*d = {4 * d} elements (one row each of Q_i, K_j, V_j, O_i); got {M}")
-    B_c = -(-M // (4 * d))
+    B_c = cdiv(M, 4 * d)
     return min(B_c, d), B_c
+
+
+def flash_forward_io_at_sram(N: int, d: int, *, M: int, loop_order: str = "fa1", causal: bool = False,
+                             N_k: int | None = None) -> int:
+    """Elements the FlashAttention forward moves with the paper's block sizes for an SRAM of ``M`` elements:
+    :func:`labcore.hbm.flash_forward_io` at ``(block_q, block_kv) = paper_block_sizes(M, d)``.
+
+    Example: N = 4096, d = 64, 100 KB of FP16 (M = 51,200): 17,653,760 elements in the fa1 order (35.3 MB).
+
+    Args:
+        N, d: ints >= 1.
+        M: SRAM size in elements (int >= 4 d).
+        loop_order, causal, N_k: as :func:`~labcore.hbm.flash_forward_io`.
+    Returns:
+        int, elements (x 2 for FP16 bytes).
+    Raises: TypeError/ValueError: as :func:`paper_block_sizes` and :func:`~labcore.hbm.flash_forward_io`.
+    Source: Dao et al. 2022, Algorithm 1 and Theorem 2; lecture §4.3-§4.4.
+    """
+    B_r, B_c = paper_block_sizes(M, d)
+    return flash_forward_io(N, d, block_q=B_r, block_kv=B_c, loop_order=loop_order, causal=causal, N_k=N_k)
 
 
 def _block_bounds(n: int, b: int):
     return [(s, min(s + b, n)) for s in range(0, n, b)]
 
 
-def _block_kind(r0, r1, c0, c1, off, causal):
-    """'full', 'diag' (visible but needs the mask inside) or 'skip' for rows [r0,r1) x cols [c0,c1)."""
-    if not causal:
-        return "full"
-    if c0 > (r1 - 1) + off:
-        return "skip"
-    if (c1 - 1) <= r0 + off:
-        return "full"
-    return "diag"
-
-
 def _check_pairs(N, N_k, B_r, B_c):
     """The block-pair maps and tile schedules hold one entry per (query block, key block) pair."""
-    pairs = -(-N // B_r) * -(-N_k // B_c)
+    pairs = cdiv(N, B_r) * cdiv(N_k, B_c)
     if pairs > MAX_BLOCKS:
         raise ValueError(f"N = {N:,} and N_k = {N_k:,} in blocks of {B_r} x {B_c} give {pairs:,} block pairs; at most "
                          f"{MAX_BLOCKS:,} are mapped one by one (use larger blocks or shorter sequences)")
 
 
-def causal_block_map(N: int, block_q: int, block_kv: int | None = None, *, N_k: int | None = None) -> np.ndarray:
+def _visit_map(N, N_k, B_r, B_c, causal) -> np.ndarray:
+    """(T_r, T_c) int8 codes of every block pair: 0 skipped, 1 full, 2 diagonal (all 1 without a mask)."""
+    _check_pairs(N, N_k, B_r, B_c)
+    if not causal:
+        return np.ones((cdiv(N, B_r), cdiv(N_k, B_c)), np.int8)
+    off = N_k - N
+    r0 = np.arange(0, N, B_r)[:, None]
+    r1 = np.minimum(r0 + B_r, N)
+    c0 = np.arange(0, N_k, B_c)[None, :]
+    c1 = np.minimum(c0 + B_c, N_k)
+    skip = c0 > (r1 - 1) + off
+    full = (c1 - 1) <= r0 + off
+    return np.where(skip, 0, np.where(full, 1, 2)).astype(np.int8)
+
+
+#: The codes of :func:`causal_block_map` and of the loops that read it.
+_SKIP, _FULL, _DIAG = 0, 1, 2
+
+
+def causal_block_map(N: int, *, block_q: int, block_kv: int | None = None, N_k: int | None = None) -> np.ndarray:
     """Which block pairs a causal FlashAttention computes: 0 = skipped, 1 = full (no mask), 2 = diagonal.
+
+    The forward and backward passes and :func:`flash_tile_schedule` visit exactly these pairs.
 
     Args:
         N: queries (int >= 1). block_q: B_r (int >= 1). block_kv: B_c (default B_r). N_k: keys (default N).
+        (flash-attn: ``kBlockM``, ``kBlockN``, ``seqlen_q``, ``seqlen_k``.)
     Returns:
         (T_r, T_c) int8 array.
     Raises:
@@ -110,27 +147,18 @@ def causal_block_map(N: int, block_q: int, block_kv: int | None = None, *, N_k: 
     N = positive_int(N, "N")
     B_r = positive_int(block_q, "block_q")
     B_c = B_r if block_kv is None else positive_int(block_kv, "block_kv")
-    N_k = N if N_k is None else positive_int(N_k, "N_k")
-    _check_pairs(N, N_k, B_r, B_c)
-    off = N_k - N
-    r0 = np.arange(0, N, B_r)[:, None]
-    r1 = np.minimum(r0 + B_r, N)
-    c0 = np.arange(0, N_k, B_c)[None, :]
-    c1 = np.minimum(c0 + B_c, N_k)
-    skip = c0 > (r1 - 1) + off
-    full = (c1 - 1) <= r0 + off
-    out = np.where(skip, 0, np.where(full, 1, 2)).astype(np.int8)
-    return out
+    return _visit_map(N, key_count(N, N_k), B_r, B_c, True)
 
 
-def causal_block_fraction(N: int, block: int, *, block_kv: int | None = None, N_k: int | None = None) -> float:
+def causal_block_fraction(N: int, *, block_q: int, block_kv: int | None = None, N_k: int | None = None) -> float:
     """Fraction of block pairs a causal FlashAttention computes (the rest are skipped).
 
     With square blocks and T = N / B blocks per side this is ``T (T + 1) / 2 / T^2 = 1/2 + 1/(2T)``
     (lecture §5.3: N = 4096 gives 0.508 / 0.516 / 0.531 for B = 64 / 128 / 256).
 
     Args:
-        N: sequence length (int >= 1). block: B_r (= B_c unless ``block_kv`` is given). N_k: keys (default N).
+        N: sequence length (int >= 1). block_q: B_r (int >= 1). block_kv: B_c (default ``block_q``).
+        N_k: keys (default N).
     Returns:
         float in (0, 1].
     Raises:
@@ -138,27 +166,22 @@ def causal_block_fraction(N: int, block: int, *, block_kv: int | None = None, N_
     Source: Dao 2023 §3.1.1.
     """
     N = positive_int(N, "N")
-    B_r = positive_int(block, "block")
+    B_r = positive_int(block_q, "block_q")
     B_c = B_r if block_kv is None else positive_int(block_kv, "block_kv")
-    _, J, _ = causal_block_counts(N, B_r, B_c, causal=True, N_k=N_k)
-    T_c = -(-(N if N_k is None else positive_int(N_k, "N_k")) // B_c)
-    return float(J.sum()) / float(J.size * T_c)
+    _, J, _ = causal_block_counts(N, block_q=B_r, block_kv=B_c, causal=True, N_k=N_k)
+    return float(J.sum()) / float(J.size * cdiv(key_count(N, N_k), B_c))
 
 
 # ----------------------------------------------------------------------------------------------------------
 # forward
 # ----------------------------------------------------------------------------------------------------------
 
-def _safe(m):
-    """Replace -inf by 0 so that exp(x - m) is 0 (not NaN) for fully masked rows."""
-    return np.where(np.isfinite(m), m, 0.0)
-
-
-def _scores_block(Q_i, K_j, s, r0, r1, c0, c1, off, kind):
-    S = (Q_i @ K_j.T) * s
-    if kind == "diag":
-        vis = np.arange(c0, c1)[None, :] <= np.arange(r0, r1)[:, None] + off
-        S = np.where(vis, S, -np.inf)
+def _score_tile(Q, K, s, r0, r1, c0, c1, kind):
+    """Scores of the block pair rows [r0, r1) x keys [c0, c1) of the whole Q and K (checked by
+    :func:`~labcore.softmax.scaled_scores`), masked inside a diagonal block."""
+    S = scaled_scores(Q[r0:r1], K[c0:c1], s)
+    if kind == _DIAG:
+        S = np.where(causal_mask(Q.shape[0], K.shape[0], r0, c0, r1, c1), S, -np.inf)
     return S
 
 
@@ -169,104 +192,88 @@ def flash_attention_forward(Q, K, V, *, block_q: int, block_kv: int, loop_order:
     ``loop_order="fa1"`` is the paper's Algorithm 1: the outer loop runs over K/V blocks j, the inner over
     Q blocks i; O, l and m live in HBM and are re-read and re-written for every pair, and O is normalised
     at every step. ``"fa2"`` is FlashAttention-2's order: the outer loop runs over Q blocks, (m, l, acc)
-    stay on chip, normalisation is deferred to the end and only O and lse are written.
+    stay on chip, normalisation is deferred to the end and only O and lse are written. The normalisation
+    follows from the loop order. Both loops share one inner step,
+    :func:`labcore.softmax.online_update` (Triton's ``_attn_fwd_inner``).
 
     Ledger (see :func:`labcore.hbm.flash_forward_io`, equal to it exactly):
     fa1: write O, l, m initialised (N d + 2N); read K_j, V_j once per j; per visited pair read Q_i, O_i,
     l_i, m_i and write O_i, l_i, m_i. fa2: read Q_i once (if it sees any key); per visited pair read K_j,
     V_j; write O_i and lse_i once.
 
+    flash-attn counterparts (``flash_attn_func``): ``block_q``/``block_kv`` are the kernel's tile sizes
+    ``kBlockM``/``kBlockN`` (B_r/B_c), ``scale`` is ``softmax_scale``, ``causal`` is ``causal``, and the
+    returned ``lse`` is ``softmax_lse`` (natural log).
+
     Args:
         Q: (N_q, d) real array. K: (N_k, d). V: (N_k, d_v). Computed in float64.
-        block_q: B_r, rows per Q block (int >= 1). block_kv: B_c, rows per K/V block (int >= 1).
+        block_q: B_r, rows per Q block (int >= 1, keyword). block_kv: B_c, rows per K/V block (int >= 1).
         loop_order: "fa1" or "fa2". causal: bottom-right aligned causal mask, fully masked blocks skipped.
         scale: float > 0, default 1/sqrt(d). ledger: optional :class:`~labcore.hbm.Ledger`.
     Returns:
         ``(O, lse)``: (N_q, d_v) and (N_q,) float64 (lse natural log; -inf and a zero row when fully masked).
     Raises:
-        TypeError/ValueError: as :func:`labcore.attention.reference_attention`; block sizes not integers
-        >= 1; unknown loop_order.
-    Source: Dao et al. 2022, Algorithm 1; Dao 2023, Algorithm 1.
+        TypeError/ValueError: as :func:`labcore.attention.reference_attention` (scores that overflow
+        float64 included); block sizes not integers >= 1; unknown loop_order.
+    Source: Dao et al. 2022, Algorithm 1; Dao 2023, Algorithm 1; Triton's fused-attention tutorial.
     """
     causal = flag(causal, "causal")
     Q, K, V = check_qkv(Q, K, V)
     B_r = positive_int(block_q, "block_q")
     B_c = positive_int(block_kv, "block_kv")
-    loop_order = choice(loop_order, "loop_order", ("fa1", "fa2"))
+    loop = {"fa1": _forward_fa1, "fa2": _forward_fa2}[choice(loop_order, "loop_order", LOOP_ORDERS)]
     s = resolve_scale(scale, Q.shape[1])
-    lg = ledger if ledger is not None else Ledger()
-    n_q, d = Q.shape
-    n_k, d_v = V.shape
-    off = n_k - n_q
+    return loop(Q, K, V, B_r, B_c, causal, s, ledger if ledger is not None else Ledger())
+
+
+def _forward_fa1(Q, K, V, B_r, B_c, causal, s, lg):
+    """Algorithm 1 (FlashAttention): outer loop over K/V blocks, O/l/m in HBM, O normalised every step."""
+    (n_q, d), (n_k, d_v) = Q.shape, V.shape
     qb, kb = _block_bounds(n_q, B_r), _block_bounds(n_k, B_c)
-
-    if loop_order == "fa1":
-        O = np.zeros((n_q, d_v))
-        l = np.zeros(n_q)
-        m = np.full(n_q, -np.inf)
-        lg.write("O", n_q * d_v)
-        lg.write("l", n_q)
-        lg.write("m", n_q)
-        for c0, c1 in kb:
-            kinds = [_block_kind(r0, r1, c0, c1, off, causal) for r0, r1 in qb]
-            if all(k == "skip" for k in kinds):
+    kinds = _visit_map(n_q, n_k, B_r, B_c, causal)
+    O, l, m = np.zeros((n_q, d_v)), np.zeros(n_q), np.full(n_q, -np.inf)
+    lg.write("O", n_q * d_v)
+    lg.write("l", n_q)
+    lg.write("m", n_q)
+    for j, (c0, c1) in enumerate(kb):
+        if not kinds[:, j].any():
+            continue
+        lg.read("K", (c1 - c0) * d)
+        lg.read("V", (c1 - c0) * d_v)
+        for i, (r0, r1) in enumerate(qb):
+            if kinds[i, j] == _SKIP:
                 continue
-            K_j, V_j = K[c0:c1], V[c0:c1]
-            lg.read("K", (c1 - c0) * d)
-            lg.read("V", (c1 - c0) * d_v)
-            for (r0, r1), kind in zip(qb, kinds):
-                if kind == "skip":
-                    continue
-                n = r1 - r0
-                lg.read("Q", n * d)
-                lg.read("O", n * d_v)
-                lg.read("l", n)
-                lg.read("m", n)
-                S = _scores_block(Q[r0:r1], K_j, s, r0, r1, c0, c1, off, kind)
-                m_t = S.max(axis=1)
-                P_t = np.exp(S - _safe(m_t)[:, None])
-                l_t = P_t.sum(axis=1)
-                m_old, l_old = m[r0:r1], l[r0:r1]
-                m_new = np.maximum(m_old, m_t)
-                a = np.exp(m_old - _safe(m_new))       # rescale of the old state
-                b = np.exp(m_t - _safe(m_new))         # rescale of this block
-                l_new = a * l_old + b * l_t
-                num = (a * l_old)[:, None] * O[r0:r1] + b[:, None] * (P_t @ V_j)
-                with np.errstate(divide="ignore", invalid="ignore"):
-                    O[r0:r1] = np.where(l_new[:, None] > 0, num / np.where(l_new > 0, l_new, 1.0)[:, None], 0.0)
-                l[r0:r1], m[r0:r1] = l_new, m_new
-                lg.write("O", n * d_v)
-                lg.write("l", n)
-                lg.write("m", n)
-        with np.errstate(divide="ignore"):
-            lse = np.where(l > 0, _safe(m) + np.log(np.where(l > 0, l, 1.0)), -np.inf)
-        return O, lse
+            n = r1 - r0
+            for name, size in (("Q", n * d), ("O", n * d_v), ("l", n), ("m", n)):
+                lg.read(name, size)
+            S = _score_tile(Q, K, s, r0, r1, c0, c1, kinds[i, j])
+            acc = l[r0:r1, None] * O[r0:r1]            # un-normalise the stored O_i
+            m[r0:r1], l[r0:r1], acc = online_update(m[r0:r1], l[r0:r1], acc, S, V[c0:c1])
+            O[r0:r1] = normalise(acc, l[r0:r1])       # Algorithm 1, line 12: normalised at every step
+            for name, size in (("O", n * d_v), ("l", n), ("m", n)):
+                lg.write(name, size)
+    return O, safe_lse(m, l)
 
-    O = np.zeros((n_q, d_v))
-    lse = np.full(n_q, -np.inf)
-    for r0, r1 in qb:
+
+def _forward_fa2(Q, K, V, B_r, B_c, causal, s, lg):
+    """Algorithm 1 (FlashAttention-2): outer loop over Q blocks, (m, l, acc) on chip, deferred normalisation."""
+    (n_q, d), (n_k, d_v) = Q.shape, V.shape
+    qb, kb = _block_bounds(n_q, B_r), _block_bounds(n_k, B_c)
+    kinds = _visit_map(n_q, n_k, B_r, B_c, causal)
+    O, lse = np.zeros((n_q, d_v)), np.full(n_q, -np.inf)
+    for i, (r0, r1) in enumerate(qb):
         n = r1 - r0
-        visits = [(c0, c1, k) for c0, c1 in kb if (k := _block_kind(r0, r1, c0, c1, off, causal)) != "skip"]
-        if visits:
-            Q_i = Q[r0:r1]
+        if kinds[i].any():
             lg.read("Q", n * d)
-            m = np.full(n, -np.inf)
-            l = np.zeros(n)
-            acc = np.zeros((n, d_v))
-            for c0, c1, kind in visits:
+            m, l, acc = np.full(n, -np.inf), np.zeros(n), np.zeros((n, d_v))
+            for j, (c0, c1) in enumerate(kb):
+                if kinds[i, j] == _SKIP:
+                    continue
                 lg.read("K", (c1 - c0) * d)
                 lg.read("V", (c1 - c0) * d_v)
-                S = _scores_block(Q_i, K[c0:c1], s, r0, r1, c0, c1, off, kind)
-                m_new = np.maximum(m, S.max(axis=1))
-                P_t = np.exp(S - _safe(m_new)[:, None])
-                alpha = np.exp(m - _safe(m_new))
-                l = alpha * l + P_t.sum(axis=1)
-                acc = alpha[:, None] * acc + P_t @ V[c0:c1]
-                m = m_new
-            ok = l > 0
-            O[r0:r1] = np.where(ok[:, None], acc / np.where(ok, l, 1.0)[:, None], 0.0)   # deferred normalisation
-            with np.errstate(divide="ignore"):
-                lse[r0:r1] = np.where(ok, _safe(m) + np.log(np.where(ok, l, 1.0)), -np.inf)
+                S = _score_tile(Q, K, s, r0, r1, c0, c1, kinds[i, j])
+                m, l, acc = online_update(m, l, acc, S, V[c0:c1])
+            O[r0:r1], lse[r0:r1] = normalise(acc, l), safe_lse(m, l)   # deferred normalisation
         lg.write("O", n * d_v)
         lg.write("lse", n)
     return O, lse
@@ -356,13 +363,15 @@ def flash_attention_backward(Q, K, V, O, dO, lse, *, block_q: int, block_kv: int
 
     Args:
         Q: (N_q, d). K: (N_k, d). V: (N_k, d_v). O: (N_q, d_v) forward output. dO: (N_q, d_v).
-        lse: (N_q,) natural-log logsumexp from the forward pass (``-inf`` for a fully masked row).
-        block_q: B_r. block_kv: B_c (ints >= 1). causal, scale: as the forward. ledger: optional Ledger.
+        lse: (N_q,) natural-log logsumexp from the forward pass (``-inf`` for a fully masked row;
+            flash-attn's ``softmax_lse``).
+        block_q: B_r. block_kv: B_c (ints >= 1, keywords; flash-attn's ``kBlockM``/``kBlockN``).
+        causal, scale: as the forward (``scale`` is flash-attn's ``softmax_scale``). ledger: optional Ledger.
     Returns:
         ``(dQ, dK, dV)`` float64 with the shapes of Q, K, V.
     Raises:
         TypeError/ValueError: bad shapes, non-finite inputs (lse may be -inf, never NaN or +inf), block
-        sizes not integers >= 1, scale not > 0.
+        sizes not integers >= 1, scale not > 0, scores that overflow float64.
     Source: Dao et al. 2022, Algorithm 4 and Appendix B.4; Dao 2023, Algorithm 2 (D before the loop).
     """
     causal = flag(causal, "causal")
@@ -373,7 +382,6 @@ def flash_attention_backward(Q, K, V, O, dO, lse, *, block_q: int, block_kv: int
     lg = ledger if ledger is not None else Ledger()
     n_q, d = Q.shape
     n_k, d_v = V.shape
-    off = n_k - n_q
     lg.read("O", n_q * d_v)
     lg.read("dO", n_q * d_v)
     D = (dO * O).sum(axis=1)
@@ -383,15 +391,15 @@ def flash_attention_backward(Q, K, V, O, dO, lse, *, block_q: int, block_kv: int
     dK = np.zeros((n_k, d))
     dV = np.zeros((n_k, d_v))
     qb, kb = _block_bounds(n_q, B_r), _block_bounds(n_k, B_c)
-    for c0, c1 in kb:
+    kinds = _visit_map(n_q, n_k, B_r, B_c, causal)
+    for j, (c0, c1) in enumerate(kb):
         K_j, V_j = K[c0:c1], V[c0:c1]
         lg.read("K", (c1 - c0) * d)
         lg.read("V", (c1 - c0) * d_v)
         dK_j = np.zeros((c1 - c0, d))
         dV_j = np.zeros((c1 - c0, d_v))
-        for r0, r1 in qb:
-            kind = _block_kind(r0, r1, c0, c1, off, causal)
-            if kind == "skip":
+        for i, (r0, r1) in enumerate(qb):
+            if kinds[i, j] == _SKIP:
                 continue
             n = r1 - r0
             Q_i, dO_i = Q[r0:r1], dO[r0:r1]
@@ -400,9 +408,8 @@ def flash_attention_backward(Q, K, V, O, dO, lse, *, block_q: int, block_kv: int
             lg.read("dQ", n * d)
             lg.read("lse", n)
             lg.read("D", n)
-            S = _scores_block(Q_i, K_j, s, r0, r1, c0, c1, off, kind)
-            L = lse[r0:r1, None]
-            P = np.where(np.isfinite(L) & np.isfinite(S), np.exp(S - np.where(np.isfinite(L), L, 0.0)), 0.0)
+            S = _score_tile(Q, K, s, r0, r1, c0, c1, kinds[i, j])
+            P = probabilities_from_lse(S, lse[r0:r1])
             dV_j += P.T @ dO_i
             dP = dO_i @ V_j.T
             dS = P * (dP - D[r0:r1, None])
@@ -413,6 +420,42 @@ def flash_attention_backward(Q, K, V, O, dO, lse, *, block_q: int, block_kv: int
         lg.write("dK", (c1 - c0) * d)
         lg.write("dV", (c1 - c0) * d_v)
     return dQ, dK, dV
+
+
+def finite_difference_gap(Q, K, V, dO, *, block_q: int, block_kv: int, causal: bool = False, scale=None,
+                          h: float = 1e-5) -> float:
+    """Largest gap between :func:`flash_attention_backward`'s gradients and central finite differences.
+
+    The loss is ``sum(O * dO)`` with ``O`` from :func:`labcore.attention.reference_attention`, so its
+    gradient w.r.t. Q, K, V is what the backward pass computes from ``dO``. Every element of Q, K and V is
+    perturbed by ``+-h``: ``(loss(x + h) - loss(x - h)) / 2h``. Costs ``2 (Q.size + K.size + V.size)``
+    forward passes: use small inputs.
+
+    Args:
+        Q (N_q, d), K (N_k, d), V (N_k, d_v), dO (N_q, d_v): real arrays. block_q, block_kv, causal,
+        scale: as :func:`flash_attention_backward`. h: step (float > 0).
+    Returns:
+        float, max over all elements of ``|finite difference - gradient|``.
+    Raises: TypeError/ValueError: as :func:`flash_attention_backward`.
+    Source: the standard central-difference gradient check (e.g. CS231n notes); lecture §5.1.
+    """
+    Q, K, V, dO, _, _ = _check_grad_inputs(Q, K, V, dO)
+    h = positive_float(h, "h")
+    O, lse = flash_attention_forward(Q, K, V, block_q=block_q, block_kv=block_kv, causal=causal, scale=scale)
+    grads = flash_attention_backward(Q, K, V, O, dO, lse, block_q=block_q, block_kv=block_kv, causal=causal,
+                                     scale=scale)
+
+    def loss(*qkv):
+        return float((reference_attention(*qkv, causal=causal, scale=scale)[0] * dO).sum())
+
+    gap = 0.0
+    for w, g in enumerate(grads):
+        for idx in np.ndindex(g.shape):
+            plus, minus = [Q.copy(), K.copy(), V.copy()], [Q.copy(), K.copy(), V.copy()]
+            plus[w][idx] += h
+            minus[w][idx] -= h
+            gap = max(gap, abs((loss(*plus) - loss(*minus)) / (2 * h) - g[idx]))
+    return gap
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -490,7 +533,7 @@ class TileSchedule:
         }
 
 
-def flash_tile_schedule(N: int, d: int, block_q: int, block_kv: int, loop_order: str = "fa2", *,
+def flash_tile_schedule(N: int, d: int, *, block_q: int, block_kv: int, loop_order: str = "fa2",
                         causal: bool = False, N_k: int | None = None) -> TileSchedule:
     """Step-by-step record of a FlashAttention forward: which block pair each step works on and what it
     reads and writes in HBM. Counting only (no numbers), vectorised, so it is cheap even at N = 32768.
@@ -514,10 +557,9 @@ def flash_tile_schedule(N: int, d: int, block_q: int, block_kv: int, loop_order:
     d = positive_int(d, "d")
     B_r = positive_int(block_q, "block_q")
     B_c = positive_int(block_kv, "block_kv")
-    loop_order = choice(loop_order, "loop_order", ("fa1", "fa2"))
-    N_k = N if N_k is None else positive_int(N_k, "N_k")
-    _check_pairs(N, N_k, B_r, B_c)
-    bmap = causal_block_map(N, B_r, B_c, N_k=N_k) if causal else np.ones((-(-N // B_r), -(-N_k // B_c)), np.int8)
+    loop_order = choice(loop_order, "loop_order", LOOP_ORDERS)
+    N_k = key_count(N, N_k)
+    bmap = _visit_map(N, N_k, B_r, B_c, causal)
     T_r, T_c = bmap.shape
     rows = np.minimum(np.arange(1, T_r + 1) * B_r, N) - np.arange(T_r) * B_r
     cols = np.minimum(np.arange(1, T_c + 1) * B_c, N_k) - np.arange(T_c) * B_c
@@ -551,128 +593,8 @@ def flash_tile_schedule(N: int, d: int, block_q: int, block_kv: int, loop_order:
 
 
 # ----------------------------------------------------------------------------------------------------------
-# FLOPs
+# the FlashAttention paper's GPT-2 medium comparison (Fig. 2)
 # ----------------------------------------------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class AttentionFlops:
-    """FLOPs of one attention head, split into matrix-multiply (Tensor Core) and non-matmul work.
-
-    Attributes:
-        matmul: FLOP in matrix multiplies (2 per multiply-add). non_matmul: FLOP in exp, max, sums,
-        rescales and divides (one per elementwise operation; see :func:`attention_flops`).
-    """
-
-    matmul: int
-    non_matmul: int
-
-    @property
-    def total(self) -> int:
-        return self.matmul + self.non_matmul
-
-    def __add__(self, other):
-        return AttentionFlops(self.matmul + other.matmul, self.non_matmul + other.non_matmul)
-
-    def scaled(self, k: int) -> "AttentionFlops":
-        """This count times ``k`` (e.g. batch x heads)."""
-        return AttentionFlops(self.matmul * k, self.non_matmul * k)
-
-
-def attention_flops(N: int, d: int, *, pass_: str = "forward", algorithm: str = "standard",
-                    causal: bool = False, loop_order: str = "fa2", block_q: int = 128,
-                    block_kv: int = 128, N_k: int | None = None) -> AttentionFlops:
-    """FLOPs of one attention head (N_q = N queries, N_k keys, head dimension d).
-
-    Matmul FLOP (2 per multiply-add over the score entries computed, ``E``): forward, S = Q K^T and
-    O = P V, ``4 E d``; standard backward, dV, dP, dQ, dK, ``8 E d``; FlashAttention backward, the same
-    plus recomputing S, ``10 E d``. Forward + backward is therefore 6 vs 7 matmuls: flash does 7/6 of the
-    standard FLOPs (lecture §5.2).
-    ``E = N N_k`` for standard attention (it materialises the whole matrix, causal or not) and for
-    non-causal flash; for causal flash, E counts every entry of the visited blocks (diagonal blocks are
-    computed whole and masked), so E / (N N_k) is :func:`causal_block_fraction` for equal blocks.
-
-    Non-matmul FLOP, one per elementwise operation (the softmax scale is folded into Q or exp2 and not
-    counted):
-
-    - standard forward: max, subtract, exp, sum, divide: 5 per entry;
-    - flash forward: :func:`labcore.flops.forward_nonmatmul_terms` over the entries and (row, key block)
-      pairs visited, with per-step normalisation for fa1 (Algorithm 1) and deferred for fa2 (the terms are
-      listed in the ``labcore.flops`` module documentation);
-    - standard backward: ``rowsum(P * dP)`` (2) and ``dS = P * (dP - D)`` (2): 4 per entry; scaling dQ
-      and dK: 2 per Q/K element;
-    - flash backward: ``exp(S - lse)`` (2) and dS (2): 4 per entry; ``D = rowsum(dO * O)``: 2 per O
-      element; scaling dQ and dK.
-
-    With N = 4096, d = 128 and 128 x 128 blocks the flash forward's non-matmul work is 1.0% (fa2) and 1.6%
-    (fa1) of its matmul work, the lecture's §3.3 figures.
-
-    Args:
-        N: queries, d: head dimension (ints >= 1).
-        pass_: ``"forward"``, ``"backward"`` or ``"both"``.
-        algorithm: "standard" or "flash". causal: bool. loop_order: "fa1"/"fa2" (flash forward only).
-        block_q, block_kv: B_r, B_c for flash (ints >= 1; default 128). N_k: keys (default N).
-    Returns:
-        :class:`AttentionFlops` (FLOP, ints).
-    Raises:
-        TypeError/ValueError: sizes not integers >= 1; unknown ``pass_``, algorithm or loop_order.
-    Source: Dao et al. 2022 §3.1 and Theorem 1 (O(N^2 d) FLOPs), Appendix B; Dao 2023 §3.1 (non-matmul
-        FLOPs, deferred normalisation); lecture §3.3, §5.2, §5.3.
-    """
-    causal = flag(causal, "causal")
-    N = positive_int(N, "N")
-    d = positive_int(d, "d")
-    N_k = N if N_k is None else positive_int(N_k, "N_k")
-    pass_ = choice(pass_, "pass_", ("forward", "backward", "both"))
-    algorithm = choice(algorithm, "algorithm", ("standard", "flash"))
-    loop_order = choice(loop_order, "loop_order", ("fa1", "fa2"))
-    B_r = positive_int(block_q, "block_q")
-    B_c = positive_int(block_kv, "block_kv")
-    if pass_ == "both":
-        kw = dict(algorithm=algorithm, causal=causal, loop_order=loop_order, block_q=B_r, block_kv=B_c, N_k=N_k)
-        return attention_flops(N, d, pass_="forward", **kw) + attention_flops(N, d, pass_="backward", **kw)
-    if algorithm == "standard":
-        E = N * N_k
-        if pass_ == "forward":
-            return AttentionFlops(4 * E * d, 5 * E)
-        return AttentionFlops(8 * E * d, 4 * E + N * d + N_k * d)
-    rows, J, cols = causal_block_counts(N, B_r, B_c, causal=causal, N_k=N_k)
-    E = int((rows * cols).sum())
-    pair_rows = int((rows * J).sum())
-    if pass_ == "forward":
-        norm = "deferred" if loop_order == "fa2" else "per-step"
-        return AttentionFlops(4 * E * d, forward_nonmatmul_terms(E, pair_rows, N, d, norm)["total"])
-    return AttentionFlops(10 * E * d, 4 * E + 2 * N * d + N * d + N_k * d)
-
-
-# ----------------------------------------------------------------------------------------------------------
-# memory saved for the backward; GPT-2 medium comparison; a training step's traffic
-# ----------------------------------------------------------------------------------------------------------
-
-def saved_for_backward_bytes(N: int, *, algorithm: str, num_matrices: int = 1, N_k: int | None = None,
-                             p_bytes: int = 2, lse_bytes: int = 4) -> int:
-    """Bytes an attention forward keeps for its backward, beyond Q, K, V, O.
-
-    Standard: the probability matrix P (N x N_k, ``p_bytes`` each, FP16 = 2). FlashAttention: the row
-    statistic L = lse (N values, ``lse_bytes`` each, FP32 = 4). Lecture §5.2: 32 attention matrices at
-    N = 32768 need 68.7 GB of P but 4.2 MB of L.
-
-    Args:
-        N: queries (int >= 1). algorithm: "standard" or "flash". num_matrices: heads x layers x batch
-        counted (int >= 1). N_k: keys (default N). p_bytes, lse_bytes: bytes per element (ints >= 1).
-    Returns:
-        int bytes.
-    Raises:
-        TypeError/ValueError: non-integer or < 1 sizes; unknown algorithm.
-    Source: Dao et al. 2022 §3.1 (recomputation) and Theorem 1 (O(N) extra memory).
-    """
-    N = positive_int(N, "N")
-    algorithm = choice(algorithm, "algorithm", ("standard", "flash"))
-    k = positive_int(num_matrices, "num_matrices")
-    N_k = N if N_k is None else positive_int(N_k, "N_k")
-    if algorithm == "standard":
-        return k * N * N_k * positive_int(p_bytes, "p_bytes")
-    return k * N * positive_int(lse_bytes, "lse_bytes")
-
 
 #: FlashAttention paper, Fig. 2 (left), arXiv v2 layout: GPT-2 medium attention (N = 1024, d = 64,
 #: 16 heads, batch 64) on an A100, forward + backward. Units: FLOP, bytes, seconds.
@@ -681,48 +603,6 @@ PAPER_FIG2_GPT2_MEDIUM = {
     "flash": {"flops": 75.2e9, "hbm_bytes": 4.4e9, "runtime_s": 7.3e-3},
     "source": "Dao et al. 2022, arXiv:2205.14135, Fig. 2 left (GPT-2 medium, A100)",
 }
-
-
-def training_step_io(N: int, d: int, *, algorithm: str, block_q: int = 128, block_kv: int = 128,
-                     loop_order: str = "fa2", causal: bool = False, N_k: int | None = None,
-                     by_tensor: bool = False):
-    """Elements moved by one forward + backward of one head (closed forms, equal to the ledgers).
-
-    standard: Algorithm 0 + Algorithm 3 (``11 N^2 + 12 N d`` for N_k = N). flash: the forward in
-    ``loop_order`` plus the FlashAttention backward, with the same B_r x B_c blocks.
-
-    Args:
-        N, d: sizes (ints >= 1). algorithm: "standard" or "flash". block_q, block_kv, loop_order, causal,
-        N_k: as :func:`labcore.hbm.flash_forward_io` (ignored by "standard", which always stores whole
-        matrices). by_tensor: return ``{"forward": {...}, "backward": {...}}`` per-tensor dicts.
-    Returns:
-        int elements (x 2 for FP16 bytes), or the nested dict.
-    Raises:
-        TypeError/ValueError: as the closed forms; unknown algorithm.
-    Source: Dao et al. 2022, Algorithms 0, 1, 3, 4; lecture §4.4 and §5.2.
-    """
-    causal = flag(causal, "causal")
-    algorithm = choice(algorithm, "algorithm", ("standard", "flash"))
-    if algorithm == "standard":
-        f = _standard_forward_table(N, d, N_k)
-        b = standard_backward_io(N, d, N_k=N_k, by_tensor=True)
-    else:
-        f = flash_forward_io(N, d, block_q, block_kv, loop_order, causal=causal, N_k=N_k, by_tensor=True)
-        b = flash_backward_io(N, d, block_q, block_kv, causal=causal, N_k=N_k, by_tensor=True)
-    if by_tensor:
-        return {"forward": f, "backward": b}
-    return sum(v["read"] + v["write"] for t in (f, b) for v in t.values())
-
-
-def _standard_forward_table(N, d, N_k):
-    N = positive_int(N, "N")
-    d = positive_int(d, "d")
-    N_k = N if N_k is None else positive_int(N_k, "N_k")
-    t = {"Q": {"read": N * d, "write": 0}, "K": {"read": N_k * d, "write": 0},
-         "S": {"read": N * N_k, "write": N * N_k}, "P": {"read": N * N_k, "write": N * N_k},
-         "V": {"read": N_k * d, "write": 0}, "O": {"read": 0, "write": N * d}}
-    assert sum(v["read"] + v["write"] for v in t.values()) == standard_attention_io(N, d, N_k=N_k)
-    return t
 
 
 def gpt2_medium_comparison(*, N: int = 1024, d: int = 64, heads: int = 16, batch: int = 64,

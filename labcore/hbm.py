@@ -1,5 +1,11 @@
 """HBM traffic accounting: the Ledger every algorithm writes into, and closed forms to check it against.
 
+This module is the one place that counts bytes and elements moved (FLOPs are counted in :mod:`labcore.flops`):
+standard attention (Algorithm 0, Algorithm 3), the FlashAttention forward in both loop orders and its
+backward, a whole training step, the bytes a forward keeps for its backward, and Theorem 2's bound.
+Block sizes are keyword-only, ``block_q`` (B_r, flash-attn's ``kBlockM``) and ``block_kv`` (B_c, ``kBlockN``),
+with ``loop_order`` ("fa1"/"fa2"), ``causal`` and ``N_k`` (keys, default N) as everywhere in labcore.
+
 Counting convention (GUIDE §3, lecture §2): traffic is the number of *elements* of the tensors an
 algorithm explicitly writes back to or reads back from HBM. Statistics (m, l, lse, D) count as elements
 too. Bytes = elements x ``dtype_bytes`` (2 for FP16/BF16) unless the caller says otherwise.
@@ -10,10 +16,11 @@ from collections import defaultdict
 
 import numpy as np
 
-from .checks import choice, flag, positive_int
+from .checks import LOOP_ORDERS, cdiv, choice, flag, key_count, positive_int
 
 __all__ = ["Ledger", "standard_attention_io", "score_to_input_ratio", "flash_forward_io", "flash_backward_io",
-           "standard_backward_io", "causal_block_counts", "MAX_BLOCKS"]
+           "standard_backward_io", "causal_block_counts", "MAX_BLOCKS", "saved_for_backward_bytes", "flash_io_bound",
+           "training_step_io"]
 
 #: Block-by-block bookkeeping (query blocks here; block pairs in :func:`labcore.flash.causal_block_map` and
 #: the tile schedule) handles at most this many entries, far beyond any real kernel's grid.
@@ -97,7 +104,7 @@ def standard_attention_io(N: int, d: int, *, N_k: int | None = None) -> int:
     """
     N = positive_int(N, "N")
     d = positive_int(d, "d")
-    N_k = N if N_k is None else positive_int(N_k, "N_k")
+    N_k = key_count(N, N_k)
     return N * d + N_k * d + N * N_k + 2 * N * N_k + N * N_k + N_k * d + N * d
 
 
@@ -121,11 +128,10 @@ def _sizes(N, d, block_q, block_kv, N_k):
     d = positive_int(d, "d")
     B_r = positive_int(block_q, "block_q")
     B_c = positive_int(block_kv, "block_kv")
-    N_k = N if N_k is None else positive_int(N_k, "N_k")
-    return N, d, B_r, B_c, N_k
+    return N, d, B_r, B_c, key_count(N, N_k)
 
 
-def causal_block_counts(N: int, block_q: int, block_kv: int, *, causal: bool = False, N_k: int | None = None):
+def causal_block_counts(N: int, *, block_q: int, block_kv: int, causal: bool = False, N_k: int | None = None):
     """Per query block i: its row count and how many K/V blocks (and key columns) it must visit.
 
     Query block i holds rows ``[i B_r, min((i+1) B_r, N))``; key block j holds columns
@@ -146,9 +152,9 @@ def causal_block_counts(N: int, block_q: int, block_kv: int, *, causal: bool = F
     """
     causal = flag(causal, "causal")
     N, B_r, B_c, N_k = (positive_int(N, "N"), positive_int(block_q, "block_q"),
-                        positive_int(block_kv, "block_kv"), N if N_k is None else positive_int(N_k, "N_k"))
-    T_r = -(-N // B_r)
-    T_c = -(-N_k // B_c)
+                        positive_int(block_kv, "block_kv"), key_count(N, N_k))
+    T_r = cdiv(N, B_r)
+    T_c = cdiv(N_k, B_c)
     if T_r > MAX_BLOCKS:
         raise ValueError(f"N = {N:,} in blocks of {B_r} is {T_r:,} query blocks; at most {MAX_BLOCKS:,} are counted "
                          "one by one (use larger blocks)")
@@ -179,7 +185,7 @@ def _total(table):
     return sum(v["read"] + v["write"] for v in table.values())
 
 
-def flash_forward_io(N: int, d: int, block_q: int, block_kv: int, loop_order: str = "fa2", *,
+def flash_forward_io(N: int, d: int, *, block_q: int, block_kv: int, loop_order: str = "fa2",
                      causal: bool = False, N_k: int | None = None, by_tensor: bool = False):
     """Elements moved by the FlashAttention forward pass, as counted by ``flash_attention_forward``'s ledger.
 
@@ -206,11 +212,11 @@ def flash_forward_io(N: int, d: int, block_q: int, block_kv: int, loop_order: st
     """
     causal = flag(causal, "causal")
     N, d, B_r, B_c, N_k = _sizes(N, d, block_q, block_kv, N_k)
-    loop_order = choice(loop_order, "loop_order", ("fa1", "fa2"))
-    rows, J, cols = causal_block_counts(N, B_r, B_c, causal=causal, N_k=N_k)
+    loop_order = choice(loop_order, "loop_order", LOOP_ORDERS)
+    rows, J, cols = causal_block_counts(N, block_q=B_r, block_kv=B_c, causal=causal, N_k=N_k)
     if loop_order == "fa1":
         pair_rows = int((rows * J).sum())               # sum over visited pairs of the query block's rows
-        T_c = -(-N_k // B_c)
+        T_c = cdiv(N_k, B_c)
         seen = np.zeros(T_c, dtype=bool)
         seen[: int(J.max()) if J.size else 0] = True   # K/V blocks some query block visits (a prefix)
         kv_cols = int(min(int(seen.sum()) * B_c, N_k))
@@ -235,6 +241,22 @@ def flash_forward_io(N: int, d: int, block_q: int, block_kv: int, loop_order: st
     return table if by_tensor else _total(table)
 
 
+def flash_io_bound(N: int, d: int, M: int) -> float:
+    """Theorem 2's order of the FlashAttention forward's HBM traffic: ``N^2 d^2 / M`` elements.
+
+    The forward in Algorithm 1 order moves about ``4 N^2 d^2 / M`` (O written once per key block,
+    ``T_c ~ 4 N d / M`` times); dividing :func:`flash_forward_io` by this bound gives a ratio that is flat
+    in N (the §4 figures).
+
+    Args: N: sequence length. d: head dimension. M: SRAM size in elements. All ints >= 1.
+    Returns: float, elements.
+    Raises: TypeError/ValueError: sizes not integers >= 1.
+    Source: Dao et al. 2022, Theorem 2 (Theta(N^2 d^2 M^-1) HBM accesses) and Proposition 3 (lower bound).
+    """
+    N, d, M = positive_int(N, "N"), positive_int(d, "d"), positive_int(M, "M")
+    return N * N * d * d / M
+
+
 def standard_backward_io(N: int, d: int, *, N_k: int | None = None, by_tensor: bool = False):
     """Elements moved by the standard attention backward pass (FlashAttention paper, Algorithm 3).
 
@@ -253,7 +275,7 @@ def standard_backward_io(N: int, d: int, *, N_k: int | None = None, by_tensor: b
     """
     N = positive_int(N, "N")
     d = positive_int(d, "d")
-    N_k = N if N_k is None else positive_int(N_k, "N_k")
+    N_k = key_count(N, N_k)
     nn = N * N_k
     table = _tensor_table([
         ("P", 2 * nn, 0),
@@ -270,7 +292,81 @@ def standard_backward_io(N: int, d: int, *, N_k: int | None = None, by_tensor: b
     return table if by_tensor else _total(table)
 
 
-def flash_backward_io(N: int, d: int, block_q: int, block_kv: int, *, causal: bool = False,
+# ---------------------------------------------------------------------------------------------------------
+# memory a forward keeps for its backward; a whole training step (forward + backward) of one head
+# ---------------------------------------------------------------------------------------------------------
+
+
+def saved_for_backward_bytes(N: int, *, algorithm: str, num_matrices: int = 1, N_k: int | None = None,
+                             p_bytes: int = 2, lse_bytes: int = 4) -> int:
+    """Bytes an attention forward keeps for its backward, beyond Q, K, V, O.
+
+    Standard: the probability matrix P (N x N_k, ``p_bytes`` each, FP16 = 2). FlashAttention: the row
+    statistic L = lse (N values, ``lse_bytes`` each, FP32 = 4). Lecture §5.2: 32 attention matrices at
+    N = 32768 need 68.7 GB of P but 4.2 MB of L.
+
+    Args:
+        N: queries (int >= 1). algorithm: "standard" or "flash". num_matrices: heads x layers x batch
+        counted (int >= 1). N_k: keys (default N). p_bytes, lse_bytes: bytes per element (ints >= 1).
+    Returns:
+        int bytes.
+    Raises:
+        TypeError/ValueError: non-integer or < 1 sizes; unknown algorithm.
+    Source: Dao et al. 2022 §3.1 (recomputation) and Theorem 1 (O(N) extra memory).
+    """
+    N = positive_int(N, "N")
+    algorithm = choice(algorithm, "algorithm", ("standard", "flash"))
+    k = positive_int(num_matrices, "num_matrices")
+    N_k = key_count(N, N_k)
+    if algorithm == "standard":
+        return k * N * N_k * positive_int(p_bytes, "p_bytes")
+    return k * N * positive_int(lse_bytes, "lse_bytes")
+
+
+def training_step_io(N: int, d: int, *, algorithm: str, block_q: int = 128, block_kv: int = 128,
+                     loop_order: str = "fa2", causal: bool = False, N_k: int | None = None,
+                     by_tensor: bool = False):
+    """Elements moved by one forward + backward of one head (closed forms, equal to the ledgers).
+
+    standard: Algorithm 0 + Algorithm 3 (``11 N^2 + 12 N d`` for N_k = N). flash: the forward in
+    ``loop_order`` plus the FlashAttention backward, with the same B_r x B_c blocks.
+
+    Args:
+        N, d: sizes (ints >= 1). algorithm: "standard" or "flash". block_q, block_kv, loop_order, causal,
+        N_k: as :func:`labcore.hbm.flash_forward_io` (ignored by "standard", which always stores whole
+        matrices). by_tensor: return ``{"forward": {...}, "backward": {...}}`` per-tensor dicts.
+    Returns:
+        int elements (x 2 for FP16 bytes), or the nested dict.
+    Raises:
+        TypeError/ValueError: as the closed forms; unknown algorithm.
+    Source: Dao et al. 2022, Algorithms 0, 1, 3, 4; lecture §4.4 and §5.2.
+    """
+    causal = flag(causal, "causal")
+    algorithm = choice(algorithm, "algorithm", ("standard", "flash"))
+    if algorithm == "standard":
+        f = _standard_forward_table(N, d, N_k)
+        b = standard_backward_io(N, d, N_k=N_k, by_tensor=True)
+    else:
+        f = flash_forward_io(N, d, block_q=block_q, block_kv=block_kv, loop_order=loop_order, causal=causal,
+                             N_k=N_k, by_tensor=True)
+        b = flash_backward_io(N, d, block_q=block_q, block_kv=block_kv, causal=causal, N_k=N_k, by_tensor=True)
+    if by_tensor:
+        return {"forward": f, "backward": b}
+    return sum(v["read"] + v["write"] for t in (f, b) for v in t.values())
+
+
+def _standard_forward_table(N, d, N_k):
+    N = positive_int(N, "N")
+    d = positive_int(d, "d")
+    N_k = key_count(N, N_k)
+    t = {"Q": {"read": N * d, "write": 0}, "K": {"read": N_k * d, "write": 0},
+         "S": {"read": N * N_k, "write": N * N_k}, "P": {"read": N * N_k, "write": N * N_k},
+         "V": {"read": N_k * d, "write": 0}, "O": {"read": 0, "write": N * d}}
+    assert sum(v["read"] + v["write"] for v in t.values()) == standard_attention_io(N, d, N_k=N_k)
+    return t
+
+
+def flash_backward_io(N: int, d: int, *, block_q: int, block_kv: int, causal: bool = False,
                       N_k: int | None = None, by_tensor: bool = False):
     """Elements moved by the FlashAttention backward pass, as counted by ``flash_attention_backward``'s ledger.
 
@@ -291,7 +387,7 @@ def flash_backward_io(N: int, d: int, block_q: int, block_kv: int, *, causal: bo
     """
     causal = flag(causal, "causal")
     N, d, B_r, B_c, N_k = _sizes(N, d, block_q, block_kv, N_k)
-    rows, J, cols = causal_block_counts(N, B_r, B_c, causal=causal, N_k=N_k)
+    rows, J, cols = causal_block_counts(N, block_q=B_r, block_kv=B_c, causal=causal, N_k=N_k)
     pair_rows = int((rows * J).sum())
     table = _tensor_table([
         ("O", N * d, 0),

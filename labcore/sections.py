@@ -24,7 +24,7 @@ _S4B = "book/04b_what_limits"
 #: labcore module (path below ``labcore``) -> the page that explains its names by default.
 MODULE_PAGES: dict[str, str | None] = {
     "hardware": _S1, "hbm": _S2, "attention": _S2, "softmax": _S3, "flops": _S3, "precision": _S3,
-    "flash": _S4, "decode": _S6, "models": _S8, "megakernel": _S8, "waves": _S8, "units": "book/intro", "exercises": _S12,
+    "flash": _S4, "decode": _S6, "decode_model": _S6, "models": _S8, "megakernel": _S8, "waves": _S8, "units": "book/intro", "exercises": _S12,
     "plots.softmax": _S3, "plots.flash": _S4, "plots.decode": _S6, "plots.fusion": _S7, "plots.megakernel": _S8,
     "prefill": _S4B, "published": _S4B, "plots.prefill": _S4B,
     "sections": None, "widgets": None, "plots": None,
@@ -37,8 +37,8 @@ SECTIONS: dict[str, str | None] = {
     "plots.softmax.roofline_data": _S1, "plots.softmax.draw_roofline": _S1,
     "attention_matmul_flops": _S2, "standard_attention_intensity": _S2,
     "plots.softmax.io_vs_N_data": _S2, "plots.softmax.draw_io_vs_N": _S2,
-    "row_softmax": _S3,
-    "flash_attention_backward": _S5, "standard_attention_backward": _S5, "flash_backward_io": _S5,
+    "row_softmax": _S3, "AttentionFlops": _S4, "attention_flops": _S4,
+    "flash_attention_backward": _S5, "standard_attention_backward": _S5, "finite_difference_gap": _S5, "flash_backward_io": _S5,
     "standard_backward_io": _S5, "saved_for_backward_bytes": _S5, "training_step_io": _S5,
     "causal_block_fraction": _S5, "causal_block_map": _S5, "causal_block_counts": _S5,
     "plots.flash.causal_map_figure": _S5, "plots.flash.backward_traffic_figure": _S5,

@@ -6,11 +6,6 @@ import labcore
 from labcore.checks import causal_mask
 
 
-def _qkv(n_q, n_k, d, seed=0, d_v=None):
-    rng = np.random.default_rng(seed)
-    return rng.standard_normal((n_q, d)), rng.standard_normal((n_k, d)), rng.standard_normal((n_k, d_v or d))
-
-
 def _naive(Q, K, V, causal=False, scale=None):
     """Independent loop-per-row implementation (no shared helpers) to check the oracle itself."""
     n_q, d = Q.shape
@@ -31,8 +26,8 @@ def _naive(Q, K, V, causal=False, scale=None):
 
 @pytest.mark.parametrize("n_q,n_k,d,causal", [(7, 7, 4, False), (7, 7, 4, True), (3, 11, 5, True),
                                               (11, 3, 5, True), (1, 9, 8, True), (1, 1, 1, False), (5, 13, 3, False)])
-def test_reference_matches_naive(n_q, n_k, d, causal):
-    Q, K, V = _qkv(n_q, n_k, d)
+def test_reference_matches_naive(qkv, n_q, n_k, d, causal):
+    Q, K, V = qkv(n_q, n_k, d)
     O, lse = labcore.reference_attention(Q, K, V, causal=causal)
     O2, lse2 = _naive(Q, K, V, causal)
     assert np.max(np.abs(O - O2)) < 1e-12
@@ -41,8 +36,8 @@ def test_reference_matches_naive(n_q, n_k, d, causal):
     assert np.max(np.abs(lse[fin] - lse2[fin]), initial=0) < 1e-12
 
 
-def test_fully_masked_rows_are_zero_with_minus_inf_lse():
-    Q, K, V = _qkv(6, 3, 4)            # N_q > N_k, bottom-right causal: the first 3 rows see no key
+def test_fully_masked_rows_are_zero_with_minus_inf_lse(qkv):
+    Q, K, V = qkv(6, 3, 4)            # N_q > N_k, bottom-right causal: the first 3 rows see no key
     O, lse = labcore.reference_attention(Q, K, V, causal=True)
     assert not np.any(np.isnan(O)) and not np.any(np.isnan(lse))
     assert np.all(O[:3] == 0) and np.all(lse[:3] == -np.inf)
@@ -54,8 +49,8 @@ def test_bottom_right_alignment():
     assert m.tolist() == [[True, True, True, True, False], [True, True, True, True, True]]
 
 
-def test_default_scale_and_lse_is_natural_log():
-    Q, K, V = _qkv(4, 6, 16)
+def test_default_scale_and_lse_is_natural_log(qkv):
+    Q, K, V = qkv(4, 6, 16)
     O1, lse1 = labcore.reference_attention(Q, K, V)
     O2, lse2 = labcore.reference_attention(Q, K, V, scale=0.25)
     assert np.allclose(O1, O2) and np.allclose(lse1, lse2)
@@ -64,8 +59,8 @@ def test_default_scale_and_lse_is_natural_log():
 
 
 @pytest.mark.parametrize("causal", [False, True])
-def test_standard_attention_and_ledger(causal):
-    Q, K, V = _qkv(37, 37, 8, seed=3)
+def test_standard_attention_and_ledger(qkv, causal):
+    Q, K, V = qkv(37, 37, 8, seed=3)
     lg = labcore.Ledger()
     O = labcore.standard_attention(Q, K, V, causal=causal, ledger=lg)
     assert np.max(np.abs(O - labcore.reference_attention(Q, K, V, causal=causal)[0])) < 1e-12
@@ -81,9 +76,9 @@ def test_standard_io_lecture_number():
     assert round(labcore.standard_attention_io(4096, 64) * 2 / 1e6, 1) == 136.3
 
 
-def test_standard_io_rectangular():
+def test_standard_io_rectangular(qkv):
     lg = labcore.Ledger()
-    Q, K, V = _qkv(5, 9, 3)
+    Q, K, V = qkv(5, 9, 3)
     labcore.standard_attention(Q, K, V, ledger=lg)
     assert lg.total == labcore.standard_attention_io(5, 3, N_k=9)
 
@@ -102,8 +97,8 @@ def test_bad_input_names_the_argument(args, exc, msg):
         labcore.reference_attention(*args)
 
 
-def test_bad_scale_and_sizes():
-    Q, K, V = _qkv(2, 2, 2)
+def test_bad_scale_and_sizes(qkv):
+    Q, K, V = qkv(2, 2, 2)
     with pytest.raises(ValueError, match="scale"):
         labcore.reference_attention(Q, K, V, scale=-1.0)
     with pytest.raises(ValueError, match="N must be"):
@@ -120,7 +115,7 @@ def test_flags_and_choices_are_typed():
     for call in (lambda: lc.reference_attention(Q, Q, Q, causal="False"),
                  lambda: lc.standard_attention(Q, Q, Q, causal=1),
                  lambda: lc.attention_flops(1024, 64, algorithm="flash", causal="False"),
-                 lambda: lc.flash_forward_io(1024, 64, 64, 64, causal=None)):
+                 lambda: lc.flash_forward_io(1024, 64, block_q=64, block_kv=64, causal=None)):
         with pytest.raises(TypeError, match="causal must be True or False"):
             call()
     assert lc.attention_flops(1024, 64, algorithm="flash", causal=np.bool_(False)) == \
@@ -128,5 +123,5 @@ def test_flags_and_choices_are_typed():
     with pytest.raises(TypeError, match="method must be one of"):
         lc.decode_attention_time("A100", batch=1, seqlen=64, num_q_heads=8, num_kv_heads=8, head_dim=64,
                                  method=np.array(["fa2"]))
-    with pytest.raises(TypeError, match="normalisation"):
-        lc.forward_nonmatmul_terms(1, 1, 1, 1, np.array(["deferred"]))
+    with pytest.raises(TypeError, match="loop_order"):
+        lc.forward_nonmatmul_terms(1, 1, 1, 1, loop_order=np.array(["fa2"]))

@@ -6,34 +6,34 @@ import labcore
 
 
 def test_nonmatmul_lecture_numbers():
-    ps = labcore.nonmatmul_fraction(4096, 128, normalisation="per-step")
-    df = labcore.nonmatmul_fraction(4096, 128, normalisation="deferred")
+    ps = labcore.nonmatmul_fraction(4096, 128, loop_order="fa1")
+    df = labcore.nonmatmul_fraction(4096, 128, loop_order="fa2")
     assert round(ps["ops_fraction"] * 100, 1) == 1.6 and round(df["ops_fraction"] * 100, 1) == 1.0
     assert ps["cost_ratio"] == pytest.approx(312 / 19.5)
     assert round(ps["time_fraction"] * 100) == 25 and round(df["time_fraction"] * 100) == 16
 
 
 def test_nonmatmul_terms():
-    c = labcore.nonmatmul_ops(256, 256, 64, block_kv=64, normalisation="per-step")   # T_c = 4 key blocks
+    c = labcore.nonmatmul_ops(256, 256, 64, block_kv=64, loop_order="fa1")   # T_c = 4 key blocks
     assert c["softmax"] == 4 * 256 * 256 and c["statistics"] == 9 * 256 * 4 and c["output"] == 4 * 64 * 256 * 4
     assert c["lse"] == 2 * 256
     assert c["total"] == c["softmax"] + c["statistics"] + c["output"] + c["lse"]
-    f = labcore.nonmatmul_ops(256, 256, 64, block_kv=64, normalisation="deferred")
+    f = labcore.nonmatmul_ops(256, 256, 64, block_kv=64, loop_order="fa2")
     assert f["statistics"] == 5 * 256 * 4 and f["output"] == 64 * 256 * 4 + 64 * 256     # + the final divide
     with pytest.raises(ValueError, match="entries"):
-        labcore.forward_nonmatmul_terms(-1, 0, 4, 4, "deferred")
+        labcore.forward_nonmatmul_terms(-1, 0, 4, 4, loop_order="fa2")
 
 
 @pytest.mark.parametrize("N, N_k, d, B", [(4096, 4096, 128, 128), (1000, 333, 64, 64), (1, 7, 3, 2)])
 def test_one_count_of_nonmatmul_work(N, N_k, d, B):
     """§3's nonmatmul_ops and §4's attention_flops count the same operations (no mask)."""
-    for order, norm in (("fa2", "deferred"), ("fa1", "per-step")):
+    for order in ("fa2", "fa1"):
         fl = labcore.attention_flops(N, d, algorithm="flash", loop_order=order, block_q=B, block_kv=B, N_k=N_k)
-        assert fl.non_matmul == labcore.nonmatmul_ops(N, N_k, d, block_kv=B, normalisation=norm)["total"]
+        assert fl.non_matmul == labcore.nonmatmul_ops(N, N_k, d, block_kv=B, loop_order=order)["total"]
         assert fl.matmul == labcore.attention_matmul_flops(N, N_k, d)
     assert labcore.attention_matmul_flops(256, 256, 64) == 4 * 256 * 256 * 64
-    with pytest.raises(ValueError, match="normalisation"):
-        labcore.nonmatmul_ops(4, 4, 4, normalisation="lazy")
+    with pytest.raises(ValueError, match="loop_order"):
+        labcore.nonmatmul_ops(4, 4, 4, loop_order="lazy")
     with pytest.raises(ValueError, match="FP32"):
         labcore.nonmatmul_fraction(4096, 128, gpu="B200")
 

@@ -1,4 +1,4 @@
-"""Tests of labcore.decode: flash-decoding's exact split/merge and the CTA x wave time model (lecture §6)."""
+"""Tests of labcore.decode (flash-decoding's exact split/merge) and labcore.decode_model (the CTA x wave time model), lecture §6."""
 import math
 
 import numpy as np
@@ -7,24 +7,19 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import labcore as lc
-from labcore.decode import _num_splits_heuristic_grid
+from labcore.decode_model import num_splits_heuristic_grid
 
 rng = np.random.default_rng(0)
 CODELLAMA = dict(num_q_heads=16, num_kv_heads=2, head_dim=128)
 LLAMA8B = dict(num_q_heads=32, num_kv_heads=8, head_dim=128)
 
 
-def _qkv(n, d=16, g=1, seed=0):
-    r = np.random.default_rng(seed)
-    return r.standard_normal((g, d)), r.standard_normal((n, d)), r.standard_normal((n, d))
-
-
 # ---------------------------------------------------------------- exact split / merge
 
 
 @pytest.mark.parametrize("num_splits", [1, 7, 64, 1000])
-def test_split_kv_matches_direct(num_splits):
-    q, K, V = _qkv(300, d=32, g=1)
+def test_split_kv_matches_direct(qkv, num_splits):
+    q, K, V = qkv(1, 300, 32)
     o, lse = lc.split_kv_attention(q[0], K, V, num_splits=num_splits)
     O_ref, lse_ref = lc.reference_attention(q, K, V)
     assert o.shape == (32,) and np.ndim(lse) == 0
@@ -32,8 +27,8 @@ def test_split_kv_matches_direct(num_splits):
     assert abs(float(lse) - lse_ref[0]) < 1e-13
 
 
-def test_more_splits_than_keys_gives_empty_splits_that_change_nothing():
-    q, K, V = _qkv(5, g=3)
+def test_more_splits_than_keys_gives_empty_splits_that_change_nothing(qkv):
+    q, K, V = qkv(3, 5, 16)
     o, lse, (o_parts, lse_parts) = lc.split_kv_attention(q, K, V, num_splits=12, return_partials=True)
     assert np.sum(np.isneginf(lse_parts[:, 0])) == 7  # 12 splits, 5 keys
     assert np.all(o_parts[np.isneginf(lse_parts)] == 0)
@@ -42,8 +37,8 @@ def test_more_splits_than_keys_gives_empty_splits_that_change_nothing():
     np.testing.assert_allclose(lse, lse_ref, atol=1e-13)
 
 
-def test_uneven_splits_with_zero_length_split():
-    q, K, V = _qkv(100, g=2)
+def test_uneven_splits_with_zero_length_split(qkv):
+    q, K, V = qkv(2, 100, 16)
     o, lse = lc.split_kv_attention(q, K, V, split_sizes=[1, 0, 60, 39])
     O_ref, lse_ref = lc.reference_attention(q, K, V)
     np.testing.assert_allclose(o, O_ref, atol=1e-14)
@@ -58,8 +53,8 @@ def test_split_bounds_are_even_and_cover():
 
 @settings(max_examples=40, deadline=None)
 @given(n=st.integers(1, 200), s=st.integers(1, 250), g=st.integers(1, 8), seed=st.integers(0, 10_000))
-def test_split_invariance_property(n, s, g, seed):
-    q, K, V = _qkv(n, d=8, g=g, seed=seed)
+def test_split_invariance_property(qkv, n, s, g, seed):
+    q, K, V = qkv(g, n, 8, seed=seed)
     o, lse = lc.split_kv_attention(q, K, V, num_splits=s)
     O_ref, lse_ref = lc.reference_attention(q, K, V)
     np.testing.assert_allclose(o, O_ref, atol=1e-13)
@@ -68,8 +63,8 @@ def test_split_invariance_property(n, s, g, seed):
 
 @settings(max_examples=30, deadline=None)
 @given(seed=st.integers(0, 10_000), s=st.integers(2, 9))
-def test_combine_is_associative_and_commutative(seed, s):
-    q, K, V = _qkv(90, d=8, g=2, seed=seed)
+def test_combine_is_associative_and_commutative(qkv, seed, s):
+    q, K, V = qkv(2, 90, 8, seed=seed)
     _, _, (op, lp) = lc.split_kv_attention(q, K, V, num_splits=s, return_partials=True)
     flat = lc.combine_splits(op, lp)
     perm = np.random.default_rng(seed).permutation(s)
@@ -153,8 +148,8 @@ def test_more_splits_than_keys_is_refused():
     assert edge.num_splits == 16 and np.isfinite(edge.total)
 
 
-def test_algorithm_bad_input():
-    q, K, V = _qkv(10, g=4)
+def test_algorithm_bad_input(qkv):
+    q, K, V = qkv(4, 10, 16)
     with pytest.raises(ValueError):
         lc.split_kv_attention(q, K, V, num_splits=0)
     with pytest.raises(ValueError, match="sum"):
@@ -271,7 +266,7 @@ def test_heuristic_examples():
 def test_heuristic_grid_matches_line_by_line_port():
     bl, nb = np.arange(1, 120), np.arange(1, 300)
     for sms in (108, 216, 132):
-        G = _num_splits_heuristic_grid(bl[:, None], sms, nb[None, :])
+        G = num_splits_heuristic_grid(bl[:, None], sms, nb[None, :])
         for i in range(0, len(bl), 7):
             for j in range(0, len(nb), 5):
                 assert G[i, j] == lc.num_splits_heuristic(int(bl[i]), sms, int(nb[j]))
@@ -382,12 +377,25 @@ def test_contradictory_or_non_numeric_inputs_are_refused():
         with pytest.raises(TypeError, match="lse_a"):
             lc.merge_state(np.ones(4), bad, np.ones(4), 0.0)
     with pytest.raises(ValueError, match="block pairs"):
-        lc.causal_block_map(10 ** 5, 1)
+        lc.causal_block_map(10 ** 5, block_q=1)
     with pytest.raises(ValueError, match="block pairs"):
-        lc.flash_tile_schedule(10 ** 7, 64, 1, 1)
+        lc.flash_tile_schedule(10 ** 7, 64, block_q=1, block_kv=1)
 
 
 def test_top_level_all_lists_every_engine_name():
     assert "decode_attention_time" in lc.__all__ and "timeline" in lc.__all__
     assert all(hasattr(lc, name) for name in lc.__all__)
     assert not any(name.startswith("_") for name in lc.__all__)
+
+
+def test_gqa_group_size_and_int_array():
+    from labcore.checks import int_array
+    assert lc.gqa_group_size(32, 8) == 4 and lc.gqa_group_size(8, 8) == 1
+    with pytest.raises(ValueError, match="multiple"):
+        lc.gqa_group_size(6, 4)
+    assert int_array(3, "x") == 3 and int_array(np.array([1.0, 2.0]), "x").dtype == np.int64
+    with pytest.raises(TypeError, match="must hold integers"):
+        int_array(np.array([1.5]), "x")
+    with pytest.raises(ValueError, match="at most"):
+        int_array(np.array([5]), "x", maximum=4)
+    assert lc.MODEL_DEFAULTS["efficiency"] == 0.7 and "heuristic" in lc.SPLIT_MODES

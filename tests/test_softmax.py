@@ -6,13 +6,9 @@ from hypothesis import given, settings, strategies as st
 import labcore
 
 
-def _row(S=4096, d=64, seed=0):
-    rng = np.random.default_rng(seed)
-    return rng.standard_normal(d), rng.standard_normal((S, d)), rng.standard_normal((S, d))
-
-
-def test_three_algorithms_agree_lecture_setting():
-    q, K, V = _row()
+def test_three_algorithms_agree_lecture_setting(qkv):
+    Q, K, V = qkv(1, 4096, 64)
+    q = Q[0]
     o_ref, lse_ref = labcore.reference_attention(q[None], K, V)
     results = [labcore.row_attention_three_pass(q, K, V), labcore.row_attention_two_pass(q, K, V, block=256),
                labcore.row_attention_one_pass(q, K, V, block=256)]
@@ -24,8 +20,9 @@ def test_three_algorithms_agree_lecture_setting():
 
 
 @pytest.mark.parametrize("block", [1, 7, 256, 5000])
-def test_one_pass_any_block(block):
-    q, K, V = _row(S=1000, d=8, seed=2)
+def test_one_pass_any_block(qkv, block):
+    Q, K, V = qkv(1, 1000, 8, seed=2)
+    q = Q[0]
     r = labcore.row_attention_one_pass(q, K, V, block=block)
     assert np.max(np.abs(r.o - labcore.reference_attention(q[None], K, V)[0][0])) < 1e-14
 

@@ -236,10 +236,10 @@ def _answer3():
     N, d, M = _EX3["N"], _EX3["d"], _EX3["M"]
     B_r, B_c = _lc("paper_block_sizes")(M, d)
     io = _lc("flash_forward_io")
-    elems = io(N, d, B_r, B_c, "fa1")
+    elems = io(N, d, block_q=B_r, block_kv=B_c, loop_order="fa1")
     std = _lc("standard_attention_io")(N, d)
     ctx = {"B_r": B_r, "B_c": B_c, "T_c": cdiv(N, B_c), "elements": elems, "bytes": 2 * elems,
-           "init": N * d + 2 * N, "fa2_elements": io(N, d, B_r, B_c, "fa2"), "standard": std}
+           "init": N * d + 2 * N, "fa2_elements": io(N, d, block_q=B_r, block_kv=B_c, loop_order="fa2"), "standard": std}
     return {"MB": 2 * elems / MB, "ratio": std / elems}, ctx
 
 
@@ -265,7 +265,7 @@ _EX4 = dict(N=4096, block=128)
 
 
 def _answer4():
-    f = _lc("causal_block_fraction")(_EX4["N"], _EX4["block"])
+    f = _lc("causal_block_fraction")(_EX4["N"], block_q=_EX4["block"])
     T = cdiv(_EX4["N"], _EX4["block"])
     return {"fraction": float(f)}, {"T": T}
 

@@ -8,13 +8,15 @@ Pure figure functions (parameters in, matplotlib Figure out) and the section's e
 - ``decode_vs_measured``: the model against the flash-decoding post's A100 table, with ratios;
 - ``decode_speedup``: heatmap of the model's FlashAttention-2 / flash-decoding time over batch x seqlen.
 
-All numbers come from :mod:`labcore.decode`; ``compute`` functions are numpy-only.
+All numbers come from :mod:`labcore.decode` and :mod:`labcore.decode_model`; ``compute`` functions are numpy-only.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from .. import decode as dec
+from .. import decode as lc_decode
+from .. import decode_model as dm
+from ..checks import cdiv
 from ..hardware import get_gpu
 from ..widgets import Explorer, Slider, Table
 from . import new_figure, register
@@ -60,12 +62,12 @@ def occupancy_data(gpu="A100", *, shape="CodeLlama-34B (4-way TP)", batch=1, seq
     CTA order follows flash-attn's launch grids (FA2: batch fastest; split-KV: split fastest).
     """
     g = get_gpu(gpu)
-    sh = dec.get_decode_shape(shape)
-    methods = dec.DECODE_METHODS if method == "both" else (method,)
+    sh = dm.get_decode_shape(shape)
+    methods = dm.DECODE_METHODS if method == "both" else (method,)
     out = {}
     for m in methods:
         ns = None if m == "fa2" else _splits_arg(splits)
-        e = dec.decode_attention_time(g, batch=batch, seqlen=seqlen, method=m, num_splits=ns,
+        e = dm.decode_attention_time(g, batch=batch, seqlen=seqlen, method=m, num_splits=ns,
                                       efficiency=efficiency, **sh)
         n = min(e.num_ctas, _MAX_WAVES_DRAWN * g.num_sms)
         idx = np.arange(n)
@@ -73,8 +75,8 @@ def occupancy_data(gpu="A100", *, shape="CodeLlama-34B (4-way TP)", batch=1, seq
             b, h = idx % e.batch, idx // e.batch
             seq = b * e.num_kv_heads + h // (e.num_q_heads // e.num_kv_heads)
         else:  # grid (m_block, split, batch x KV head): split varies fastest
-            seq = idx // (e.num_splits * -(-(e.num_q_heads // e.num_kv_heads) // e.rows_padded))
-        rows = -(-n // g.num_sms)
+            seq = idx // (e.num_splits * cdiv(lc_decode.gqa_group_size(e.num_q_heads, e.num_kv_heads), e.rows_padded))
+        rows = cdiv(n, g.num_sms)
         grid = np.full(rows * g.num_sms, -1.0)   # -1: idle SM slot
         grid[:n] = seq
         out[m] = (e, grid.reshape(rows, g.num_sms))
@@ -110,19 +112,19 @@ def splits_data(gpu="A100", *, shape="CodeLlama-34B (4-way TP)", batch=64, seqle
                 variant="base", max_splits=128):
     """Model time for every split count 1 .. max_splits plus the model-best and heuristic choices."""
     g = get_gpu(gpu)
-    sh = dec.get_decode_shape(shape)
+    sh = dm.get_decode_shape(shape)
     s = np.arange(1, max_splits + 1)
-    r = dec.decode_time_grid(g, batch=batch, seqlen=seqlen, method="flash_decoding", num_splits=s,
+    r = dm.decode_time_grid(g, batch=batch, seqlen=seqlen, method="flash_decoding", num_splits=s,
                              variant=variant, efficiency=efficiency, **sh)
     kw = dict(batch=batch, seqlen=seqlen, **sh)
     return dict(
         s=s, total=r["total"], waves=r["waves"], ctas=r["num_ctas"], num_sms=g.num_sms, gpu=g.name,
-        best=dec.best_num_splits(g, variant=variant, efficiency=efficiency, **kw),
-        heur=dec.flash_attn_num_splits(g, sm_doubling=False, **kw),
-        heur2=dec.flash_attn_num_splits(g, sm_doubling=True, **kw),
-        floor=dec.kv_cache_bytes(batch=batch, seqlen=seqlen, num_kv_heads=sh["num_kv_heads"],
+        best=dm.best_num_splits(g, variant=variant, efficiency=efficiency, **kw),
+        heur=dm.flash_attn_num_splits(g, sm_doubling=False, **kw),
+        heur2=dm.flash_attn_num_splits(g, sm_doubling=True, **kw),
+        floor=lc_decode.kv_cache_bytes(batch=batch, seqlen=seqlen, num_kv_heads=sh["num_kv_heads"],
                                  head_dim=sh["head_dim"]) / g.hbm_bandwidth,
-        fa2=dec.decode_attention_time(g, method="fa2", variant=variant, efficiency=efficiency, **kw).total,
+        fa2=dm.decode_attention_time(g, method="fa2", variant=variant, efficiency=efficiency, **kw).total,
         batch=batch, seqlen=seqlen, variant=variant,
     )
 
@@ -158,8 +160,8 @@ def splits_figure(d, **_):
 
 
 def measured_data(gpu="A100", *, splits="model-best", efficiency=0.7):
-    """:func:`labcore.decode.compare_flash_decoding_a100` at the chosen split rule and efficiency."""
-    return dec.compare_flash_decoding_a100(gpu, num_splits=_splits_arg(splits), efficiency=efficiency)
+    """:func:`labcore.decode_model.compare_flash_decoding_a100` at the chosen split rule and efficiency."""
+    return dm.compare_flash_decoding_a100(gpu, num_splits=_splits_arg(splits), efficiency=efficiency)
 
 
 def measured_figure(c, **_):
@@ -202,10 +204,10 @@ def speedup_data(gpu="A100", *, shape="CodeLlama-34B (4-way TP)", splits="model-
     """FA2 time / flash-decoding time over a (batch, seqlen) grid (default about 100 x 100, log-spaced)."""
     b = _HEAT_B if batches is None else np.asarray(batches)
     n = _HEAT_N if seqlens is None else np.asarray(seqlens)
-    sh = dec.get_decode_shape(shape)
+    sh = dm.get_decode_shape(shape)
     kw = dict(batch=b[:, None], seqlen=n[None, :], efficiency=efficiency, **sh)
-    fa = dec.decode_time_grid(gpu, method="fa2", **kw)["total"]
-    fd = dec.decode_time_grid(gpu, method="flash_decoding", num_splits=_splits_arg(splits), **kw)["total"]
+    fa = dm.decode_time_grid(gpu, method="fa2", **kw)["total"]
+    fd = dm.decode_time_grid(gpu, method="flash_decoding", num_splits=_splits_arg(splits), **kw)["total"]
     return dict(b=b, n=n, speedup=fa / fd, gpu=get_gpu(gpu).name, shape=shape, splits=splits)
 
 
@@ -233,7 +235,7 @@ def speedup_figure(d, **_):
 
 # ------------------------------------------------------------------------------------------ explorers
 
-_SHAPES = tuple(dec.DECODE_SHAPES)
+_SHAPES = tuple(dm.DECODE_SHAPES)
 _POW2_B = tuple(2 ** k for k in range(0, 9))
 _POW2_N = tuple(2 ** k for k in range(8, 18))
 _SPLIT_LIVE = ("model-best", "heuristic", "heuristic-2.5.7", 1, 2, 4, 8, 16, 32, 64, 128)
@@ -309,7 +311,7 @@ register(Explorer(
 
 
 def measured_table(c):
-    """The 10 rows of :func:`labcore.decode.compare_flash_decoding_a100` as a table (µs and % errors)."""
+    """The 10 rows of :func:`labcore.decode_model.compare_flash_decoding_a100` as a table (µs and % errors)."""
     us = 1e6
     rows = []
     for i in range(len(c["batch"])):

@@ -37,7 +37,7 @@ def _block_rows(kb: int, d: int, br_override):
 # ------------------------------------------------------------------------------------------ tiling walker
 def _tiling_compute(loop_order="fa2", causal=False, progress=0, N=WALK_N, d=WALK_D, block_q=WALK_BR,
                     block_kv=WALK_BC):
-    sched = F.flash_tile_schedule(N, d, block_q, block_kv, loop_order, causal=causal)
+    sched = F.flash_tile_schedule(N, d, block_q=block_q, block_kv=block_kv, loop_order=loop_order, causal=causal)
     k = int(round(progress / 100 * (sched.n_steps - 1)))
     state = sched.at(k)
     visited = np.zeros(sched.block_map.shape, dtype=float)
@@ -119,8 +119,8 @@ register(Explorer(
 
 # ------------------------------------------------------------------------------------------ causal map
 def _causal_compute(N=4096, block=128):
-    m = F.causal_block_map(N, block)
-    return {"map": m, "fraction": F.causal_block_fraction(N, block), "T": m.shape[0]}
+    m = F.causal_block_map(N, block_q=block)
+    return {"map": m, "fraction": F.causal_block_fraction(N, block_q=block), "T": m.shape[0]}
 
 
 def causal_map_figure(data, N=4096, block=128, **_):
@@ -154,9 +154,9 @@ def _traffic_N_compute(d=64, sram_kb=100, br_override="paper", causal=False):
     M, B_r, B_c = _block_rows(sram_kb, d, br_override)
     N = np.array(NS, float)
     std = np.array([H.standard_attention_io(n, d) for n in NS], float)
-    fa1 = np.array([H.flash_forward_io(n, d, B_r, B_c, "fa1", causal=causal) for n in NS], float)
-    fa2 = np.array([H.flash_forward_io(n, d, B_r, B_c, "fa2", causal=causal) for n in NS], float)
-    law = N ** 2 * d ** 2 / M
+    fa1 = np.array([H.flash_forward_io(n, d, block_q=B_r, block_kv=B_c, loop_order="fa1", causal=causal) for n in NS], float)
+    fa2 = np.array([H.flash_forward_io(n, d, block_q=B_r, block_kv=B_c, loop_order="fa2", causal=causal) for n in NS], float)
+    law = np.array([H.flash_io_bound(n, d, M) for n in NS])
     return {"N": N, "standard": std, "fa1": fa1, "fa2": fa2, "law": law, "B_r": B_r, "B_c": B_c, "M": M}
 
 
@@ -199,11 +199,11 @@ SRAM_KB = (16, 24, 32, 48, 64, 100, 128, 164, 192, 228, 256)
 def _traffic_M_compute(N=4096, d=64, causal=False):
     kb = np.array(SRAM_KB, float)
     M = kb * KB / 2
-    blocks = [F.paper_block_sizes(int(m), d) for m in M]
-    fa1 = np.array([H.flash_forward_io(N, d, br, bc, "fa1", causal=causal) for br, bc in blocks], float)
-    fa2 = np.array([H.flash_forward_io(N, d, br, bc, "fa2", causal=causal) for br, bc in blocks], float)
+    fa1, fa2 = (np.array([F.flash_forward_io_at_sram(N, d, M=int(m), loop_order=lo, causal=causal) for m in M], float)
+                for lo in ("fa1", "fa2"))
     std = np.full(kb.shape, float(H.standard_attention_io(N, d)))
-    return {"kb": kb, "M": M, "fa1": fa1, "fa2": fa2, "standard": std, "law": N ** 2 * d ** 2 / M}
+    return {"kb": kb, "M": M, "fa1": fa1, "fa2": fa2, "standard": std,
+            "law": np.array([H.flash_io_bound(N, d, int(m)) for m in M])}
 
 
 def traffic_vs_M_figure(data, N=4096, d=64, causal=False, **_):
@@ -232,7 +232,7 @@ register(Explorer(
 def _bwd_compute(N=4096, d=128, block=128, causal=False):
     out = {}
     for alg in ("standard", "flash"):
-        t = F.training_step_io(N, d, algorithm=alg, block_q=block, block_kv=block, causal=causal, by_tensor=True)
+        t = H.training_step_io(N, d, algorithm=alg, block_q=block, block_kv=block, causal=causal, by_tensor=True)
         merged = {}
         for phase in ("forward", "backward"):
             for name, v in t[phase].items():

@@ -85,22 +85,18 @@ register(Explorer(
 
 # ---- §3 online softmax trace -----------------------------------------------------------------------
 @lru_cache(maxsize=8)
-def _row(S: int, d: int = 64, seed: int = 0):
-    """A random query with S keys and values (read-only; cached: drawing them is most of a slider move)."""
+def _row(n_keys: int, d: int = 64, seed: int = 0):
+    """A random query with n_keys keys and values (read-only; cached: drawing them is most of a slider move)."""
     rng = np.random.default_rng(seed)
-    q, K, V = rng.standard_normal(d), rng.standard_normal((S, d)), rng.standard_normal((S, d))
+    q, K, V = rng.standard_normal(d), rng.standard_normal((n_keys, d)), rng.standard_normal((n_keys, d))
     for a in (q, K, V):
         a.setflags(write=False)
     return q, K, V
 
 
-def trace_data(S: int = 4096, block: int = 256, seed: int = 0) -> dict:
-    """Per-block trace (block max, m, alpha, l) of one-pass online softmax over a random row of S keys."""
-    q, K, V = _row(S, seed=seed)
-    st = softmax.OnlineSoftmax(V.shape[1])
-    s = 1 / np.sqrt(q.size)
-    for a in range(0, S, block):
-        st.update((K[a:a + block] @ q) * s, V[a:a + block])
+def trace_data(n_keys: int = 4096, block: int = 256, seed: int = 0) -> dict:
+    """Per-block trace (block max, m, alpha, l) of one-pass online softmax over a random row of n_keys keys."""
+    st = softmax.online_softmax_trace(*_row(n_keys, seed=seed), block=block)
     return {k: np.array([t[k] for t in st.trace]) for k in ("block", "block_max", "m", "alpha", "l")}
 
 
@@ -123,19 +119,19 @@ def draw_trace(data, **_):
 
 register(Explorer(
     "online_trace", trace_data, draw_trace,
-    (Slider("S", (1024, 4096, 8192), 4096, "row length S", fmt=",d"),
+    (Slider("n_keys", (1024, 4096, 8192), 4096, "keys in the row", fmt=",d"),
      Slider("block", (128, 256, 512), 256, "block size", live=(32, 64, 128, 256, 512, 1024))),
     caption="Online softmax state after each block: m only grows; alpha < 1 exactly when it does."))
 
 
 # ---- §3 merging segments -----------------------------------------------------------------------------
-def merge_data(segments: int = 12, S: int = 3000, seed: int = 1) -> dict:
+def merge_data(segments: int = 12, n_keys: int = 3000, seed: int = 1) -> dict:
     """Error of sequential / tree / random-order merges of ``segments`` random segments vs one pass:
     max of the output's absolute error and lse's relative error."""
     rng = np.random.default_rng(seed)
-    x, V = rng.standard_normal(S), rng.standard_normal((S, 64))
+    x, V = rng.standard_normal(n_keys), rng.standard_normal((n_keys, 64))
     ref_o, ref_lse = softmax.partial_state(x, V)
-    segs = softmax.random_segments(S, segments, rng)
+    segs = softmax.random_segments(n_keys, segments, rng)
     errs = {}
     for order in ("sequential", "tree", "random"):
         o, lse = softmax.merge_segments(x, V, segs, order=order, rng=rng)
@@ -166,17 +162,17 @@ register(Explorer(
 
 
 # ---- §3 precision of l ---------------------------------------------------------------------------------
-def precision_data(S: int = 8192, dtype: str = "fp16", seed: int = 0) -> dict:
-    """Running l accumulated in ``dtype`` vs float64 for one row of S attention scores."""
-    terms = _score_terms(S, seed)
+def precision_data(n_keys: int = 8192, dtype: str = "fp16", seed: int = 0) -> dict:
+    """Running l accumulated in ``dtype`` vs float64 for one row of n_keys attention scores."""
+    terms = _score_terms(n_keys, seed)
     return {"exact": np.cumsum(terms), "acc": precision.running_sum(terms, dtype), "dtype": dtype}
 
 
 @lru_cache(maxsize=8)
-def _score_terms(S: int, seed: int) -> np.ndarray:
-    """exp(x - max x) for one row of S scores q.k / sqrt(64) (read-only; cached per row length)."""
+def _score_terms(n_keys: int, seed: int) -> np.ndarray:
+    """exp(x - max x) for one row of n_keys scores q.k / sqrt(64) (read-only; cached per row length)."""
     rng = np.random.default_rng(seed)
-    x = rng.standard_normal((S, 64)) @ rng.standard_normal(64) / 8.0
+    x = rng.standard_normal((n_keys, 64)) @ rng.standard_normal(64) / 8.0
     terms = np.exp(x - x.max())
     terms.setflags(write=False)
     return terms
@@ -189,14 +185,13 @@ def draw_precision(data, **_):
     ax.plot(j, data["acc"], color="C3", label=f"accumulated in {data['dtype']}")
     err = abs(data["acc"][-1] - data["exact"][-1]) / data["exact"][-1]
     ax.set_title(f"relative error of l after {j[-1]:,} keys: {err:.1e}", fontsize=9)
-    ax.set_xlabel("keys summed")
-    ax.set_ylabel("ℓ")
+    ax.set(xlabel="keys summed", ylabel="ℓ")
     ax.legend(fontsize=8)
     return fig
 
 
 register(Explorer(
     "precision_l", precision_data, draw_precision,
-    (Slider("S", (1024, 4096, 8192, 16384), 8192, "row length S", fmt=",d"),
+    (Slider("n_keys", (1024, 4096, 8192, 16384), 8192, "keys in the row", fmt=",d"),
      Slider("dtype", ("fp16", "bf16", "fp32"), "fp16", "accumulator")),
     caption="Accumulating l in a 16-bit format stalls once l is large; FP32 does not."))

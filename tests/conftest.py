@@ -1,0 +1,20 @@
+"""Shared fixtures of the unit tests."""
+import numpy as np
+import pytest
+
+
+def _make_qkv(n_q: int, n_k: int, d: int = 8, *, d_v: int | None = None, seed: int = 0):
+    """Standard-normal Q (n_q, d), K (n_k, d), V (n_k, d_v or d), drawn in that order from
+    ``np.random.default_rng(seed)`` (a one-row q is ``Q[0]``)."""
+    rng = np.random.default_rng(seed)
+    return (rng.standard_normal((n_q, d)), rng.standard_normal((n_k, d)),
+            rng.standard_normal((n_k, d if d_v is None else d_v)))
+
+
+@pytest.fixture(scope="session")
+def qkv():
+    """Factory of random attention inputs: ``qkv(n_q, n_k, d=8, *, d_v=None, seed=0) -> (Q, K, V)``.
+
+    Session-scoped (it holds no state), so hypothesis tests may use it too.
+    """
+    return _make_qkv
