@@ -214,23 +214,23 @@ def accumulate(values, dtype: str) -> float:
     return float(running_sum(values, dtype)[-1])
 
 
-def l_accumulation_error(S: int = 8192, dtype: str = "fp16", *, d: int = 64, seed: int = 0) -> dict:
-    """Relative error of l = sum_j exp(x_j - m) accumulated in ``dtype`` for one row of S scores.
+def l_accumulation_error(n_keys: int = 8192, dtype: str = "fp16", *, d: int = 64, seed: int = 0) -> dict:
+    """Relative error of l = sum_j exp(x_j - m) accumulated in ``dtype`` for one row of ``n_keys`` scores.
 
     Scores are ``q . k_j / sqrt(d)`` for standard-normal q and keys (the usual attention statistics).
 
-    Args: S: row length (int >= 1). dtype: a name in :data:`FORMATS`. d: head dim. seed: RNG seed.
+    Args: n_keys: row length (number of keys, int >= 1). dtype: a name in :data:`FORMATS`. d: head dim. seed: RNG seed.
 
     Returns: dict with ``exact`` (float64 sum), ``accumulated`` and ``rel_error``.
 
-    Raises: ValueError for S or d < 1 or an unknown dtype.
+    Raises: ValueError for n_keys or d < 1 or an unknown dtype.
 
     Source: lecture §3.4; recursive summation as in :func:`running_sum`.
     """
-    S, d = positive_int(S, "S"), positive_int(d, "d")
+    n_keys, d = positive_int(n_keys, "n_keys"), positive_int(d, "d")
     choice(dtype, "dtype", tuple(FORMATS))
     rng = np.random.default_rng(seed)
-    x = rng.standard_normal((S, d)) @ rng.standard_normal(d) / np.sqrt(d)
+    x = rng.standard_normal((n_keys, d)) @ rng.standard_normal(d) / np.sqrt(d)
     terms = np.exp(x - x.max())
     exact = float(terms.sum())
     acc = accumulate(terms, dtype)

@@ -305,7 +305,7 @@ def _params(kw: dict) -> dict:
 def _per_seqlen(N: int, d: int, causal: bool, Bq: int, Bk: int, l2_reuse: bool) -> tuple:
     """Tile counts of one (batch, head) for the forward (query-block CTAs) and backward (key-block CTAs):
     ``(T_r, T_c, pairs, fwd_longest, bwd_longest, fwd_elements, bwd_elements)`` (cached; ints)."""
-    rows, J, _cols = causal_block_counts(N, Bq, Bk, causal=causal)
+    rows, J, _cols = causal_block_counts(N, block_q=Bq, block_kv=Bk, causal=causal)
     T_c = -(-N // Bk)
     pairs = int(J.sum())
     per_kv = (J[:, None] > np.arange(T_c)[None, :]).sum(axis=0)  # query blocks that visit each key block

@@ -122,7 +122,7 @@ def merge_error():
     rng = np.random.default_rng(1)
     x, V = rng.standard_normal(3000), rng.standard_normal((3000, 64))
     ref_o, _ = lc.partial_state(x, V)
-    segs = lc.random_segments(S=3000, k=12, rng=rng)
+    segs = lc.random_segments(n_keys=3000, k=12, rng=rng)
     return max(float(np.abs(lc.merge_segments(x, V, segs, order=order, rng=rng)[0] - ref_o).max())
                for order in ("sequential", "tree", "random"))
 
@@ -270,15 +270,15 @@ ROWS = [
             "(asserted: under 1e-15, book/03 §3.2)"),
     Row("§3.3", "A100: 312 vs 19.5 TFLOP/s, a non-matmul FLOP costs 16x", 16, rnd(), lambda: a100().nonmatmul_cost_ratio),
     Row("§3.3", "non-matmul ops 1.6% of matmul FLOPs (per-step normalisation, N = 4096, d = 128)", 1.6, rnd(1),
-        lambda: 100 * lc.nonmatmul_fraction(N=4096, d=128, normalisation="per-step")["ops_fraction"]),
+        lambda: 100 * lc.nonmatmul_fraction(N=4096, d=128, loop_order="fa1")["ops_fraction"]),
     Row("§3.3", "non-matmul ops 1.0% of matmul FLOPs (deferred normalisation)", 1.0, rnd(1),
-        lambda: 100 * lc.nonmatmul_fraction(N=4096, d=128, normalisation="deferred")["ops_fraction"]),
+        lambda: 100 * lc.nonmatmul_fraction(N=4096, d=128, loop_order="fa2")["ops_fraction"]),
     Row("§3.3", "at 16x the cost: 25% of the matmul time (per-step)", 25, rnd(),
-        lambda: 100 * lc.nonmatmul_fraction(N=4096, d=128, normalisation="per-step")["time_fraction"]),
+        lambda: 100 * lc.nonmatmul_fraction(N=4096, d=128, loop_order="fa1")["time_fraction"]),
     Row("§3.3", "at 16x the cost: 16% of the matmul time (deferred)", 16, rnd(),
-        lambda: 100 * lc.nonmatmul_fraction(N=4096, d=128, normalisation="deferred")["time_fraction"]),
+        lambda: 100 * lc.nonmatmul_fraction(N=4096, d=128, loop_order="fa2")["time_fraction"]),
     Row("§3.4", "l accumulated in FP16 stagnates: error of order 1e-1 (S = 8192)", 0.1, between(0.05, 0.5),
-        lambda: lc.l_accumulation_error(S=8192, dtype="fp16")["rel_error"]),
+        lambda: lc.l_accumulation_error(n_keys=8192, dtype="fp16")["rel_error"]),
     Row("§3.4", "FP16 e^x overflows at x = 11.09", 11.09, rnd(2), lambda: lc.exp_overflow_threshold(dtype="fp16")),
     # §4 forward pass
     Row("§4.1", "M = 100 KB = 51,200 FP16 elements, d = 64: B_c = ceil(M / 4d) = 200", 200, EXACT,
@@ -340,7 +340,7 @@ ROWS = [
         lambda: lc.attention_flops(N=4096, d=64, algorithm="flash", causal=True, block_q=256, block_kv=256).matmul
         / lc.attention_flops(N=4096, d=64, algorithm="flash", block_q=256, block_kv=256).matmul),
     Row("§5.3", "block fraction 1/2 + 1/(2T), T = 32", 0.5 + 1 / 64, absol(1e-15),
-        lambda: lc.causal_block_fraction(N=4096, block=128)),
+        lambda: lc.causal_block_fraction(N=4096, block_q=128)),
     # §6 decode
     Row("§6.1", "batch 1, 16 heads: 16 CTAs", 16, EXACT, lambda: decode("A100", 1, 65536, "fa2").num_ctas),
     Row("§6.1", "16 CTAs use 15% of the A100's 108 SMs", 15, rnd(), lambda: 100 * decode("A100", 1, 65536, "fa2").active_sms / 108),
@@ -433,7 +433,7 @@ ROWS = [
     Row("§10.7", "the gaps take more than a third of a batch-1 decode step", 1 / 3, ABOVE,
         lambda: 1 - modes()["multi"].bandwidth_utilization),
     Row("§10.5", "causal masking skips 1/2 - 1/(2T) of the blocks (T = 32)", 0.5 - 1 / 64, absol(1e-15),
-        lambda: 1 - lc.causal_block_fraction(N=4096, block=128)),
+        lambda: 1 - lc.causal_block_fraction(N=4096, block_q=128)),
     Row("§11.7", "CUDA Graphs still pay ~1.3 µs per kernel", 1.3, rnd(1), lambda: lc.TIMELINE_DEFAULTS["launch_gap"] / US),
     # §12 exercises (answers)
     Row("ex 1", "after [1, 3]: m = 3", 3, EXACT, lambda: exercise1_trace()[0]["m"]),
@@ -449,7 +449,7 @@ ROWS = [
     Row("ex 3", "... 35.3 MB", 35.3, rnd(1), lambda: fa1_io(4096) * 2 / 1e6),
     Row("ex 3", "... 1/3.9 of standard", 3.9, rnd(1), lambda: lc.standard_attention_io(N=4096, d=64) / fa1_io(4096)),
     Row("ex 4", "N = 4096, 128 x 128 blocks, causal: 0.516 of the blocks", 0.516, rnd(3),
-        lambda: lc.causal_block_fraction(N=4096, block=128)),
+        lambda: lc.causal_block_fraction(N=4096, block_q=128)),
     Row("ex 5", "P: 32 x 32768^2 x 2 bytes = 68.7 GB", 68.7, rnd(1),
         lambda: lc.saved_for_backward_bytes(N=32768, algorithm="standard", num_matrices=32) / 1e9),
     Row("ex 5", "L in FP32: 4.2 MB", 4.2, rnd(1),
