@@ -66,17 +66,38 @@ def draw_io_vs_N(data, **_):
     ax.loglog(data["Ns"], data["nn"] / 1e6, label="4N² term (S, P round trips)", color="C3")
     ax.loglog(data["Ns"], (data["nd"] + data["nn"]) / 1e6, "k--", lw=1, label="total")
     ax.axvline(data["N"], color="gray", lw=1)
-    ax.set_title(f"N = {data['N']:,}, d = {data['d']}: {data['total'] / 1e6:,.1f} MB, "
-                 f"{data['time'] * 1e6:,.0f} µs on {data['gpu']}; {data['intensity']:.0f} FLOP/B vs ridge {data['ridge']:.0f}",
-                 fontsize=8)
+    ax.set_title(_io_title(data), fontsize=8)
     ax.set_xlabel("sequence length N")
     ax.set_ylabel("HBM traffic of one head (MB, FP16)")
     ax.legend(fontsize=8)
     return fig
 
 
+def _io_title(data):
+    return (f"N = {data['N']:,}, d = {data['d']}: {data['total'] / 1e6:,.1f} MB, "
+            f"{data['time'] * 1e6:,.0f} µs on {data['gpu']}; {data['intensity']:.0f} FLOP/B vs ridge {data['ridge']:.0f}")
+
+
+def update_io_vs_N(fig, data, **_):
+    """:func:`draw_io_vs_N` in place: the three curves, the N marker and the title."""
+    ax = fig.axes[0]
+    nd, nn, marker = ax.lines[0], ax.lines[1], ax.lines[3]
+    nd.set_data(data["Ns"], data["nd"] / 1e6)
+    nn.set_data(data["Ns"], data["nn"] / 1e6)
+    ax.lines[2].set_data(data["Ns"], (data["nd"] + data["nn"]) / 1e6)
+    marker.set_xdata([data["N"], data["N"]])
+    ax.set_title(_io_title(data), fontsize=8)
+    _rescale(ax)
+
+
+def _rescale(ax):
+    """Autoscale ``ax`` to its current data, as a freshly drawn axes would."""
+    ax.relim()
+    ax.autoscale_view()
+
+
 register(Explorer(
-    "io_vs_N", io_vs_N_data, draw_io_vs_N,
+    "io_vs_N", io_vs_N_data, draw_io_vs_N, update=update_io_vs_N, sliders=
     (Slider("N", (512, 2048, 8192, 32768), 8192, "N", live=(256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536), fmt=",d"),
      Slider("d", (64, 128), 64, "head dim d", live=(32, 64, 128, 256)),
      Slider("gpu", ("A100-40GB-SXM", "H100-SXM", "B200"), "A100-40GB-SXM", "GPU", live=GPU_NAMES)),
