@@ -18,7 +18,7 @@ WITH_UPDATE = sorted(name for name, ex in all_explorers().items() if ex.update i
 #: contour lines cut under them, in screen space at the moment they are drawn: in the persistent figure
 #: that is on the log axes of the frozen layout, in a fresh one on the linear axes before the layout,
 #: so the labels of ``decode_speedup`` sit a few pixels apart.
-TOLERANCE = {"decode_speedup": 0.01}
+TOLERANCE = {"decode_speedup": 0.02}
 
 
 def _pixels(png: bytes) -> np.ndarray:

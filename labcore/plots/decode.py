@@ -81,25 +81,27 @@ def occupancy_data(gpu="A100", *, shape="CodeLlama-34B (4-way TP)", batch=1, seq
     return out
 
 
-def occupancy_figure(data, **_):
+def occupancy_figure(data, splits=None, **_):
     """One panel per method: SMs across, waves down, each CTA coloured by its sequence; idle SMs blank."""
     fig, axes = new_figure(len(data), 1, width=7.4, height=1.9 + 1.6 * len(data), squeeze=False)
     for ax in axes[:, 0]:
         ax.set_facecolor("#f2f2f2")
         ax.set_ylabel("wave")
-    _occupancy_content(fig.axes, data)
+    _occupancy_content(fig.axes, data, splits)
     return fig
 
 
-def _occupancy_content(axes, data):
+def _occupancy_content(axes, data, splits=None):
     for ax, (m, (e, grid)) in zip(axes, data.items()):
         masked = np.ma.masked_less(np.where(grid >= 0, grid % 20, -1), 0)
         ax.imshow(masked, cmap="tab20", vmin=0, vmax=19, aspect="auto", interpolation="nearest",
                   extent=(0, e.num_sms, grid.shape[0], 0))
-        name = "FlashAttention-2" if m == "fa2" else f"flash-decoding, {e.num_splits} split(s)"
+        rule = f"{splits} = " if isinstance(splits, str) else ""
+        name = "FlashAttention-2 (no splits)" if m == "fa2" else f"flash-decoding, {rule}{e.num_splits} split(s)"
         more = f" (first {grid.shape[0]} of {e.waves} waves drawn)" if e.waves > grid.shape[0] else ""
-        ax.set_title(f"{name}: {e.num_ctas:,} CTAs, {e.waves} wave(s), {e.wave_efficiency:.0%} of SM slots busy, "
-                     f"{e.rows_real}/{e.rows_padded} rows real, {e.total_us:,.1f} µs ({e.bound}-bound){more}",
+        why = ": efficiency has no effect" if e.bound == "memory" else ": efficiency sets the time"
+        ax.set_title(f"{name}: {e.num_ctas:,} CTAs, {e.waves} wave(s), {e.wave_efficiency:.0%} of SM slots busy\n"
+                     f"{e.rows_real}/{e.rows_padded} rows real, {e.total_us:,.1f} µs ({e.bound}-bound{why}){more}",
                      fontsize=8)
         ax.set_yticks(np.arange(grid.shape[0]) + 0.5 if grid.shape[0] <= 8 else [])
         if grid.shape[0] <= 8:
@@ -108,12 +110,12 @@ def _occupancy_content(axes, data):
                         fontsize=8)
 
 
-def update_occupancy(fig, data, **_):
+def update_occupancy(fig, data, splits=None, **_):
     """:func:`occupancy_figure` in place; False when the number of panels changes (method)."""
     if len(fig.axes) != len(data):
         return False
     clear_content(*fig.axes)
-    _occupancy_content(fig.axes, data)
+    _occupancy_content(fig.axes, data, splits)
 
 
 # ------------------------------------------------------------------------------------------ splits
@@ -128,6 +130,7 @@ def splits_data(gpu="A100", *, shape="CodeLlama-34B (4-way TP)", batch=64, seqle
     r = dec.decode_time_grid(g, batch=batch, seqlen=seqlen, method="flash_decoding", num_splits=s,
                              variant=variant, efficiency=efficiency, **sh)
     kw = dict(batch=batch, seqlen=seqlen, **sh)
+    fa2 = dec.decode_attention_time(g, method="fa2", variant=variant, efficiency=efficiency, **kw)
     return dict(
         s=s, total=r["total"], waves=r["waves"], ctas=r["num_ctas"], num_sms=g.num_sms, gpu=g.name,
         best=dec.best_num_splits(g, variant=variant, efficiency=efficiency, **kw),
@@ -135,8 +138,8 @@ def splits_data(gpu="A100", *, shape="CodeLlama-34B (4-way TP)", batch=64, seqle
         heur2=dec.flash_attn_num_splits(g, sm_doubling=True, **kw),
         floor=dec.kv_cache_bytes(batch=batch, seqlen=seqlen, num_kv_heads=sh["num_kv_heads"],
                                  head_dim=sh["head_dim"]) / g.hbm_bandwidth,
-        fa2=dec.decode_attention_time(g, method="fa2", variant=variant, efficiency=efficiency, **kw).total,
-        batch=batch, seqlen=seqlen, variant=variant,
+        fa2=fa2.total, batch=batch, seqlen=seqlen, variant=variant,
+        compute_bound=int(np.count_nonzero(r["bound_compute"])), fa2_bound=fa2.bound,
     )
 
 
@@ -174,8 +177,17 @@ def _splits_content(ax, d):
                 label=f"{lab}: {val} split(s), {t[val - 1]:.1f} µs")
     ax.set_ylim(0, min(t.max(), 4 * t.min()) * 1.1)
     ax.set_title(f"{d['gpu']}, batch {d['batch']}, seqlen {d['seqlen']:,}: FlashAttention-2 would take "
-                 f"{d['fa2'] * 1e6:,.0f} µs", fontsize=9)
+                 f"{d['fa2'] * 1e6:,.0f} µs\n{_bound_note(d)}", fontsize=9)
     ax.legend(fontsize=7.5, loc="lower right", framealpha=0.9)
+
+
+def _bound_note(d) -> str:
+    """Whether the tensor-core efficiency can move this figure: only compute-bound CTAs depend on it."""
+    n, fa2 = d["compute_bound"], d["fa2_bound"] == "compute"
+    if not n and not fa2:
+        return "memory-bound at every split count and for FlashAttention-2: efficiency has no effect here"
+    where = f"at {n} of {len(d['s'])} split counts" if n else "nowhere for flash-decoding"
+    return f"compute-bound {where}" + (", and for FlashAttention-2" if fa2 else "") + ": efficiency matters there"
 
 
 def update_splits(fig, d, **_):

@@ -46,24 +46,24 @@ def _tiling_compute(loop_order="fa2", causal=False, progress=0, N=WALK_N, d=WALK
     return {"sched": sched, "state": state, "visited": visited, "total": sched.total()}
 
 
-def tiling_figure(data, **_):
+def tiling_figure(data, progress=0, **_):
     """The block grid of S with the current pair, the tiles on chip, and the HBM counter so far."""
     fig, (ax, bx) = new_figure(1, 2, width=9.0, height=4.2, gridspec_kw={"width_ratios": [1.35, 1]})
     ax.set_aspect("equal")
     ax.axis("off")
     bx.set_xlabel("elements so far")
-    _tiling_content(ax, bx, data)
+    _tiling_content(ax, bx, data, progress)
     bx.invert_yaxis()
     return fig
 
 
-def update_tiling(fig, data, **_):
+def update_tiling(fig, data, progress=0, **_):
     """:func:`tiling_figure` in place."""
     clear_content(*fig.axes)
-    _tiling_content(*fig.axes, data)
+    _tiling_content(*fig.axes, data, progress)
 
 
-def _tiling_content(ax, bx, data):
+def _tiling_content(ax, bx, data, progress):
     from matplotlib.collections import PatchCollection
     from matplotlib.patches import Rectangle
 
@@ -96,8 +96,8 @@ def _tiling_content(ax, bx, data):
     ax.set_xlim(-1.6, T_c + 1.6)
     ax.set_ylim(T_r + 0.2, -2.2)
     order = "outer loop over K/V blocks j" if sched.loop_order == "fa1" else "outer loop over Q blocks i"
-    ax.set_title(f"{sched.loop_order}: step {st['step'] + 1} of {sched.n_steps}, pair (i={st['i']}, j={st['j']}) "
-                 f"[{st['kind']}]\n{order}; orange = on chip", fontsize=9)
+    ax.set_title(f"{sched.loop_order}: {progress}% of the walk = step {st['step'] + 1} of {sched.n_steps}, "
+                 f"pair (i={st['i']}, j={st['j']}) [{st['kind']}]\n{order}; orange = on chip", fontsize=9)
     # right: cumulative reads/writes per tensor
     names = list(st["so_far"])
     r = np.array([st["so_far"][n]["read"] for n in names], float)
@@ -113,13 +113,20 @@ def _tiling_content(ax, bx, data):
     bx.legend(fontsize=8, loc="lower right")
 
 
+#: Static positions of the walk (% of its steps), and the live ones: one per step of the default walk
+#: (N = 256, not causal: T_r x T_c = 4 x 8 = 32 steps), so that every live position shows another step
+#: there. Other settings have more or fewer steps; the title says which step a position shows.
+_PROGRESS = (0, 14, 29, 43, 57, 71, 86, 100)
+_WALK_STEPS = (WALK_N // WALK_BR) * (WALK_N // WALK_BC)
+_PROGRESS_LIVE = tuple(sorted({next((p for p in _PROGRESS if round(p / 100 * (_WALK_STEPS - 1)) == k),
+                                    round(100 * k / (_WALK_STEPS - 1))) for k in range(_WALK_STEPS)}))
+
 register(Explorer(
     "flash_tiling", _tiling_compute, tiling_figure, update=update_tiling,
     sliders=(
         Slider("loop_order", ("fa1", "fa2"), "fa1", label="loop order"),
         Slider("causal", (False, True), False, label="causal"),
-        Slider("progress", (0, 14, 29, 43, 57, 71, 86, 100), 14, label="progress through the loops (%)",
-               live=tuple(range(0, 101))),
+        Slider("progress", _PROGRESS, 14, label="progress through the loops (%)", live=_PROGRESS_LIVE),
         Slider("N", (WALK_N,), WALK_N, label="N", live=(128, 192, WALK_N, 384, 512)),
     ),
     caption=f"Tiling walker: N = {WALK_N} queries and keys, d = {WALK_D}, B_r = {WALK_BR}, B_c = {WALK_BC}.",
