@@ -106,6 +106,10 @@ def _tiling_content(ax, bx, data, progress):
     bx.barh(y, r, color="#1f77b4", label="read")
     bx.barh(y, w, left=r, color="#d62728", label="written")
     bx.set_yticks(y, names)
+    # a fixed scale for the whole walk (the tensors' totals at its last step): the bars grow, the axis
+    # stays, and its tick labels do not change width from step to step
+    end = sched.at(sched.n_steps - 1)["so_far"]
+    bx.set_xlim(0, 1.04 * max(end[n]["read"] + end[n]["write"] for n in names))
     items = [f"read {k} {v:,}" for k, v in st["read"].items()] + [f"write {k} {v:,}" for k, v in st["write"].items()]
     just = "\n".join(", ".join(items[a:a + 4]) for a in range(0, len(items), 4))
     bx.set_title(f"HBM so far: {st['hbm_so_far']:,} of {data['total']:,} elements\nthis step: {just}",
