@@ -46,7 +46,7 @@ def _tiling_compute(loop_order="fa2", causal=False, progress=0, N=WALK_N, d=WALK
     return {"sched": sched, "state": state, "visited": visited, "total": sched.total()}
 
 
-def tiling_figure(data, progress=0, **_):
+def tiling_figure(data, progress=None, **_):
     """The block grid of S with the current pair, the tiles on chip, and the HBM counter so far."""
     fig, (ax, bx) = new_figure(1, 2, width=9.0, height=4.2, gridspec_kw={"width_ratios": [1.35, 1]})
     ax.set_aspect("equal")
@@ -57,7 +57,7 @@ def tiling_figure(data, progress=0, **_):
     return fig
 
 
-def update_tiling(fig, data, progress=0, **_):
+def update_tiling(fig, data, progress=None, **_):
     """:func:`tiling_figure` in place."""
     clear_content(*fig.axes)
     _tiling_content(*fig.axes, data, progress)
@@ -96,7 +96,9 @@ def _tiling_content(ax, bx, data, progress):
     ax.set_xlim(-1.6, T_c + 1.6)
     ax.set_ylim(T_r + 0.2, -2.2)
     order = "outer loop over K/V blocks j" if sched.loop_order == "fa1" else "outer loop over Q blocks i"
-    ax.set_title(f"{sched.loop_order}: {progress}% of the walk = step {st['step'] + 1} of {sched.n_steps}, "
+    # the slider's position and the step it lands on: neighbouring positions can show the same step
+    where = "" if progress is None else f"{progress}% of the walk = "
+    ax.set_title(f"{sched.loop_order}: {where}step {st['step'] + 1} of {sched.n_steps}, "
                  f"pair (i={st['i']}, j={st['j']}) [{st['kind']}]\n{order}; orange = on chip", fontsize=9)
     # right: cumulative reads/writes per tensor
     names = list(st["so_far"])
