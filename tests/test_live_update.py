@@ -121,3 +121,23 @@ def test_a_label_past_the_canvas_edge_falls_back_to_a_fresh_layout():
     assert (wide == fresh).all()                       # the same picture as the static path's fallback
     live.render(words=1)
     assert live.fig is not None                        # back in the frozen layout: kept for updates
+
+
+def test_the_live_widget_swaps_the_image_bytes(monkeypatch):
+    """show() in a live kernel: one ipywidgets.Image whose value a control's move replaces with the
+    explorer's figure at the new setting (no output area cleared and rebuilt)."""
+    W = pytest.importorskip("ipywidgets")
+    from labcore.widgets import show
+
+    monkeypatch.delenv("FLASHBOOK_STATIC", raising=False)
+    ex = all_explorers()["io_vs_N"]
+    box = show(ex)
+    controls, image = box.children
+    assert isinstance(image, W.Image) and image.format == "png"
+    first = bytes(image.value)
+    slider = next(c for c in controls.children if c.description == "N")
+    slider.value = 32768
+    assert bytes(image.value) != first
+    p = {**ex.defaults(), "N": 32768}
+    assert (_pixels(bytes(image.value)) == _pixels(ex.png(ex.compute(**p), p, dpi=LIVE_DPI))).all()
+    assert box.live_figure.updates == 1
