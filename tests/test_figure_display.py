@@ -76,8 +76,8 @@ def test_png_keeps_the_frozen_layout_and_never_clips(monkeypatch):
     calls = []
     real = widgets._encode_png
 
-    def spy(fig, dpi, check):
-        png, inside = real(fig, dpi, check)
+    def spy(fig, dpi, check, *rest):
+        png, inside = real(fig, dpi, check, *rest)
         calls.append((check, inside, fig.get_layout_engine() is None or "w_pad" not in fig.get_layout_engine().get()))
         return png, inside
 

@@ -12,7 +12,7 @@ import sys
 from ..widgets import Explorer
 
 __all__ = ["EXPLORERS", "register", "get_explorer", "all_explorers", "new_figure", "lean_log_ticks", "power_label",
-           "SECTION_MODULES",
+           "clear_content", "rescale", "SECTION_MODULES",
            "PNG_DPI"]
 
 #: Section modules that define explorers; imported on demand by :func:`all_explorers`.
@@ -87,14 +87,16 @@ def lean_log_ticks(fig) -> None:
 
     for ax in fig.axes:
         for axis in (ax.xaxis, ax.yaxis):
-            if axis.get_scale() != "log" or getattr(axis, "_fb_lean", False):
+            # the mark sits on the locator: a later set_xscale("log") (an update in place) makes new ones
+            if axis.get_scale() != "log" or getattr(axis.get_major_locator(), "_fb_lean", False):
                 continue
             base = axis.get_transform().base
-            axis.set_major_locator(LogLocator(base=base, numticks=8))
+            locator = LogLocator(base=base, numticks=8)
+            locator._fb_lean = True
+            axis.set_major_locator(locator)
             axis.set_minor_locator(NullLocator())
             if type(axis.get_major_formatter()) is LogFormatterSciNotation:
                 axis.set_major_formatter(FuncFormatter(lambda v, _pos, b=base: power_label(v, b)))
-            axis._fb_lean = True
 
 
 def _book_figure_class():
@@ -137,3 +139,27 @@ def new_figure(nrows: int = 1, ncols: int = 1, *, width: float = 7.0, height: fl
     fig = _book_figure_class()(figsize=(width, height), layout="constrained")
     ax = fig.subplots(nrows, ncols, **kw)
     return fig, ax
+
+
+def clear_content(*axes) -> None:
+    """Remove the data artists (lines, patches, collections, texts, images) and the legend of each axes,
+    reset its colour cycle and data limits and turn autoscaling back on: what an explorer's ``update``
+    hook does before drawing a setting's content again into a persistent figure (the axes, their ticks,
+    labels and scales stay, which is most of what a new figure costs).
+    """
+    for ax in axes:
+        for art in (*ax.lines, *ax.patches, *ax.collections, *ax.texts, *ax.images):
+            art.remove()
+        ax.containers.clear()
+        if ax.legend_ is not None:
+            ax.legend_.remove()
+        ax.set_prop_cycle(None)
+        ax.set_autoscale_on(True)
+        ax.relim()
+
+
+def rescale(*axes) -> None:
+    """Autoscale each axes to its current data, as a freshly drawn one would (after ``set_data``)."""
+    for ax in axes:
+        ax.relim()
+        ax.autoscale_view()

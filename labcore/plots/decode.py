@@ -19,7 +19,7 @@ from .. import decode_model as dm
 from ..checks import cdiv
 from ..hardware import get_gpu
 from ..widgets import Explorer, Slider, Table
-from . import new_figure, register
+from . import clear_content, new_figure, register
 
 __all__ = [
     "SPLIT_CHOICES",
@@ -83,26 +83,41 @@ def occupancy_data(gpu="A100", *, shape="CodeLlama-34B (4-way TP)", batch=1, seq
     return out
 
 
-def occupancy_figure(data, **_):
+def occupancy_figure(data, splits=None, **_):
     """One panel per method: SMs across, waves down, each CTA coloured by its sequence; idle SMs blank."""
     fig, axes = new_figure(len(data), 1, width=7.4, height=1.9 + 1.6 * len(data), squeeze=False)
-    for ax, (m, (e, grid)) in zip(axes[:, 0], data.items()):
+    for ax in axes[:, 0]:
+        ax.set_facecolor("#f2f2f2")
+        ax.set_ylabel("wave")
+    _occupancy_content(fig.axes, data, splits)
+    return fig
+
+
+def _occupancy_content(axes, data, splits=None):
+    for ax, (m, (e, grid)) in zip(axes, data.items()):
         masked = np.ma.masked_less(np.where(grid >= 0, grid % 20, -1), 0)
         ax.imshow(masked, cmap="tab20", vmin=0, vmax=19, aspect="auto", interpolation="nearest",
                   extent=(0, e.num_sms, grid.shape[0], 0))
-        ax.set_facecolor("#f2f2f2")
-        name = "FlashAttention-2" if m == "fa2" else f"flash-decoding, {e.num_splits} split(s)"
+        rule = f"{splits} = " if isinstance(splits, str) else ""
+        name = "FlashAttention-2 (no splits)" if m == "fa2" else f"flash-decoding, {rule}{e.num_splits} split(s)"
         more = f" (first {grid.shape[0]} of {e.waves} waves drawn)" if e.waves > grid.shape[0] else ""
-        ax.set_title(f"{name}: {e.num_ctas:,} CTAs, {e.waves} wave(s), {e.wave_efficiency:.0%} of SM slots busy, "
-                     f"{e.rows_real}/{e.rows_padded} rows real, {e.total_us:,.1f} µs ({e.bound}-bound){more}",
+        why = ": efficiency has no effect" if e.bound == "memory" else ": efficiency sets the time"
+        ax.set_title(f"{name}: {e.num_ctas:,} CTAs, {e.waves} wave(s), {e.wave_efficiency:.0%} of SM slots busy\n"
+                     f"{e.rows_real}/{e.rows_padded} rows real, {e.total_us:,.1f} µs ({e.bound}-bound{why}){more}",
                      fontsize=8)
-        ax.set_ylabel("wave")
         ax.set_yticks(np.arange(grid.shape[0]) + 0.5 if grid.shape[0] <= 8 else [])
         if grid.shape[0] <= 8:
             ax.set_yticklabels([str(i + 1) for i in range(grid.shape[0])])
-    axes[-1, 0].set_xlabel(f"SM on {e.gpu} (colour: the K/V a CTA reads, i.e. its sequence and KV head; grey: idle)",
-                           fontsize=8)
-    return fig
+    axes[-1].set_xlabel(f"SM on {e.gpu} (colour: the K/V a CTA reads, i.e. its sequence and KV head; grey: idle)",
+                        fontsize=8)
+
+
+def update_occupancy(fig, data, splits=None, **_):
+    """:func:`occupancy_figure` in place; False when the number of panels changes (method)."""
+    if len(fig.axes) != len(data):
+        return False
+    clear_content(*fig.axes)
+    _occupancy_content(fig.axes, data, splits)
 
 
 # ------------------------------------------------------------------------------------------ splits
@@ -117,6 +132,7 @@ def splits_data(gpu="A100", *, shape="CodeLlama-34B (4-way TP)", batch=64, seqle
     r = dm.decode_time_grid(g, batch=batch, seqlen=seqlen, method="flash_decoding", num_splits=s,
                              variant=variant, efficiency=efficiency, **sh)
     kw = dict(batch=batch, seqlen=seqlen, **sh)
+    fa2 = dm.decode_attention_time(g, method="fa2", variant=variant, efficiency=efficiency, **kw)
     return dict(
         s=s, total=r["total"], waves=r["waves"], ctas=r["num_ctas"], num_sms=g.num_sms, gpu=g.name,
         best=dm.best_num_splits(g, variant=variant, efficiency=efficiency, **kw),
@@ -124,36 +140,62 @@ def splits_data(gpu="A100", *, shape="CodeLlama-34B (4-way TP)", batch=64, seqle
         heur2=dm.flash_attn_num_splits(g, sm_doubling=True, **kw),
         floor=lc_decode.kv_cache_bytes(batch=batch, seqlen=seqlen, num_kv_heads=sh["num_kv_heads"],
                                  head_dim=sh["head_dim"]) / g.hbm_bandwidth,
-        fa2=dm.decode_attention_time(g, method="fa2", variant=variant, efficiency=efficiency, **kw).total,
-        batch=batch, seqlen=seqlen, variant=variant,
+        fa2=fa2.total, batch=batch, seqlen=seqlen, variant=variant,
+        compute_bound=int(np.count_nonzero(r["bound_compute"])), fa2_bound=fa2.bound,
     )
 
 
 def splits_figure(d, **_):
     """Time vs split count; background shading alternates with the wave count; markers for the choices."""
     fig, ax = new_figure(width=7.2, height=3.8)
+    ax.set_xlabel("splits per (sequence, KV head)   (shading alternates with the number of waves)")
+    ax.set_ylabel("model time (µs)")
+    _splits_content(ax, d)
+    ax.set_xscale("log", base=2)
+    return fig
+
+
+def _splits_content(ax, d):
+    from matplotlib.collections import PolyCollection
+
     s, t = d["s"], d["total"] * 1e6
     w = d["waves"]
     edges = np.flatnonzero(np.diff(w)) + 1
     starts = np.concatenate([[0], edges])
     stops = np.concatenate([edges, [len(s)]])
-    for k, (a, b) in enumerate(zip(starts, stops)):
-        if k % 2:
-            ax.axvspan(s[a] - 0.5, s[b - 1] + 0.5, color="#eeeeee", lw=0)
+    # every other wave count shaded: one collection spanning the axes' height (x in data, y in axes
+    # coordinates, as axvspan draws), instead of one patch per span
+    spans = [(s[a] - 0.5, s[b - 1] + 0.5) for k, (a, b) in enumerate(zip(starts, stops)) if k % 2]
+    if spans:
+        ax.add_collection(PolyCollection([((x0, 0), (x0, 1), (x1, 1), (x1, 0)) for x0, x1 in spans],
+                                         facecolors="#eeeeee", edgecolors="none", linewidths=0,
+                                         transform=ax.get_xaxis_transform()), autolim=False)
+        ax.update_datalim([(x, 0) for span in spans for x in span], updatey=False)
     ax.plot(s, t, color=_C_FD, lw=1.6, label=f"flash-decoding ({d['variant']} model)")
     ax.axhline(d["floor"] * 1e6, color="k", ls=":", lw=1, label="read the KV cache once at full bandwidth")
     for val, lab, mk, col in ((d["best"], "model-best", "o", _C_FD), (d["heur"], "flash-attn heuristic", "s", _C_REF),
                               (d["heur2"], "heuristic, SMs x2 (≥ 2.5.7)", "^", _C_FA2)):
         ax.plot([val], [t[val - 1]], mk, color=col, ms=8, mfc="none", mew=2,
                 label=f"{lab}: {val} split(s), {t[val - 1]:.1f} µs")
-    ax.set_xscale("log", base=2)
-    ax.set_xlabel("splits per (sequence, KV head)   (shading alternates with the number of waves)")
-    ax.set_ylabel("model time (µs)")
     ax.set_ylim(0, min(t.max(), 4 * t.min()) * 1.1)
     ax.set_title(f"{d['gpu']}, batch {d['batch']}, seqlen {d['seqlen']:,}: FlashAttention-2 would take "
-                 f"{d['fa2'] * 1e6:,.0f} µs", fontsize=9)
+                 f"{d['fa2'] * 1e6:,.0f} µs\n{_bound_note(d)}", fontsize=9)
     ax.legend(fontsize=7.5, loc="lower right", framealpha=0.9)
-    return fig
+
+
+def _bound_note(d) -> str:
+    """Whether the tensor-core efficiency can move this figure: only compute-bound CTAs depend on it."""
+    n, fa2 = d["compute_bound"], d["fa2_bound"] == "compute"
+    if not n and not fa2:
+        return "memory-bound at every split count and for FlashAttention-2: efficiency has no effect here"
+    where = f"at {n} of {len(d['s'])} split counts" if n else "nowhere for flash-decoding"
+    return f"compute-bound {where}" + (", and for FlashAttention-2" if fa2 else "") + ": efficiency matters there"
+
+
+def update_splits(fig, d, **_):
+    """:func:`splits_figure` in place."""
+    clear_content(fig.axes[0])
+    _splits_content(fig.axes[0], d)
 
 
 # ------------------------------------------------------------------------------------------ vs measured
@@ -167,6 +209,14 @@ def measured_data(gpu="A100", *, splits="model-best", efficiency=0.7):
 def measured_figure(c, **_):
     """Top: measured and modelled times (log scale) for the 10 rows. Bottom: model / measured."""
     fig, (ax, ax2) = new_figure(2, 1, width=7.6, height=5.6, sharex=True, gridspec_kw=dict(height_ratios=[3, 2]))
+    _measured_content(ax, ax2, c)
+    ax.set_ylabel("time per call (µs)")
+    ax2.set_ylabel("model / measured")
+    ax2.set_xlabel("batch / sequence length (A100, 16 q heads, 2 KV heads, d = 128)")
+    return fig
+
+
+def _measured_content(ax, ax2, c):
     x = np.arange(len(c["batch"]))
     us = 1e6
     ax.plot(x, c["eager"] * us, "x", color="#999999", label="measured: PyTorch eager")
@@ -176,7 +226,6 @@ def measured_figure(c, **_):
     ax.plot(x, c["model_fd"] * us, "-", color=_C_FD, label="model: flash-decoding (base)")
     ax.plot(x, c["refined_fd"] * us, "--", color=_C_REF, label="model: flash-decoding (refined)")
     ax.set_yscale("log")
-    ax.set_ylabel("time per call (µs)")
     ax.legend(fontsize=7, ncol=3, loc="lower center", bbox_to_anchor=(0.5, 1.01), frameon=False)   # above: no data hidden
     ax2.axhspan(0.88, 1.12, color="#eeeeee", lw=0, label="±12%")
     ax2.axhline(1, color="k", lw=0.8)
@@ -184,13 +233,16 @@ def measured_figure(c, **_):
     ax2.plot(x, c["refined_fa2"] / c["fa2"], "o:", color=_C_FA2, mfc="none", label="FA2 (refined)")
     ax2.plot(x, c["model_fd"] / c["flash_decoding"], "s-", color=_C_FD, label="flash-decoding (base)")
     ax2.plot(x, c["refined_fd"] / c["flash_decoding"], "s--", color=_C_REF, label="flash-decoding (refined)")
-    ax2.set_ylabel("model / measured")
     ax2.set_ylim(0.45, 1.35)
     ax2.legend(fontsize=6.5, ncol=5, loc="lower center", columnspacing=0.8)
     ax2.set_xticks(x)
     ax2.set_xticklabels([f"{b}\n{n // 1024}K" if n >= 1024 else f"{b}\n{n}" for b, n in zip(c["batch"], c["seqlen"])], fontsize=7)
-    ax2.set_xlabel("batch / sequence length (A100, 16 q heads, 2 KV heads, d = 128)")
-    return fig
+
+
+def update_measured(fig, c, **_):
+    """:func:`measured_figure` in place."""
+    clear_content(*fig.axes)
+    _measured_content(*fig.axes, c)
 
 
 # ------------------------------------------------------------------------------------------ heatmap
@@ -216,21 +268,47 @@ def speedup_figure(d, **_):
     from matplotlib.colors import LogNorm
 
     fig, ax = new_figure(width=6.6, height=4.4)
-    sp = d["speedup"]
-    pc = ax.pcolormesh(d["n"], d["b"], sp, shading="nearest", cmap="viridis",
-                       norm=LogNorm(vmin=max(sp.min(), 0.5), vmax=max(sp.max(), 2)))
-    levels = [v for v in (2, 5, 10, 20, 50) if sp.min() < v < sp.max()]
-    if levels:
-        cs = ax.contour(d["n"], d["b"], sp, levels=levels, colors="white", linewidths=0.8)
-        ax.clabel(cs, fmt=lambda v: f"{v:g}x", fontsize=7)
+    pc = _speedup_content(ax, d)
     ax.set_xscale("log", base=2)
     ax.set_yscale("log", base=2)
     ax.set_xlabel("sequence length (keys)")
     ax.set_ylabel("batch")
-    ax.set_title(f"model speedup of flash-decoding ({d['splits']}) over FlashAttention-2\n{d['gpu']}, {d['shape']}",
-                 fontsize=9)
     fig.colorbar(pc, ax=ax, label="FA2 time / flash-decoding time")
     return fig
+
+
+def _speedup_content(ax, d, pc=None):
+    """Draw (or, given the mesh ``pc``, recolour) the heatmap, its contours and the title; returns the mesh."""
+    from matplotlib.colors import LogNorm
+
+    sp = d["speedup"]
+    norm = LogNorm(vmin=max(sp.min(), 0.5), vmax=max(sp.max(), 2))
+    if pc is None:
+        pc = ax.pcolormesh(d["n"], d["b"], sp, shading="nearest", cmap="viridis", norm=norm)
+    else:
+        pc.set_array(sp)
+        pc.norm.vmin, pc.norm.vmax = norm.vmin, norm.vmax
+    levels = [v for v in (2, 5, 10, 20, 50) if sp.min() < v < sp.max()]
+    if levels:
+        cs = ax.contour(d["n"], d["b"], sp, levels=levels, colors="white", linewidths=0.8)
+        ax.clabel(cs, fmt=lambda v: f"{v:g}x", fontsize=7)
+    ax.set_title(f"model speedup of flash-decoding ({d['splits']}) over FlashAttention-2\n{d['gpu']}, {d['shape']}",
+                 fontsize=9)
+    return pc
+
+
+def update_speedup(fig, d, **_):
+    """:func:`speedup_figure` in place: the mesh's colours and norm (the colorbar follows), the contours
+    and the title; False if the grid's shape changed."""
+    ax = fig.axes[0]
+    pc = ax.collections[0]
+    if pc.get_array().shape != d["speedup"].shape:
+        return False
+    for art in ax.collections[1:]:     # the contours (removing one also removes its labels)
+        art.remove()
+    for art in list(ax.texts):
+        art.remove()
+    _speedup_content(ax, d, pc)
 
 
 # ------------------------------------------------------------------------------------------ explorers
@@ -255,6 +333,7 @@ register(Explorer(
     compute=lambda gpu, shape, batch, seqlen, splits, method, efficiency: occupancy_data(
         gpu, shape=shape, batch=batch, seqlen=seqlen, splits=splits, method=method, efficiency=efficiency),
     draw=occupancy_figure,
+    update=update_occupancy,
     sliders=(
         Slider("gpu", ("A100-40GB-SXM", "H100-SXM"), "A100-40GB-SXM", label="GPU", live=_GPU_CHOICES),
         _shape_slider(),
@@ -272,6 +351,7 @@ register(Explorer(
     compute=lambda gpu, shape, batch, seqlen, efficiency, variant: splits_data(
         gpu, shape=shape, batch=batch, seqlen=seqlen, efficiency=efficiency, variant=variant),
     draw=splits_figure,
+    update=update_splits,
     sliders=(
         Slider("gpu", ("A100-40GB-SXM", "H100-SXM"), "A100-40GB-SXM", label="GPU", live=_GPU_CHOICES),
         _shape_slider(),
@@ -287,6 +367,7 @@ register(Explorer(
     "decode_vs_measured",
     compute=lambda gpu, splits, efficiency: measured_data(gpu, splits=splits, efficiency=efficiency),
     draw=measured_figure,
+    update=update_measured,
     sliders=(
         Slider("gpu", ("A100-40GB-SXM", "A100-80GB-SXM"), "A100-40GB-SXM", label="A100 variant"),
         Slider("splits", tuple(SPLIT_CHOICES), "model-best", label="flash-decoding splits"),
@@ -299,6 +380,7 @@ register(Explorer(
     "decode_speedup",
     compute=lambda gpu, shape, splits, efficiency: speedup_data(gpu, shape=shape, splits=splits, efficiency=efficiency),
     draw=speedup_figure,
+    update=update_speedup,
     sliders=(
         Slider("gpu", ("A100-40GB-SXM", "H100-SXM", "B200"), "A100-40GB-SXM", label="GPU", live=_GPU_CHOICES),
         _shape_slider(("CodeLlama-34B (4-way TP)", "Llama-3.1-8B")),

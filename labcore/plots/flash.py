@@ -16,7 +16,7 @@ import numpy as np
 from .. import flash as F
 from .. import hbm as H
 from ..widgets import Explorer, Slider
-from . import new_figure, register
+from . import clear_content, new_figure, register
 
 __all__ = ["tiling_figure", "causal_map_figure", "traffic_vs_N_figure", "traffic_vs_M_figure",
            "backward_traffic_figure", "gpt2_medium_figure"]
@@ -46,14 +46,29 @@ def _tiling_compute(loop_order="fa2", causal=False, progress=0, N=WALK_N, d=WALK
     return {"sched": sched, "state": state, "visited": visited, "total": sched.total()}
 
 
-def tiling_figure(data, **_):
+def tiling_figure(data, progress=None, **_):
     """The block grid of S with the current pair, the tiles on chip, and the HBM counter so far."""
+    fig, (ax, bx) = new_figure(1, 2, width=9.0, height=4.2, gridspec_kw={"width_ratios": [1.35, 1]})
+    ax.set_aspect("equal")
+    ax.axis("off")
+    bx.set_xlabel("elements so far")
+    _tiling_content(ax, bx, data, progress)
+    bx.invert_yaxis()
+    return fig
+
+
+def update_tiling(fig, data, progress=None, **_):
+    """:func:`tiling_figure` in place."""
+    clear_content(*fig.axes)
+    _tiling_content(*fig.axes, data, progress)
+
+
+def _tiling_content(ax, bx, data, progress):
     from matplotlib.collections import PatchCollection
     from matplotlib.patches import Rectangle
 
     sched, st = data["sched"], data["state"]
     T_r, T_c = sched.block_map.shape
-    fig, (ax, bx) = new_figure(1, 2, width=9.0, height=4.2, gridspec_kw={"width_ratios": [1.35, 1]})
     # S grid: rows = Q blocks, cols = K blocks; a Q column on the left, K row on top, O/l/m column right.
     # One PatchCollection per hatch (a collection has one hatch): skipped "//", diagonal "..", full none.
     cells: dict = {0: [], 1: [], 2: []}
@@ -80,11 +95,11 @@ def tiling_figure(data, **_):
     ax.text(T_c / 2, -1.9, "K_j, V_j blocks", ha="center", va="bottom", fontsize=8)
     ax.set_xlim(-1.6, T_c + 1.6)
     ax.set_ylim(T_r + 0.2, -2.2)
-    ax.set_aspect("equal")
-    ax.axis("off")
     order = "outer loop over K/V blocks j" if sched.loop_order == "fa1" else "outer loop over Q blocks i"
-    ax.set_title(f"{sched.loop_order}: step {st['step'] + 1} of {sched.n_steps}, pair (i={st['i']}, j={st['j']}) "
-                 f"[{st['kind']}]\n{order}; orange = on chip", fontsize=9)
+    # the slider's position and the step it lands on: neighbouring positions can show the same step
+    where = "" if progress is None else f"{progress}% of the walk = "
+    ax.set_title(f"{sched.loop_order}: {where}step {st['step'] + 1} of {sched.n_steps}, "
+                 f"pair (i={st['i']}, j={st['j']}) [{st['kind']}]\n{order}; orange = on chip", fontsize=9)
     # right: cumulative reads/writes per tensor
     names = list(st["so_far"])
     r = np.array([st["so_far"][n]["read"] for n in names], float)
@@ -93,23 +108,31 @@ def tiling_figure(data, **_):
     bx.barh(y, r, color="#1f77b4", label="read")
     bx.barh(y, w, left=r, color="#d62728", label="written")
     bx.set_yticks(y, names)
-    bx.invert_yaxis()
-    bx.set_xlabel("elements so far")
+    # a fixed scale for the whole walk (the tensors' totals at its last step): the bars grow, the axis
+    # stays, and its tick labels do not change width from step to step
+    end = sched.at(sched.n_steps - 1)["so_far"]
+    bx.set_xlim(0, 1.04 * max(end[n]["read"] + end[n]["write"] for n in names))
     items = [f"read {k} {v:,}" for k, v in st["read"].items()] + [f"write {k} {v:,}" for k, v in st["write"].items()]
     just = "\n".join(", ".join(items[a:a + 4]) for a in range(0, len(items), 4))
     bx.set_title(f"HBM so far: {st['hbm_so_far']:,} of {data['total']:,} elements\nthis step: {just}",
                  fontsize=8)
     bx.legend(fontsize=8, loc="lower right")
-    return fig
 
+
+#: Static positions of the walk (% of its steps), and the live ones: one per step of the default walk
+#: (N = 256, not causal: T_r x T_c = 4 x 8 = 32 steps), so that every live position shows another step
+#: there. Other settings have more or fewer steps; the title says which step a position shows.
+_PROGRESS = (0, 14, 29, 43, 57, 71, 86, 100)
+_WALK_STEPS = (WALK_N // WALK_BR) * (WALK_N // WALK_BC)
+_PROGRESS_LIVE = tuple(sorted({next((p for p in _PROGRESS if round(p / 100 * (_WALK_STEPS - 1)) == k),
+                                    round(100 * k / (_WALK_STEPS - 1))) for k in range(_WALK_STEPS)}))
 
 register(Explorer(
-    "flash_tiling", _tiling_compute, tiling_figure,
+    "flash_tiling", _tiling_compute, tiling_figure, update=update_tiling,
     sliders=(
         Slider("loop_order", ("fa1", "fa2"), "fa1", label="loop order"),
         Slider("causal", (False, True), False, label="causal"),
-        Slider("progress", (0, 14, 29, 43, 57, 71, 86, 100), 14, label="progress through the loops (%)",
-               live=tuple(range(0, 101))),
+        Slider("progress", _PROGRESS, 14, label="progress through the loops (%)", live=_PROGRESS_LIVE),
         Slider("N", (WALK_N,), WALK_N, label="N", live=(128, 192, WALK_N, 384, 512)),
     ),
     caption=f"Tiling walker: N = {WALK_N} queries and keys, d = {WALK_D}, B_r = {WALK_BR}, B_c = {WALK_BC}.",
@@ -125,21 +148,32 @@ def _causal_compute(N=4096, block=128):
 
 def causal_map_figure(data, N=4096, block=128, **_):
     """Skipped (white), full (blue) and diagonal (orange, masked inside) blocks of a causal attention."""
-    from matplotlib.colors import ListedColormap
-
     fig, ax = new_figure(width=4.8, height=4.4)
-    ax.imshow(data["map"], cmap=ListedColormap(["white", "#6b9bd1", "#ff7f0e"]), vmin=0, vmax=2,
-              interpolation="nearest")
-    T = data["T"]
-    ax.set_title(f"N = {N:,}, block {block}: {data['fraction']:.3f} of {T}x{T} blocks computed\n"
-                 f"1/2 + 1/(2T) = {0.5 + 0.5 / T:.3f}; white skipped, blue full, orange diagonal", fontsize=9)
+    _causal_content(ax, data, N, block)
     ax.set_xlabel("K/V block j")
     ax.set_ylabel("Q block i")
     return fig
 
 
+def _causal_content(ax, data, N, block):
+    from matplotlib.colors import ListedColormap
+
+    ax.imshow(data["map"], cmap=ListedColormap(["white", "#6b9bd1", "#ff7f0e"]), vmin=0, vmax=2,
+              interpolation="nearest")
+    T = data["T"]
+    ax.set_title(f"N = {N:,}, block {block}: {data['fraction']:.3f} of {T}x{T} blocks computed\n"
+                 f"1/2 + 1/(2T) = {0.5 + 0.5 / T:.3f}; white skipped, blue full, orange diagonal", fontsize=9)
+
+
+def update_causal_map(fig, data, N=4096, block=128, **_):
+    """:func:`causal_map_figure` in place."""
+    ax = fig.axes[0]
+    clear_content(ax)
+    _causal_content(ax, data, N, block)
+
+
 register(Explorer(
-    "flash_causal_map", _causal_compute, causal_map_figure,
+    "flash_causal_map", _causal_compute, causal_map_figure, update=update_causal_map,
     sliders=(Slider("N", (1024, 4096), 4096, label="N", live=(512, 1024, 2048, 4096, 8192, 16384, 32768), fmt=",d"),
              Slider("block", (64, 128, 256, 512), 128, label="block B_r = B_c")),
     caption="Causal block map: blocks above the diagonal are skipped, diagonal blocks are masked inside.",
@@ -163,27 +197,37 @@ def _traffic_N_compute(d=64, sram_kb=100, br_override="paper", causal=False):
 def traffic_vs_N_figure(data, d=64, sram_kb=100, causal=False, **_):
     """Forward HBM traffic (MB, FP16) vs N, and traffic / (N^2 d^2 / M), for both loop orders."""
     fig, (ax, bx) = new_figure(1, 2, width=9.0, height=3.6)
+    ax.set_xlabel("N")
+    ax.set_ylabel("forward HBM traffic (MB, FP16)")
+    bx.set_xlabel("N")
+    bx.set_ylabel("traffic ÷ (N²d²/M)")
+    bx.set_title("flat in N: the Θ(N²d²/M) of Theorem 2", fontsize=9)
+    _traffic_N_content(ax, bx, data, d, sram_kb, causal)
+    return fig
+
+
+def _traffic_N_content(ax, bx, data, d, sram_kb, causal):
     N = data["N"]
     for key in ("standard", "fa1", "fa2"):
         ax.loglog(N, data[key] * 2 / 1e6, "o-", color=_C[key], label=key, ms=3)
     ax.loglog(N, data["law"] * 2 / 1e6, "--", color=_C["law"], label="N²d²/M (Theorem 2)")
-    ax.set_xlabel("N")
-    ax.set_ylabel("forward HBM traffic (MB, FP16)")
     ax.legend(fontsize=8)
     ax.set_title(f"d = {d}, M = {sram_kb} KB = {data['M']:,} elements, B_r = {data['B_r']}, B_c = {data['B_c']}"
                  + (", causal" if causal else ""), fontsize=9)
     for key in ("fa1", "fa2"):
         bx.semilogx(N, data[key] / data["law"], "o-", color=_C[key], label=key, ms=3)
-    bx.set_xlabel("N")
-    bx.set_ylabel("traffic ÷ (N²d²/M)")
     bx.set_ylim(bottom=0)
     bx.legend(fontsize=8)
-    bx.set_title("flat in N: the Θ(N²d²/M) of Theorem 2", fontsize=9)
-    return fig
+
+
+def update_traffic_vs_N(fig, data, d=64, sram_kb=100, causal=False, **_):
+    """:func:`traffic_vs_N_figure` in place."""
+    clear_content(*fig.axes)
+    _traffic_N_content(*fig.axes, data, d, sram_kb, causal)
 
 
 register(Explorer(
-    "flash_traffic_vs_N", _traffic_N_compute, traffic_vs_N_figure,
+    "flash_traffic_vs_N", _traffic_N_compute, traffic_vs_N_figure, update=update_traffic_vs_N,
     sliders=(Slider("d", (64, 128), 64, label="head dim d", live=(32, 64, 96, 128, 256)),
              Slider("sram_kb", (16, 64, 100, 256), 100, label="SRAM M (KB)", live=(16, 32, 48, 64, 100, 128, 164, 192, 228, 256)),
              Slider("br_override", ("paper", "128"), "paper", label="B_r", live=("paper", "32", "64", "128", "256")),
@@ -209,18 +253,28 @@ def _traffic_M_compute(N=4096, d=64, causal=False):
 def traffic_vs_M_figure(data, N=4096, d=64, causal=False, **_):
     """Forward traffic (MB, FP16) vs SRAM size M (log-log) against the N^2 d^2 / M law."""
     fig, ax = new_figure(width=6.4, height=3.8)
-    for key in ("standard", "fa1", "fa2"):
-        ax.loglog(data["kb"], data[key] * 2 / 1e6, "o-", color=_C[key], label=key, ms=3)
-    ax.loglog(data["kb"], data["law"] * 2 / 1e6, "--", color=_C["law"], label="N²d²/M")
+    _traffic_M_content(ax, data, N, d, causal)
     ax.set_xlabel("SRAM M (KB of FP16)")
     ax.set_ylabel("forward HBM traffic (MB)")
-    ax.set_title(f"N = {N:,}, d = {d}" + (", causal" if causal else "") + " (paper block sizes)", fontsize=9)
-    ax.legend(fontsize=8)
     return fig
 
 
+def _traffic_M_content(ax, data, N, d, causal):
+    for key in ("standard", "fa1", "fa2"):
+        ax.loglog(data["kb"], data[key] * 2 / 1e6, "o-", color=_C[key], label=key, ms=3)
+    ax.loglog(data["kb"], data["law"] * 2 / 1e6, "--", color=_C["law"], label="N²d²/M")
+    ax.set_title(f"N = {N:,}, d = {d}" + (", causal" if causal else "") + " (paper block sizes)", fontsize=9)
+    ax.legend(fontsize=8)
+
+
+def update_traffic_vs_M(fig, data, N=4096, d=64, causal=False, **_):
+    """:func:`traffic_vs_M_figure` in place."""
+    clear_content(fig.axes[0])
+    _traffic_M_content(fig.axes[0], data, N, d, causal)
+
+
 register(Explorer(
-    "flash_traffic_vs_M", _traffic_M_compute, traffic_vs_M_figure,
+    "flash_traffic_vs_M", _traffic_M_compute, traffic_vs_M_figure, update=update_traffic_vs_M,
     sliders=(Slider("N", (1024, 4096, 16384, 32768), 4096, label="N", fmt=",d"),
              Slider("d", (64, 128), 64, label="head dim d", live=(32, 64, 128)),
              Slider("causal", (False, True), False, label="causal")),
@@ -245,6 +299,14 @@ def _bwd_compute(N=4096, d=128, block=128, causal=False):
 def backward_traffic_figure(data, N=4096, d=128, block=128, causal=False, **_):
     """Where one training step's HBM traffic goes (forward + backward), per tensor, standard vs flash."""
     fig, ax = new_figure(width=8.0, height=3.4)
+    ax.set_xlabel("elements ÷ N² (forward + backward, one head)")
+    _backward_content(ax, data, N, d, block, causal)
+    ax.set_yticks([0, 1], ["standard\n(Alg. 0 + 3)", "flash\n(fa2 + Alg. 4)"])
+    ax.invert_yaxis()
+    return fig
+
+
+def _backward_content(ax, data, N, d, block, causal):
     names = sorted(set(data["standard"]) | set(data["flash"]),
                    key=lambda n: -(data["standard"].get(n, 0) + data["flash"].get(n, 0)))
     cmap = {n: c for n, c in zip(names, ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b",
@@ -262,17 +324,19 @@ def backward_traffic_figure(data, N=4096, d=128, block=128, causal=False, **_):
                 if v > 0.45:
                     ax.text(left + v / 2, y, n, ha="center", va="center", fontsize=7, color="white")
                 left += v
-    ax.set_yticks([0, 1], ["standard\n(Alg. 0 + 3)", "flash\n(fa2 + Alg. 4)"])
-    ax.invert_yaxis()
-    ax.set_xlabel("elements ÷ N² (forward + backward, one head)")
     ax.set_title(f"N = {N:,}, d = {d}, blocks {block}x{block}" + (", causal" if causal else "")
                  + f": standard / flash = {data['ratio']:.2f}", fontsize=9)
     ax.legend(fontsize=7, ncol=8, loc="upper center", bbox_to_anchor=(0.5, -0.28), frameon=False)
-    return fig
+
+
+def update_backward_traffic(fig, data, N=4096, d=128, block=128, causal=False, **_):
+    """:func:`backward_traffic_figure` in place."""
+    clear_content(fig.axes[0])
+    _backward_content(fig.axes[0], data, N, d, block, causal)
 
 
 register(Explorer(
-    "flash_backward_traffic", _bwd_compute, backward_traffic_figure,
+    "flash_backward_traffic", _bwd_compute, backward_traffic_figure, update=update_backward_traffic,
     sliders=(Slider("N", (1024, 4096, 16384, 32768), 4096, label="N", fmt=",d"),
              Slider("d", (64, 128), 128, label="head dim d"),
              Slider("block", (64, 128), 128, label="block B_r = B_c", live=(32, 64, 128, 256)),

@@ -11,7 +11,7 @@ import numpy as np
 
 from ..megakernel import HAZY_MEASURED, TIMELINE_DEFAULTS, mode_sensitivity, timeline
 from ..widgets import Explorer, Slider
-from . import new_figure, register
+from . import clear_content, new_figure, register
 
 __all__ = ["KIND_COLORS", "CAUSE_COLORS", "gantt_figure", "breakdown_figure", "sensitivity_figure",
            "timeline_data", "breakdown_data", "sensitivity_data"]
@@ -126,8 +126,21 @@ def gantt_figure(data: dict, *, zoom: float = 100e-6):
     time axis; top panel the whole forward pass, bottom panel the first ``zoom`` seconds, where the white
     gaps (launch), grey prologues and pale tails are visible.
     """
-    mk, pdl, mg, lanes = data["multi"], data["pdl"], data["mega"], data["lanes"]
     fig, axes = new_figure(2, 1, width=8.0, height=6.4, gridspec_kw={"height_ratios": [1, 1.25]})
+    for ax in axes:
+        ax.set_xlabel("time since the forward pass started (µs)")
+    _gantt_content(axes, data, zoom)
+    return fig
+
+
+def update_gantt(fig, data: dict, *, zoom: float = 100e-6):
+    """:func:`gantt_figure` in place."""
+    clear_content(*fig.axes)
+    _gantt_content(fig.axes, data, zoom)
+
+
+def _gantt_content(axes, data, zoom):
+    mk, pdl, mg, lanes = data["multi"], data["pdl"], data["mega"], data["lanes"]
     gap_us = mk.assumptions["launch_gap"] / US
     rows = [(f"multi-kernel ({'CUDA Graphs' if data['cuda_graphs'] else 'stream'}, {gap_us:.1f} µs gaps)", mk),
             ("multi-kernel + PDL", pdl)]
@@ -149,7 +162,6 @@ def gantt_figure(data: dict, *, zoom: float = 100e-6):
         _add_bars(ax, tails, pale=True, linewidths=0.4)
         ax.set_yticks([y for y, _ in labels], [lab for _, lab in labels], fontsize=7)
         ax.set_ylim(-0.6, n_rows - 0.4)
-        ax.set_xlabel("time since the forward pass started (µs)")
         ax.axhline(n_rows - len(rows) - 0.5, color="k", lw=0.5)
     t_end = max(mk.total, pdl.total, mg.total)
     axes[0].set_xlim(0, t_end / US * 1.13)
@@ -166,7 +178,6 @@ def gantt_figure(data: dict, *, zoom: float = 100e-6):
     handles = [Patch(color=c, label=k) for k, c in KIND_COLORS.items()]
     axes[1].legend(handles=handles, ncols=4, fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.22),
                    frameon=False)
-    return fig
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -189,8 +200,20 @@ def breakdown_data(model="Llama-3.2-1B", gpu="H100", *, cuda_graphs=True, **assu
 def breakdown_figure(data: dict):
     """Horizontal stacked bars: each mode's time per forward pass split by cause (µs), with the
     bandwidth utilisation at the end of each bar."""
-    bars = data["bars"]
     fig, ax = new_figure(width=8.0, height=3.4)
+    ax.set_xlabel("µs per forward pass")
+    _breakdown_content(ax, data)
+    return fig
+
+
+def update_breakdown(fig, data: dict):
+    """:func:`breakdown_figure` in place."""
+    clear_content(fig.axes[0])
+    _breakdown_content(fig.axes[0], data)
+
+
+def _breakdown_content(ax, data):
+    bars = data["bars"]
     seen = set()
     for i, (label, tl) in enumerate(bars):
         y = len(bars) - 1 - i
@@ -206,11 +229,9 @@ def breakdown_figure(data: dict):
                 va="center", fontsize=8)
     ax.set_yticks(range(len(bars)), [b[0] for b in reversed(bars)], fontsize=8)
     ax.set_xlim(0, max(tl.total for _, tl in bars) / US * 1.3)
-    ax.set_xlabel("µs per forward pass")
     tl0 = bars[0][1]
     ax.set_title(f"{tl0.model.name} on {tl0.gpu.name}: where the time goes", fontsize=9)
     ax.legend(fontsize=7, ncols=3, loc="upper center", bbox_to_anchor=(0.5, -0.25), frameon=False)
-    return fig
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -233,25 +254,36 @@ def sensitivity_data(model="Llama-3.2-1B", gpu="H100", *, cuda_graphs=True) -> d
 def sensitivity_figure(data: dict):
     """Two panels: the megakernel's speedup and its bandwidth-utilisation gain (points) as each knob
     moves from its low to its high value (x axis: value / default), the others at their defaults."""
-    sens = data["sens"]
     fig, (a1, a2) = new_figure(1, 2, width=8.0, height=3.2)
-    for name, d in sens.items():
-        x = d["values"] / TIMELINE_DEFAULTS[name]
-        a1.plot(x, d["speedup"], "o-", label=name.replace("_", " "), ms=4)
-        a2.plot(x, d["util_gain"], "o-", ms=4)
+    _sensitivity_content(a1, a2, data)
     for ax in (a1, a2):
         ax.set_xscale("log", base=2)
         ax.set_xlabel("knob value / default")
         ax.grid(alpha=0.3)
     a1.set_ylabel("megakernel speedup (x)")
     a2.set_ylabel("bandwidth utilisation gain (points)")
+    return fig
+
+
+def update_sensitivity(fig, data: dict):
+    """:func:`sensitivity_figure` in place."""
+    clear_content(*fig.axes)
+    _sensitivity_content(*fig.axes, data)
+
+
+def _sensitivity_content(a1, a2, data):
+    sens = data["sens"]
+    fig = a1.figure
+    for name, d in sens.items():
+        x = d["values"] / TIMELINE_DEFAULTS[name]
+        a1.plot(x, d["speedup"], "o-", label=name.replace("_", " "), ms=4)
+        a2.plot(x, d["util_gain"], "o-", ms=4)
     sp = np.concatenate([d["speedup"] for d in sens.values()])
     ug = np.concatenate([d["util_gain"] for d in sens.values()])
     a1.set_title(f"speedup {sp.min():.2f}–{sp.max():.2f}x", fontsize=9)
     a2.set_title(f"gain {ug.min():.0f}–{ug.max():.0f} points", fontsize=9)
     a1.legend(fontsize=7)
     fig.suptitle(f"{data['model']} on {data['gpu']}: one knob at a time", fontsize=9)
-    return fig
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -274,6 +306,7 @@ register(Explorer(
     compute=lambda model, gpu, cuda_graphs, rows_per_block: timeline_data(
         model, gpu, cuda_graphs=cuda_graphs, rows_per_block=rows_per_block),
     draw=lambda data, **p: gantt_figure(data),
+    update=lambda fig, data, **p: update_gantt(fig, data),
     sliders=(_GPU, _MODEL, _GRAPHS,
              Slider("rows_per_block", (8, 16, 32), 16, label="rows per block", live=(8, 16, 24, 32, 64))),
     caption="Batch-1 decode as a Gantt chart: kernels with gaps, PDL, and the megakernel's SM lanes.",
@@ -286,6 +319,7 @@ register(Explorer(
         model, gpu, cuda_graphs=cuda_graphs, bandwidth_efficiency=bandwidth_efficiency, prologue=prologue,
         small_kernel=small_kernel, sync=sync, instruction_overhead=instruction_overhead),
     draw=lambda data, **p: breakdown_figure(data),
+    update=lambda fig, data, **p: update_breakdown(fig, data),
     sliders=(_GPU, _MODEL, _GRAPHS,
              Slider("bandwidth_efficiency", (0.8, 0.9, 0.95), 0.9, label="bandwidth efficiency",
                     live=(0.7, 0.8, 0.85, 0.9, 0.95, 1.0)),
@@ -301,6 +335,7 @@ register(Explorer(
     "megakernel_sensitivity",
     compute=lambda model, gpu, cuda_graphs: sensitivity_data(model, gpu, cuda_graphs=cuda_graphs),
     draw=lambda data, **p: sensitivity_figure(data),
+    update=lambda fig, data, **p: update_sensitivity(fig, data),
     sliders=(_GPU, Slider("model", ("Llama-3.2-1B",), "Llama-3.2-1B", label="model",
                           live=("Llama-3.2-1B", "Llama-3.1-8B")), _GRAPHS),
     caption="One assumption at a time: the megakernel's advantage barely moves.",
