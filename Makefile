@@ -6,7 +6,7 @@ STAMP   := $(VENV)/.installed
 export MPLBACKEND := Agg
 export PYTHONHASHSEED := 0
 
-.PHONY: help venv book book-strict test unit nbval browser chromium bench clean
+.PHONY: help venv lab book book-strict test unit nbval browser live chromium bench clean
 
 # Debian's Chromium drives the browser tests (Playwright launches it by path; it never downloads one).
 CHROMIUM ?= /usr/bin/chromium
@@ -22,6 +22,9 @@ $(STAMP): requirements.txt requirements-dev.txt pyproject.toml
 	@touch $(STAMP)
 
 venv: $(STAMP)  ## create .venv and install requirements-dev.txt (includes requirements.txt and labcore)
+
+lab: $(STAMP)  ## open the book's notebooks live in JupyterLab (installs jupyterlab + jupyterlab-myst into .venv)
+	$(BIN)/jupyter lab book/
 
 book: $(STAMP)  ## build the HTML book (re-executes every notebook) and print where it is
 	$(BIN)/jupyter-book build .
