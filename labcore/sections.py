@@ -22,7 +22,7 @@ _S7, _S8, _S12 = "book/07_fusion", "book/08_megakernel", "book/12_exercises"
 #: labcore module (path below ``labcore``) -> the page that explains its names by default.
 MODULE_PAGES: dict[str, str | None] = {
     "hardware": _S1, "hbm": _S2, "attention": _S2, "softmax": _S3, "flops": _S3, "precision": _S3,
-    "flash": _S4, "decode": _S6, "models": _S8, "megakernel": _S8, "waves": _S8, "exercises": _S12,
+    "flash": _S4, "decode": _S6, "models": _S8, "megakernel": _S8, "waves": _S8, "units": "book/intro", "exercises": _S12,
     "plots.softmax": _S3, "plots.flash": _S4, "plots.decode": _S6, "plots.megakernel": _S8,
     "sections": None, "widgets": None, "plots": None,
 }
