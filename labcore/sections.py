@@ -18,11 +18,13 @@ __all__ = ["SECTIONS", "MODULE_PAGES", "section_for", "toc_pages"]
 _S1, _S2, _S3 = "book/01_bottlenecks", "book/02_io_awareness", "book/03_online_softmax"
 _S4, _S5, _S6 = "book/04_flash_forward", "book/05_flash_backward", "book/06_flash_decoding"
 _S7, _S8, _S12 = "book/07_fusion", "book/08_megakernel", "book/12_exercises"
+_S4B = "book/04b_what_limits"
 
 #: labcore module (path below ``labcore``) -> the page that explains its names by default.
 MODULE_PAGES: dict[str, str | None] = {
     "hardware": _S1, "hbm": _S2, "attention": _S2, "softmax": _S3, "flops": _S3, "precision": _S3,
     "flash": _S4, "decode": _S6, "models": _S8, "megakernel": _S8, "waves": _S8, "units": "book/intro", "exercises": _S12,
+    "prefill": _S4B, "published": _S4B, "plots.prefill": _S4B,
     "plots.softmax": _S3, "plots.flash": _S4, "plots.decode": _S6, "plots.megakernel": _S8,
     "sections": None, "widgets": None, "plots": None,
 }
@@ -39,6 +41,7 @@ SECTIONS: dict[str, str | None] = {
     "causal_block_fraction": _S5, "causal_block_map": _S5, "causal_block_counts": _S5,
     "plots.flash.causal_map_figure": _S5, "plots.flash.backward_traffic_figure": _S5,
     "softmax_fusion_io": _S7,
+    "waves_time": _S4B, "LAST_WAVE_RULES": _S4B,
 }
 
 

@@ -16,7 +16,7 @@ __all__ = ["EXPLORERS", "register", "get_explorer", "all_explorers", "new_figure
            "PNG_DPI"]
 
 #: Section modules that define explorers; imported on demand by :func:`all_explorers`.
-SECTION_MODULES = ["softmax", "flash", "decode", "megakernel"]
+SECTION_MODULES = ["softmax", "flash", "prefill", "decode", "megakernel"]
 
 EXPLORERS: dict[str, Explorer] = {}
 

@@ -1,0 +1,521 @@
+"""What limits FlashAttention on each GPU generation: the FlashAttention-4 tile roofline and a prefill time model.
+
+Two layers:
+
+1. :func:`tile_roofline`: cycles one SM spends on one tile (M query rows x N keys, head dim d) on the tensor
+   cores (MMA), on the exponential unit (MUFU) and on shared-memory traffic, with the formulas of the
+   FlashAttention-4 paper (Zadouri et al. 2026, Sec. 3.1.1 and 3.2.1, Tables 1 and 3). On a B200 they give the
+   paper's table exactly: forward M = N = d = 128 -> 1024 / 1024 / 768 cycles, M = 256 -> 2048 / 2048 / 1536,
+   backward (1 CTA) -> 2560 / 1024 / 3328.
+2. :func:`prefill_time`: the time of one attention call (forward, or forward + backward) for a batch of
+   sequences: per-tile cycles combined by the generation's overlap rule (:data:`GENERATION_ASSUMPTIONS`), CTAs
+   dealt to SMs in waves by :func:`labcore.waves.waves_time`, HBM traffic from the IO counts of
+   :mod:`labcore.hbm`, plus fixed per-kernel costs. :func:`compare_prefill` checks it against the published
+   FlashAttention-2 and -3 benchmark bars stored in ``labcore/data/prefill_benchmarks.csv``.
+
+Every assumption is a named entry of :data:`PREFILL_DEFAULTS` or :data:`GENERATION_ASSUMPTIONS`, fixed before
+any comparison with a measurement; the one calibrated constant, ``mma_efficiency``, is calibrated on a single
+panel (FlashAttention-2 paper Fig. 4(b)) by :func:`calibrate_mma_efficiency` and reported on all others.
+"""
+from __future__ import annotations
+
+import csv
+import math
+from dataclasses import asdict, dataclass
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+
+from .checks import choice, flag, fraction, positive_float, positive_int
+from .hardware import GPU, get_gpu
+from .hbm import causal_block_counts, flash_backward_io, flash_forward_io
+from .published import published
+from .waves import LAST_WAVE_RULES, waves_time
+
+__all__ = ["TileRoofline", "tile_roofline", "roofline_table", "GENERATIONS", "GENERATION_ASSUMPTIONS",
+           "PREFILL_DEFAULTS", "PREFILL_PASSES", "PREFILL_DTYPES", "generation_available", "attention_flops_papers",
+           "prefill_time", "load_prefill_measurements", "compare_prefill", "calibrate_mma_efficiency",
+           "FA4_MMA_ROWS"]
+
+#: Rows of one MMA tile per CTA on Blackwell (FlashAttention-4 Sec. 2.2: 128 x N per CTA); the forward
+#: shared-memory formula counts the operand reads of one 128-row MMA (Sec. 3.1.1: ``3 M N d / 8192`` cycles).
+FA4_MMA_ROWS = 128
+
+_UNITS = ("MMA", "exp", "SMEM")
+_DTYPE_BYTES = {"fp16": 2, "bf16": 2, "fp8": 1}
+PREFILL_DTYPES = tuple(_DTYPE_BYTES)
+PREFILL_PASSES = ("forward", "forward+backward")
+GENERATIONS = ("fa2", "fa3", "fa4")
+
+
+def _rate(gpu: GPU, field: str) -> float:
+    v = getattr(gpu, field)
+    if v is None:
+        raise ValueError(f"{gpu.name}: {field} is not published ({gpu.rate_source(field)}); the model needs it")
+    return float(v)
+
+
+def _mma_rate(gpu: GPU, dtype: str) -> float:
+    if dtype == "fp8":
+        if gpu.fp8_flop_per_clock_per_sm is None:
+            raise ValueError(f"{gpu.name} has no FP8 tensor cores ({gpu.rate_source('fp8_flop_per_clock_per_sm')})")
+        return float(gpu.fp8_flop_per_clock_per_sm)
+    return _rate(gpu, "tensor_flop_per_clock_per_sm")
+
+
+@dataclass(frozen=True)
+class TileRoofline:
+    """Cycles of one tile on one SM (FlashAttention-4 Tables 1 and 3).
+
+    Attributes:
+        gpu: preset name. pass_: ``"forward"`` or ``"backward"``. M, N, d: tile rows, keys, head dim.
+        dtype: operand type. mma, exp, smem: cycles on the tensor cores, the exponential unit and shared memory.
+        bound: the unit(s) with the most cycles, e.g. ``"MMA = exp"`` or ``"SMEM"``.
+    """
+
+    gpu: str
+    pass_: str
+    M: int
+    N: int
+    d: int
+    dtype: str
+    mma: float
+    exp: float
+    smem: float
+    bound: str
+
+    @property
+    def cycles(self) -> float:
+        """The bound: ``max(mma, exp, smem)``."""
+        return max(self.mma, self.exp, self.smem)
+
+    def excess_over_mma(self) -> float:
+        """``max(exp, smem) / mma - 1``: how far the slowest non-MMA unit exceeds the tensor cores."""
+        return max(self.exp, self.smem) / self.mma - 1
+
+    def as_dict(self) -> dict:
+        """All fields as a plain dict."""
+        return asdict(self)
+
+
+def _bound(values: dict, rtol: float = 1e-9) -> str:
+    top = max(values.values())
+    return " = ".join(k for k, v in values.items() if v >= top * (1 - rtol))
+
+
+def tile_roofline(gpu, *, M: int = 128, N: int = 128, d: int = 128, pass_: str = "forward",
+                  dtype: str = "bf16") -> TileRoofline:
+    """Cycles one SM spends on one FlashAttention tile on the tensor cores, the exp unit and shared memory.
+
+    Forward (FlashAttention-4 Sec. 3.1.1), with R the dense tensor FLOP/clock/SM, E the exps/clock/SM and
+    B the shared-memory bytes/clock/SM of ``gpu``:
+
+    - MMA: ``4 M N d / R`` (S = Q K^T and O = P V);
+    - exp: ``M N / E`` (one exponential per score);
+    - SMEM: operand reads ``b x 3 N d`` bytes per 128-row MMA, i.e. ``b x 3 M N d / 128 / B`` (b = bytes per
+      element; on B200 in BF16 the paper's ``3 M N d / 8192``).
+
+    Backward, one CTA (Sec. 3.2.1): MMA ``10 M N d / R`` (five matmuls); exp ``M N / E`` (P recomputed);
+    SMEM ``((4 M d + 3 N d + M N) / 64 + M N / 64 + M d / 16) x 128 / B`` (the paper's cycle count at
+    128 B/clock, BF16 operands and FP32 dQ traffic). The 2-CTA backward (M = 256, which the paper reports
+    about 5% over MMA) is not modelled.
+
+    The same formulas on A100 and H100 show the MMA column halving each generation while the exp and SMEM
+    columns stay put (all three GPUs have 16 exps and 128 B of shared memory per clock per SM).
+
+    Args:
+        gpu: preset name or GPU. M, N, d: ints >= 1 (the paper's formulas take multiples of 128; M = 256
+            is the 2-CTA forward tile). pass_: ``"forward"`` or ``"backward"``. dtype: ``"fp16"``, ``"bf16"``
+            or ``"fp8"`` (forward only; needs FP8 tensor cores).
+    Returns:
+        :class:`TileRoofline`.
+    Raises:
+        TypeError/ValueError: bad sizes, pass or dtype; a GPU whose needed rate is not published; FP8 on a GPU
+        without FP8 tensor cores or in the backward pass.
+    Source: Zadouri et al. 2026 (FlashAttention-4), Sec. 2.2 (rates), 3.1.1, 3.2.1, Tables 1 and 3.
+    """
+    g = get_gpu(gpu)
+    M, N, d = positive_int(M, "M"), positive_int(N, "N"), positive_int(d, "d")
+    pass_ = choice(pass_, "pass_", ("forward", "backward"))
+    dtype = choice(dtype, "dtype", PREFILL_DTYPES)
+    if pass_ == "backward" and dtype == "fp8":
+        raise ValueError("the FP8 backward pass is not modelled (FlashAttention-3/4 report FP8 forward only)")
+    R = _mma_rate(g, dtype)
+    E = _rate(g, "exp_ops_per_clock_per_sm")
+    B = _rate(g, "smem_bytes_per_clock_per_sm")
+    b = _DTYPE_BYTES[dtype]
+    if pass_ == "forward":
+        mma = 4 * M * N * d / R
+        smem = b * 3 * M * N * d / FA4_MMA_ROWS / B
+    else:
+        mma = 10 * M * N * d / R
+        smem = ((4 * M * d + 3 * N * d + M * N) / 64 + M * N / 64 + M * d / 16) * 128 / B
+    exp = M * N / E
+    vals = {"MMA": mma, "exp": exp, "SMEM": smem}
+    return TileRoofline(g.name, pass_, M, N, d, dtype, mma, exp, smem, _bound(vals))
+
+
+def roofline_table(gpus=("A100-40GB-SXM", "H100-SXM", "B200"), *, M: int = 128, N: int = 128, d: int = 128,
+                   pass_: str = "forward") -> list:
+    """:func:`tile_roofline` of one tile on several GPUs: rows ``(gpu, MMA, exp, SMEM, bound)`` (cycles).
+
+    Args: gpus: preset names. M, N, d, pass_: as :func:`tile_roofline` (BF16).
+    Raises: as :func:`tile_roofline`.
+    """
+    rows = []
+    for name in gpus:
+        t = tile_roofline(name, M=M, N=N, d=d, pass_=pass_)
+        rows.append((t.gpu, t.mma, t.exp, t.smem, t.bound))
+    return rows
+
+
+# --------------------------------------------------------------------------------------------------
+# The prefill / training time model
+# --------------------------------------------------------------------------------------------------
+
+#: How each generation overlaps the units of one tile, with its source. Fixed before any comparison.
+GENERATION_ASSUMPTIONS = {
+    "fa2": dict(
+        architectures=("ampere", "hopper"),
+        overlap="sequence",
+        text="FlashAttention-2: within a warp the softmax (exp on MUFU, the other FP32 work on the FMA units) runs "
+             "in sequence with the MMAs, so a tile costs MMA + exp + FMA cycles (shared-memory loads overlap "
+             "through cp.async). On Hopper it issues mma.sync, which reaches about two thirds of the tensor peak, "
+             "and it has no TMA or WGMMA.",
+        source="Dao 2023 (FlashAttention-2) Sec. 3.1, 3.3; Shah et al. 2024 (FlashAttention-3) Sec. 1 and 3.1",
+        mma_fraction={"ampere": 1.0, "hopper": "fa3.mma_sync_fraction_hopper"},
+        exp_emulation_share=0.0,
+        bwd_kernels=3,
+    ),
+    "fa3": dict(
+        architectures=("hopper",),
+        overlap="max",
+        text="FlashAttention-3: warp specialisation (producer warps load with TMA) and ping-pong scheduling of "
+             "two consumer warpgroups: one group's softmax runs while the other's GEMMs run, so a tile costs the "
+             "largest of MMA, exp + FMA (the softmax's instructions share the issuing warps) and SMEM.",
+        source="Shah et al. 2024 (FlashAttention-3) Sec. 3.1, 3.2, Table 2",
+        mma_fraction={"hopper": 1.0},
+        exp_emulation_share=0.0,
+        bwd_kernels=3,
+    ),
+    "fa4": dict(
+        architectures=("blackwell",),
+        overlap="max",
+        text="FlashAttention-4: the FlashAttention-3 overlap plus a share of each row's exponentials computed by "
+             "a cubic polynomial on the FMA units (the low end of the paper's 10-25% is taken), and conditional "
+             "rescaling (skipped rescales are per-row work, not counted here either way). Where the GPU's FP32 "
+             "rate is not published (B200) the FMA-unit work is not charged, as in the paper's own roofline.",
+        source="Zadouri et al. 2026 (FlashAttention-4) Sec. 3.1.3, 3.1.4, Tables 1 and 3",
+        mma_fraction={"blackwell": 1.0},
+        exp_emulation_share="fa4.exp_emulation_share",
+        bwd_kernels=3,
+    ),
+}
+
+#: The model's other assumptions (overridable by keyword in :func:`prefill_time`), each with its reason.
+PREFILL_DEFAULTS = dict(
+    # the one calibrated constant: share of the (instruction's) tensor peak the MMAs reach in steady state,
+    # calibrated by calibrate_mma_efficiency() on FA2 paper Fig. 4(b) only (A100, fwd+bwd, d = 128, non-causal)
+    mma_efficiency=0.70,
+    block_q=128,  # query rows per CTA (FA2 forward kernels: 128; FA4: 128 per CTA)
+    block_kv=128,  # keys per tile (FA4 Table 1's N; FA2/FA3 use 64-176 depending on d, same cycles per score)
+    fwd_fma_ops=3,  # FP32 ops per score besides exp in the forward: max, subtract (folded scale), row-sum (labcore.flops)
+    bwd_fma_ops=3,  # backward: subtract lse before exp, dP - D, multiply by P (dS = P o (dP - D))
+    emulation_fma_ops=7,  # FMA-unit ops per emulated exp: Cody-Waite range reduction (2), Horner cubic (3), exponent (2)
+    kernel_overhead=5e-6,  # launch + prologue + tail of one kernel (lecture §6.3; as labcore.decode)
+    per_sm_bandwidth_cap=None,  # prefill CTAs are compute bound; no per-SM cap
+    l2_reuse=True,  # K, V re-reads by the query blocks of one head hit L2: HBM sees each tensor once
+    cta_latency=0.0,  # seconds each CTA waits before its pipeline is full; "refined": labcore.decode's wave_latency
+)
+
+
+def generation_available(generation: str, gpu) -> bool:
+    """Whether ``generation`` (``"fa2"``, ``"fa3"``, ``"fa4"``) is modelled on ``gpu``.
+
+    FA2 runs on Ampere and Hopper (not modelled on Blackwell: mma.sync's rate there is not published), FA3 on
+    Hopper only (it needs WGMMA and TMA), FA4 on Blackwell (the paper's target).
+    Raises: ValueError for an unknown generation or GPU.
+    """
+    generation = choice(generation, "generation", GENERATIONS)
+    return get_gpu(gpu).architecture in GENERATION_ASSUMPTIONS[generation]["architectures"]
+
+
+def _assumption_value(v):
+    if isinstance(v, str):
+        return published(v).low
+    return v
+
+
+def attention_flops_papers(*, batch, heads, seqlen, head_dim, causal=False, pass_="forward"):
+    """The FLOP count the FlashAttention papers use for their TFLOP/s figures.
+
+    forward = ``4 x seqlen^2 x head_dim x heads x batch``, halved with a causal mask; backward = 2.5 x forward;
+    forward+backward = 3.5 x forward. ``batch``/``seqlen`` may be int arrays (broadcast).
+    Source: Dao 2023 (FlashAttention-2) Sec. 4.1; Shah et al. 2024 Sec. 4.1.
+    """
+    pass_ = choice(pass_, "pass_", PREFILL_PASSES + ("backward",))
+    f = 4.0 * np.asarray(seqlen, dtype=float) ** 2 * head_dim * heads * np.asarray(batch, dtype=float)
+    if flag(causal, "causal"):
+        f = f / 2
+    return f * {"forward": 1.0, "backward": 2.5, "forward+backward": 3.5}[pass_]
+
+
+def _tile_cycles(g: GPU, generation: str, pass_: str, dtype: str, Mq: int, Nk: int, d: int, p: dict) -> dict:
+    """Per-tile cycles of each unit and the generation's combination (one tile, one SM)."""
+    ga = GENERATION_ASSUMPTIONS[generation]
+    t = tile_roofline(g, M=Mq, N=Nk, d=d, pass_=pass_, dtype=dtype)
+    frac = _assumption_value(ga["mma_fraction"][g.architecture])
+    mma = t.mma / (frac * p["mma_efficiency"])
+    f_emul = _assumption_value(ga["exp_emulation_share"])
+    exp = t.exp * (1 - f_emul)
+    lanes = g.fp32_ops_per_clock_per_sm
+    ops = p["fwd_fma_ops"] if pass_ == "forward" else p["bwd_fma_ops"]
+    fma = 0.0 if lanes is None else Mq * Nk * (ops + f_emul * p["emulation_fma_ops"]) / lanes
+    smem = t.smem
+    if ga["overlap"] == "sequence":
+        cycles = max(mma + exp + fma, smem)
+        bound = "MMA + softmax in sequence" if mma + exp + fma >= smem else "SMEM"
+    else:
+        vals = {"MMA": mma, "softmax": exp + fma, "SMEM": smem}
+        cycles = max(vals.values())
+        bound = _bound(vals)
+    return dict(mma=mma, exp=exp, fma=fma, smem=smem, cycles=cycles, bound=bound)
+
+
+def _params(kw: dict) -> dict:
+    unknown = set(kw) - set(PREFILL_DEFAULTS)
+    if unknown:
+        raise TypeError(f"unknown model assumption(s) {sorted(unknown)}; known: {', '.join(PREFILL_DEFAULTS)}")
+    p = {**PREFILL_DEFAULTS, **kw}
+    p["mma_efficiency"] = fraction(p["mma_efficiency"], "mma_efficiency")
+    if p["mma_efficiency"] == 0:
+        raise ValueError("mma_efficiency must be > 0")
+    for k in ("block_q", "block_kv"):
+        p[k] = positive_int(p[k], k)
+    for k in ("fwd_fma_ops", "bwd_fma_ops", "emulation_fma_ops", "kernel_overhead", "cta_latency"):
+        p[k] = positive_float(p[k], k, allow_zero=True)
+    if p["per_sm_bandwidth_cap"] is not None:
+        p["per_sm_bandwidth_cap"] = positive_float(p["per_sm_bandwidth_cap"], "per_sm_bandwidth_cap")
+    p["l2_reuse"] = flag(p["l2_reuse"], "l2_reuse")
+    return p
+
+
+@lru_cache(maxsize=4096)
+def _per_seqlen(N: int, d: int, causal: bool, Bq: int, Bk: int, l2_reuse: bool) -> tuple:
+    """Tile counts of one (batch, head) for the forward (query-block CTAs) and backward (key-block CTAs):
+    ``(T_r, T_c, pairs, fwd_longest, bwd_longest, fwd_elements, bwd_elements)`` (cached; ints)."""
+    rows, J, _cols = causal_block_counts(N, Bq, Bk, causal=causal)
+    T_c = -(-N // Bk)
+    pairs = int(J.sum())
+    per_kv = (J[:, None] > np.arange(T_c)[None, :]).sum(axis=0)  # query blocks that visit each key block
+    if l2_reuse:
+        fwd_el = flash_forward_io(N, d, block_q=N, block_kv=N, loop_order="fa2", causal=causal)
+        bwd_el = flash_backward_io(N, d, block_q=N, block_kv=N, causal=causal)
+    else:
+        fwd_el = flash_forward_io(N, d, block_q=Bq, block_kv=Bk, loop_order="fa2", causal=causal)
+        bwd_el = flash_backward_io(N, d, block_q=Bq, block_kv=Bk, causal=causal)
+    return len(J), T_c, pairs, int(J.max()), int(per_kv.max()), int(fwd_el), int(bwd_el)
+
+
+def _kernel_time(g, n_ctas, pairs, longest, cycles, bytes_total, clock, p, last_wave):
+    """One kernel: equal CTAs (average tiles) in waves, never shorter than its longest CTA (arrays)."""
+    t_cta = pairs / n_ctas * cycles / clock + p["cta_latency"]
+    w = waves_time(n_ctas, g.num_sms, t_cta, bytes_total / n_ctas, g.hbm_bandwidth,
+                   per_sm_bandwidth_cap=p["per_sm_bandwidth_cap"], last_wave=last_wave)
+    longest_t = longest * cycles / clock + p["cta_latency"]
+    return np.maximum(w["total"], longest_t), w
+
+
+def prefill_time(gpu, *, batch, heads: int, seqlen, head_dim: int, causal: bool = False, pass_: str = "forward",
+                 dtype: str = "bf16", generation: str = "fa2", last_wave: str = "full", **assumptions) -> dict:
+    """Modelled time of one FlashAttention call (forward, or forward + backward) on ``gpu``.
+
+    Model, per kernel (forward: one CTA per (sequence, head, query block); backward: one per (sequence, head,
+    key block)):
+
+    1. one tile (``block_q`` x ``block_kv``) costs the cycles of :func:`tile_roofline`'s units combined by the
+       generation's rule (:data:`GENERATION_ASSUMPTIONS`): FA2 in sequence (MMA + exp + FMA work), FA3/FA4 the
+       largest unit; MMA cycles are divided by ``mma_efficiency`` (and by mma.sync's two thirds for FA2 on
+       Hopper); FA4 moves a share of the exps to the FMA units;
+    2. a CTA's compute time = its tiles x tile cycles / clock (:attr:`GPU.model_clock`); with a causal mask the
+       CTAs are unequal: they are dealt as equal CTAs of the average tile count, and the kernel is never
+       shorter than its longest CTA;
+    3. HBM bytes from :func:`labcore.hbm.flash_forward_io` / :func:`~labcore.hbm.flash_backward_io`
+       (x bytes per element): with ``l2_reuse`` (default) K and V re-reads hit L2, so the count with a single
+       block (every tensor once) is used; the CTAs share the bandwidth by :func:`labcore.waves.waves_time`'s
+       ``last_wave`` rule, each CTA taking max(compute, its bytes / its bandwidth share);
+    4. plus ``kernel_overhead`` per kernel: 1 forward kernel, 3 backward (preprocess D, main, dQ conversion).
+
+    Args:
+        gpu: preset name or GPU. batch, seqlen: ints >= 1 or int arrays (broadcast). heads, head_dim: ints.
+        causal: bool. pass_: ``"forward"`` or ``"forward+backward"``. dtype: ``"fp16"``, ``"bf16"``,
+        ``"fp8"`` (forward, Hopper/Blackwell). generation: ``"fa2"``, ``"fa3"``, ``"fa4"``.
+        last_wave: ``"full"`` or ``"shared"`` (see :func:`labcore.waves.waves_time`).
+        assumptions: overrides of :data:`PREFILL_DEFAULTS`.
+    Returns:
+        dict: ``total`` (s), ``flops`` (the papers' count), ``tflops`` (FLOP/s / 1e12, the papers' metric),
+        ``fraction_of_peak`` (of ``gpu.tensor_flops``, or of the FP8 peak), ``forward``/``backward`` (s),
+        ``fwd_tile``/``bwd_tile`` (per-tile cycles by unit and the ``bound``), ``waves`` (forward kernel).
+    Raises:
+        TypeError/ValueError: bad shapes or names; a generation not modelled on ``gpu``
+        (:func:`generation_available`); FP8 with FA2, in the backward, or on a GPU without FP8.
+    Source: the tile roofline of Zadouri et al. 2026; the overlap rules of Dao 2023 and Shah et al. 2024; the
+        wave model of lecture §6.4.
+    """
+    g = get_gpu(gpu)
+    generation = choice(generation, "generation", GENERATIONS)
+    if not generation_available(generation, g):
+        raise ValueError(f"{generation} is not modelled on {g.name} ({g.architecture}); it runs on "
+                         f"{', '.join(GENERATION_ASSUMPTIONS[generation]['architectures'])}")
+    pass_ = choice(pass_, "pass_", PREFILL_PASSES)
+    dtype = choice(dtype, "dtype", PREFILL_DTYPES)
+    last_wave = choice(last_wave, "last_wave", LAST_WAVE_RULES)
+    causal = flag(causal, "causal")
+    if dtype == "fp8" and (generation == "fa2" or pass_ != "forward"):
+        raise ValueError("FP8 is modelled for the FA3/FA4 forward pass only")
+    heads, d = positive_int(heads, "heads"), positive_int(head_dim, "head_dim")
+    p = _params(assumptions)
+    batch_a = np.asarray(batch)
+    seq_a = np.asarray(seqlen)
+    for name, a in (("batch", batch_a), ("seqlen", seq_a)):
+        if a.dtype.kind not in "iu" or np.any(a < 1):
+            raise TypeError(f"{name} must be an int >= 1 or an int array of values >= 1") if a.dtype.kind not in "iu" \
+                else ValueError(f"{name} must be >= 1")
+    batch_b, seq_b = np.broadcast_arrays(batch_a, seq_a)
+    clock = g.model_clock
+    eb = _DTYPE_BYTES[dtype]
+    fwd_tile = _tile_cycles(g, generation, "forward", dtype, p["block_q"], p["block_kv"], d, p)
+    bwd_tile = _tile_cycles(g, generation, "backward", dtype, p["block_q"], p["block_kv"], d, p) \
+        if pass_ != "forward" else None
+    counts = np.array([_per_seqlen(int(N), d, causal, p["block_q"], p["block_kv"], p["l2_reuse"])
+                       for N in seq_b.ravel()], dtype=np.int64).reshape(seq_b.shape + (7,))
+    T_r, T_c, pairs, fwd_long, bwd_long, fwd_el, bwd_el = np.moveaxis(counts, -1, 0)
+    bh = batch_b.astype(np.int64) * heads
+    fwd, w = _kernel_time(g, bh * T_r, bh * pairs, fwd_long, fwd_tile["cycles"], bh * fwd_el * eb, clock, p,
+                          last_wave)
+    fwd = fwd + p["kernel_overhead"]
+    waves = w["waves"]
+    if bwd_tile is not None:
+        bwd, _ = _kernel_time(g, bh * T_c, bh * pairs, bwd_long, bwd_tile["cycles"], bh * bwd_el * eb, clock, p,
+                              last_wave)
+        bwd = bwd + GENERATION_ASSUMPTIONS[generation]["bwd_kernels"] * p["kernel_overhead"]
+    else:
+        bwd = np.zeros(batch_b.shape)
+    total = fwd + bwd
+    flops = attention_flops_papers(batch=batch_b, heads=heads, seqlen=seq_b, head_dim=d, causal=causal, pass_=pass_)
+    peak = g.fp8_tensor_flops if dtype == "fp8" else g.tensor_flops
+    return dict(gpu=g.name, generation=generation, pass_=pass_, dtype=dtype, causal=causal, head_dim=d,
+                heads=heads, batch=batch_b, seqlen=seq_b, total=total, forward=fwd, backward=bwd, flops=flops,
+                tflops=flops / total / 1e12, fraction_of_peak=flops / total / peak, fwd_tile=fwd_tile,
+                bwd_tile=bwd_tile, waves=waves, last_wave=last_wave)
+
+
+# --------------------------------------------------------------------------------------------------
+# Published measurements and the comparison
+# --------------------------------------------------------------------------------------------------
+
+_CSV = Path(__file__).parent / "data" / "prefill_benchmarks.csv"
+
+
+def load_prefill_measurements() -> dict:
+    """The FlashAttention-2/3 papers' per-seqlen benchmark bars, read from ``labcore/data``.
+
+    Returns:
+        dict of numpy arrays, one entry per bar: ``figure`` (e.g. ``"fa2_fig4b"``), ``gpu``, ``generation``,
+        ``pass_`` (str), ``causal`` (bool), ``head_dim``, ``seqlen``, ``batch``, ``heads`` (int64),
+        ``flops_per_s`` (float, FLOP/s as the papers count them), ``mark`` (how the value was read), and
+        ``source`` (the CSV's citation header).
+    Source: Dao 2023 (FlashAttention-2) Fig. 4 and 7; Shah et al. 2024 (FlashAttention-3) Fig. 5; values and
+        caveats as collected in the project's shared/MEASUREMENTS.md.
+    """
+    comments, rows = [], []
+    with open(_CSV, newline="") as f:
+        for line in f:
+            (comments if line.startswith("#") else rows).append(line[1:].strip() if line.startswith("#") else line)
+    recs = list(csv.DictReader(rows))
+    col = lambda k, t: np.array([t(r[k]) for r in recs])  # noqa: E731
+    return {
+        "figure": col("figure", str), "gpu": col("gpu", str), "generation": col("generation", str),
+        "pass_": col("pass", str), "causal": col("causal", int).astype(bool),
+        "head_dim": col("head_dim", int).astype(np.int64), "seqlen": col("seqlen", int).astype(np.int64),
+        "batch": col("batch", int).astype(np.int64), "heads": col("heads", int).astype(np.int64),
+        "flops_per_s": col("tflops", float) * 1e12, "mark": col("mark", str),
+        "source": " ".join(comments),
+    }
+
+
+def compare_prefill(*, last_wave: str = "full", **assumptions) -> dict:
+    """Model vs every stored benchmark bar: the model's FLOP/s (papers' count) and its relative error.
+
+    Args: last_wave: the wave rule. assumptions: overrides of :data:`PREFILL_DEFAULTS`.
+    Returns:
+        the dict of :func:`load_prefill_measurements` plus ``model_flops_per_s`` and ``error``
+        (model / measured - 1), ``bound`` (the forward tile's bound per bar), and ``summary``:
+        ``{figure: (points, share within +-15%, worst error)}`` plus ``"all"`` and the two checked sets
+        ``"fa2_a100"`` (FA2 paper Fig. 4) and ``"fa3_h100"`` (FA3 bars of FA3 paper Fig. 5).
+    Source: as :func:`load_prefill_measurements` and :func:`prefill_time`.
+    """
+    m = load_prefill_measurements()
+    n = len(m["seqlen"])
+    model = np.zeros(n)
+    bound = np.empty(n, dtype=object)
+    keys = sorted({(m["figure"][i], m["generation"][i]) for i in range(n)})
+    for fig, gen in keys:
+        sel = np.flatnonzero((m["figure"] == fig) & (m["generation"] == gen))
+        i0 = sel[0]
+        r = prefill_time(str(m["gpu"][i0]), batch=m["batch"][sel], heads=int(m["heads"][i0]), seqlen=m["seqlen"][sel],
+                         head_dim=int(m["head_dim"][i0]), causal=bool(m["causal"][i0]), pass_=str(m["pass_"][i0]),
+                         dtype="fp16", generation=str(gen), last_wave=last_wave, **assumptions)
+        model[sel] = r["flops"] / r["total"]
+        bound[sel] = r["fwd_tile"]["bound"]
+    err = model / m["flops_per_s"] - 1
+    out = dict(m, model_flops_per_s=model, error=err, bound=bound)
+
+    def summary(mask):
+        e = err[mask]
+        i = int(np.argmax(np.abs(e)))
+        return (int(mask.sum()), float(np.mean(np.abs(e) <= 0.15)), float(e[i]))
+
+    out["summary"] = {f"{fig}/{gen}": summary((m["figure"] == fig) & (m["generation"] == gen)) for fig, gen in keys}
+    fa2_a100 = np.char.startswith(m["figure"].astype(str), "fa2_fig4")
+    fa3_h100 = (m["generation"] == "fa3")
+    out["summary"]["fa2_a100"] = summary(fa2_a100)
+    out["summary"]["fa3_h100"] = summary(fa3_h100)
+    out["summary"]["checked"] = summary(fa2_a100 | fa3_h100)
+    out["summary"]["all"] = summary(np.ones(n, dtype=bool))
+    return out
+
+
+def calibrate_mma_efficiency(figure: str = "fa2_fig4b", **assumptions) -> float:
+    """The one global constant, ``mma_efficiency``, calibrated on one panel only.
+
+    Finds, by bisection, the ``mma_efficiency`` at which the geometric mean of model / measured over the
+    panel's bars is 1 (the model's FLOP/s rises monotonically with it). Default panel: FlashAttention-2 paper
+    Fig. 4(b) (A100, forward + backward, d = 128, non-causal). Every other panel is then a check, not a fit.
+    :data:`PREFILL_DEFAULTS` holds this value rounded to two digits (a test checks they agree).
+
+    Args: figure: a ``figure`` value of the CSV. assumptions: other overrides.
+    Returns: float in (0, 1].
+    Raises: ValueError for an unknown figure, or when even ``mma_efficiency = 1`` is too slow.
+    """
+    m = load_prefill_measurements()
+    sel = np.flatnonzero(m["figure"] == figure)
+    if sel.size == 0:
+        raise ValueError(f"unknown figure {figure!r}; known: {', '.join(sorted(set(m['figure'])))}")
+    sel = sel[m["generation"][sel] == m["generation"][sel[0]]]
+    i0 = sel[0]
+
+    def log_ratio(e):
+        r = prefill_time(str(m["gpu"][i0]), batch=m["batch"][sel], heads=int(m["heads"][i0]), seqlen=m["seqlen"][sel],
+                         head_dim=int(m["head_dim"][i0]), causal=bool(m["causal"][i0]), pass_=str(m["pass_"][i0]),
+                         dtype="fp16", generation=str(m["generation"][i0]), **{**assumptions, "mma_efficiency": e})
+        return float(np.mean(np.log(r["flops"] / r["total"] / m["flops_per_s"][sel])))
+
+    lo, hi = 0.01, 1.0
+    if log_ratio(hi) < 0:
+        raise ValueError(f"the model is slower than panel {figure} even at mma_efficiency = 1")
+    for _ in range(50):
+        mid = 0.5 * (lo + hi)
+        lo, hi = (mid, hi) if log_ratio(mid) < 0 else (lo, mid)
+    return 0.5 * (lo + hi)

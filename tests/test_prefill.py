@@ -1,0 +1,231 @@
+"""labcore.prefill: the FlashAttention-4 tile roofline, the prefill time model and its check against the papers."""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pytest
+
+from labcore import prefill as P
+from labcore.published import published
+from labcore.waves import waves_time
+
+
+# ------------------------------------------------------------------------------------- tile roofline
+
+@pytest.mark.parametrize("M, pass_, key", [(128, "forward", "fwd_128"), (256, "forward", "fwd_256"),
+                                          (128, "backward", "bwd_128")])
+def test_fa4_table_reproduced_exactly_on_b200(M, pass_, key):
+    t = P.tile_roofline("B200", M=M, N=128, d=128, pass_=pass_)
+    for unit in ("mma", "exp", "smem"):
+        assert getattr(t, unit) == published(f"fa4.roofline.{key}.{unit}").value
+
+
+def test_fa4_bounds_and_literal_values():
+    f = P.tile_roofline("B200")
+    assert (f.mma, f.exp, f.smem) == (1024, 1024, 768) and f.bound == "MMA = exp"
+    b = P.tile_roofline("B200", pass_="backward")
+    assert (b.mma, b.exp, b.smem) == (2560, 1024, 3328) and b.bound == "SMEM"
+    assert b.excess_over_mma() == pytest.approx(0.30, abs=0.01)   # "about 30% over MMA"
+    assert P.tile_roofline("A100").bound == "MMA" and P.tile_roofline("H100").bound == "MMA"
+
+
+def test_mma_halves_each_generation_exp_and_smem_stay():
+    rows = P.roofline_table(("A100-40GB-SXM", "H100-SXM", "B200"))
+    mma = [r[1] for r in rows]
+    assert mma == [4096, 2048, 1024]
+    assert {r[2] for r in rows} == {1024} and {r[3] for r in rows} == {768}
+
+
+def test_fp8_and_head_dim_scaling():
+    h = P.tile_roofline("H100", dtype="fp8")
+    assert h.mma == 1024 and h.smem == 384 and h.exp == 1024
+    assert P.tile_roofline("B200", d=64).bound == "exp"
+    with pytest.raises(ValueError, match="FP8"):
+        P.tile_roofline("A100", dtype="fp8")
+    with pytest.raises(ValueError):
+        P.tile_roofline("B200", pass_="backward", dtype="fp8")
+
+
+@pytest.mark.parametrize("kw, exc", [(dict(M=0), ValueError), (dict(M=1.5), TypeError),
+                                     (dict(pass_="fwd"), ValueError), (dict(dtype="fp32"), ValueError)])
+def test_tile_roofline_bad_input(kw, exc):
+    with pytest.raises(exc):
+        P.tile_roofline("B200", **kw)
+
+
+# ------------------------------------------------------------------------------------- waves_time
+
+def test_waves_time_rules():
+    # 133 equal memory-bound CTAs on 132 SMs: the lecture's rule charges the lone last CTA a full wave's share
+    full = waves_time(133, 132, 0.0, 1e6, 132e9, last_wave="full")
+    shared = waves_time(133, 132, 0.0, 1e6, 132e9, last_wave="shared")
+    assert int(full["waves"]) == 2
+    assert float(full["total"]) == pytest.approx(2 * 1e6 / 1e9)
+    assert float(shared["total"]) == pytest.approx(1e6 / 1e9 + 1e6 / 132e9)
+    # a per-SM cap limits the lone CTA
+    capped = waves_time(133, 132, 0.0, 1e6, 132e9, per_sm_bandwidth_cap=24e9, last_wave="shared")
+    assert float(capped["total"]) == pytest.approx(1e6 / 1e9 + 1e6 / 24e9)
+    # compute bound: both rules agree; a multiple of the SMs: both agree
+    assert float(waves_time(133, 132, 1e-3, 0, 1e12, last_wave="shared")["total"]) == pytest.approx(2e-3)
+    a = waves_time(np.array([132, 264]), 132, 0.0, 1e6, 132e9, last_wave="full")["total"]
+    b = waves_time(np.array([132, 264]), 132, 0.0, 1e6, 132e9, last_wave="shared")["total"]
+    np.testing.assert_allclose(a, b)
+
+
+@pytest.mark.parametrize("kw, exc", [(dict(last_wave="half"), ValueError), (dict(blocks=0), ValueError),
+                                     (dict(compute_time=-1.0), ValueError), (dict(blocks=1.5), TypeError)])
+def test_waves_time_bad_input(kw, exc):
+    args = dict(blocks=10, sms=4, compute_time=1.0, block_bytes=0.0, bandwidth=1e9)
+    args.update(kw)
+    with pytest.raises(exc):
+        waves_time(args.pop("blocks"), args.pop("sms"), args.pop("compute_time"), args.pop("block_bytes"),
+                   args.pop("bandwidth"), **args)
+
+
+# ------------------------------------------------------------------------------------- time model
+
+def test_flop_count_is_the_papers():
+    f = P.attention_flops_papers(batch=4, heads=16, seqlen=8448, head_dim=128)
+    assert f / published("fa3.ablation_time").value == pytest.approx(published("fa3.ablation_flops").value, rel=2e-3)
+    assert P.attention_flops_papers(batch=1, heads=1, seqlen=8, head_dim=2, causal=True, pass_="forward+backward") \
+        == 3.5 * 4 * 64 * 2 / 2
+
+
+def test_time_model_structure():
+    r = P.prefill_time("A100-80GB-SXM", batch=8, heads=16, seqlen=2048, head_dim=128, generation="fa2")
+    t = r["fwd_tile"]
+    # FA2: MMA and softmax in sequence; the MMA share is 4096 / 0.70 cycles per 128 x 128 x 128 tile
+    assert t["mma"] == pytest.approx(4096 / P.PREFILL_DEFAULTS["mma_efficiency"])
+    assert t["cycles"] == pytest.approx(t["mma"] + t["exp"] + t["fma"])
+    # 8 x 16 x 16 = 2048 CTAs, 16 tiles each, on 108 SMs: 19 waves
+    assert int(r["waves"]) == 19
+    cta = 16 * t["cycles"] / 1.41e9
+    assert float(r["forward"]) == pytest.approx(19 * cta + 5e-6, rel=1e-9)
+    # FA3 overlaps: the largest unit; on H100 d = 128 that is the MMA
+    r3 = P.prefill_time("H100", batch=8, heads=16, seqlen=2048, head_dim=128, generation="fa3")
+    assert r3["fwd_tile"]["bound"] == "MMA"
+    assert r3["fwd_tile"]["cycles"] == pytest.approx(2048 / P.PREFILL_DEFAULTS["mma_efficiency"])
+
+
+def test_generation_ordering_and_availability():
+    kw = dict(batch=2, heads=16, seqlen=8192, head_dim=128)
+    fa2 = P.prefill_time("H100", generation="fa2", **kw)["tflops"]
+    fa3 = P.prefill_time("H100", generation="fa3", **kw)["tflops"]
+    assert 1.5 <= fa3 / fa2 <= 2.5
+    assert P.generation_available("fa4", "B200") and not P.generation_available("fa3", "A100")
+    with pytest.raises(ValueError, match="not modelled"):
+        P.prefill_time("A100", generation="fa3", **kw)
+    with pytest.raises(ValueError, match="FP8"):
+        P.prefill_time("H100", generation="fa2", dtype="fp8", **kw)
+
+
+def test_fa4_on_b200_near_the_published_peak():
+    r = P.prefill_time("B200", batch=1, heads=16, seqlen=32768, head_dim=128, generation="fa4")
+    assert float(r["tflops"]) * 1e12 / published("fa4.b200_bf16_peak").value - 1 == pytest.approx(-0.04, abs=0.03)
+
+
+def test_causal_costs_more_per_flop_and_vectorises():
+    n = np.array([512, 1024, 16384])
+    nc = P.prefill_time("A100", batch=16384 // n, heads=16, seqlen=n, head_dim=128)
+    c = P.prefill_time("A100", batch=16384 // n, heads=16, seqlen=n, head_dim=128, causal=True)
+    assert c["tflops"].shape == (3,)
+    assert np.all(c["tflops"] < nc["tflops"])
+    assert c["tflops"][0] / nc["tflops"][0] < c["tflops"][-1] / nc["tflops"][-1]
+
+
+@pytest.mark.parametrize("kw, exc", [(dict(batch=0), ValueError), (dict(batch=1.5), TypeError),
+                                     (dict(generation="fa5"), ValueError), (dict(mma_efficiency=1.5), ValueError),
+                                     (dict(no_such=1), TypeError), (dict(last_wave="x"), ValueError)])
+def test_prefill_time_bad_input(kw, exc):
+    args = dict(batch=1, heads=16, seqlen=1024, head_dim=128)
+    args.update(kw)
+    with pytest.raises(exc):
+        P.prefill_time("A100", **args)
+
+
+def test_prefill_time_is_fast():
+    n = np.array([512, 1024, 2048, 4096, 8192, 16384])
+    P.prefill_time("H100", batch=16384 // n, heads=16, seqlen=n, head_dim=128, generation="fa3")
+    t0 = time.perf_counter()
+    for _ in range(10):
+        P.prefill_time("H100", batch=16384 // n, heads=16, seqlen=n, head_dim=128, generation="fa3", causal=True,
+                       pass_="forward+backward")
+    assert (time.perf_counter() - t0) / 10 < 0.01
+
+
+# ------------------------------------------------------------------------------------- measurements
+
+def test_measurements_csv():
+    m = P.load_prefill_measurements()
+    assert len(m["seqlen"]) == 120
+    assert "Fig. 4" in m["source"] and "Fig. 5" in m["source"]
+    sel = (m["figure"] == "fa2_fig4b")
+    np.testing.assert_array_equal(m["flops_per_s"][sel] / 1e12, [151, 173, 187, 196, 201, 203])
+    sel = (m["figure"] == "fa3_fig5e") & (m["generation"] == "fa3")
+    assert m["flops_per_s"][sel].max() == published("fa3.h100_fp16_figure_max").value
+    assert np.all(m["batch"] * m["seqlen"] == 16384) and np.all(m["heads"] * m["head_dim"] == 2048)
+
+
+def test_calibration_is_the_default_and_uses_one_panel():
+    e = P.calibrate_mma_efficiency()
+    assert round(e, 2) == P.PREFILL_DEFAULTS["mma_efficiency"]
+    with pytest.raises(ValueError):
+        P.calibrate_mma_efficiency("fig99")
+
+
+def test_model_vs_measured_regression_guard():
+    c = P.compare_prefill()
+    s = c["summary"]
+    # the share within +-15% the pre-registered model reaches (not the issue's 80% target; see the book)
+    n, share, worst = s["checked"]
+    assert n == 60
+    assert share == pytest.approx(33 / 60)
+    assert worst == pytest.approx(1.16, abs=0.01)      # FA3, causal, d = 64, seqlen 1k: the model is 2.2x fast
+    assert s["fa2_a100"][1] == pytest.approx(18 / 24)
+    assert s["fa3_h100"][1] == pytest.approx(15 / 36)
+    # long sequences are where the model holds: every FA2-A100 and FA3-H100 point at 8k and 16k with d >= 128
+    long = (c["seqlen"] >= 8192) & (c["head_dim"] >= 128) & ((c["generation"] == "fa3") |
+                                                              np.char.startswith(c["figure"].astype(str), "fa2_fig4"))
+    assert np.all(np.abs(c["error"][long]) <= 0.15)
+    # the last-wave rule matters only where CTAs are short enough to be bandwidth-bound (causal, seqlen 512)
+    diff = np.abs(P.compare_prefill(last_wave="shared")["error"] - c["error"])
+    assert np.all(diff[c["seqlen"] > 512] < 1e-9) and 0 < diff.max() < 0.05
+
+
+# ------------------------------------------------------------------------------------- figures
+
+def test_explorers_frames_speed_and_tables():
+    from labcore.plots import get_explorer
+    from labcore.plots import prefill as pp
+
+    ex = get_explorer("prefill_limits")
+    assert ex.n_frames() <= 48
+    names = {s.name for s in ex.sliders}
+    assert {"gpu", "head_dim", "seqlen", "causal", "generation"} <= names
+    pts = list(ex.grid()) + list(ex.corners())
+    for p in pts:                      # warm the per-seqlen count cache
+        ex.compute(**p)
+    times = []
+    for p in pts:
+        t0 = time.perf_counter()
+        d = ex.compute(**p)
+        times.append(time.perf_counter() - t0)
+        assert set(d["curves"]) == {g for g in P.GENERATIONS if P.generation_available(g, d["gpu"])}
+    assert np.median(times) < 0.010
+    # a generation the GPU does not run is shown as unavailable, not an error
+    assert ex.compute(**{**ex.defaults(), "gpu": "A100-80GB-SXM", "generation": "fa4"})["available"] is False
+    t = pp.roofline_widget()
+    assert [r[2] for r in t.rows] == [4096, 2048, 1024, 10240, 5120, 2560]
+    assert t.rows[2][5] == "MMA = exp" and t.rows[5][5] == "SMEM"
+    r = pp.residual_table()
+    assert ("checked", 60) == r.rows[-2][:2]
+    with pytest.raises(ValueError):
+        pp.measured_data("no such set")
+
+
+def test_fp8_forward_on_hopper_above_the_papers_figure():
+    r = P.prefill_time("H100", batch=1, heads=8, seqlen=16896, head_dim=256, generation="fa3", dtype="fp8")
+    assert r["fwd_tile"]["bound"] == "MMA"
+    # the model (no block-scale or V-transpose work) is above FA3's "close to 1.2 PFLOP/s"
+    assert 1.0 < float(r["tflops"]) * 1e12 / published("fa3.h100_fp8_peak").value < 1.2
