@@ -1,11 +1,16 @@
 """The twelve exercises: references match the lecture, known mistakes get their feedback, the stub and bad
-input get friendly messages, and the static-HTML (JavaScript) grader agrees with the Python one."""
+input get friendly messages, the static forms are reproducible, and the book's exercise titles are the
+definitions' titles. The JavaScript grader of the static forms is tested in test_exercises_js.py."""
 from __future__ import annotations
 
+import hashlib
 import json
 import math
-import shutil
+import os
+import re
 import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -217,91 +222,7 @@ def test_ex6_identity_holds_in_labcore_backward():
     assert np.allclose(np.sum((dO @ V.T) * P, 1), np.sum(dO * (P @ V), 1), rtol=1e-12)
 
 
-# -------------------------------------------------------------------------- the static HTML grader (JS)
-def _cases():
-    """(k, python answer, per-part strings for the form) for every exercise that can be graded here."""
-    rng = np.random.default_rng(7)
-    out = []
-    for k in KS:
-        try:
-            pl = E.payload(k)
-        except E.ExerciseUnavailable:
-            continue
-        ref = _ref_answer(pl)
-        variants = [ref, {key: None for key in ref}]
-        for p in pl["parts"]:
-            for m in p.get("mistakes", []):
-                variants.append({**ref, p["key"]: m["value"]})
-            if p["kind"] == "number":
-                variants.append({**ref, p["key"]: p["ref"] * float(rng.uniform(1.2, 3.0))})
-                variants.append({**ref, p["key"]: -p["ref"] * float(rng.uniform(0.2, 0.9))})
-            else:
-                variants += [{**ref, p["key"]: o["letter"]} for o in p["options"]]
-        variants.append({**{key: None for key in ref}, pl["parts"][0]["key"]: ref[pl["parts"][0]["key"]]})
-        for ans in variants:
-            form = {key: ("" if v is None else (v if isinstance(v, str) else repr(float(v))))
-                    for key, v in ans.items()}
-            out.append((k, ans, form))
-        out.append((k, None, {key: "" for key in ref}))
-    return out
-
-
-def _py(v):
-    return {"status": v.status, "parts": [[p.key, p.status, p.mistake] for p in v.parts], "message": v.message}
-
-
-def test_js_grader_agrees_with_python(tmp_path):
-    node = shutil.which("node")
-    if node is None:
-        pytest.skip("node is not installed: the JavaScript grader of the static book cannot be run here")
-    cases = _cases()
-    if not cases:
-        pytest.skip("no exercise can be graded in this checkout")
-    payloads = {k: E.payload(k) for k in {c[0] for c in cases}}
-    script = tmp_path / "grade.js"
-    script.write_text(E.GRADER_JS + r"""
-const data = JSON.parse(require('fs').readFileSync(0, 'utf8'));
-const out = data.cases.map(c => {
-  const v = fbGrade(data.payloads[c.k], c.form);
-  return {status: v.status, parts: v.parts.map(p => [p.key, p.status, p.mistake]), message: v.message};
-});
-process.stdout.write(JSON.stringify(out));
-""")
-    stdin = json.dumps({"payloads": {str(k): pl for k, pl in payloads.items()},
-                        "cases": [{"k": str(k), "form": form} for k, ans, form in cases]})
-    res = subprocess.run([node, str(script)], input=stdin, capture_output=True, text=True, timeout=60)
-    assert res.returncode == 0, res.stderr
-    js = json.loads(res.stdout)
-    assert len(js) == len(cases)
-    statuses = set()
-    for (k, ans, form), j in zip(cases, js):
-        py = _py(E.check(k, ans, quiet=True))
-        if py["status"] == "not_attempted":   # the stub: same message; Python lists no parts
-            j["parts"] = []
-        assert py == j, (k, ans, form)
-        statuses.add(py["status"])
-    assert {"correct", "wrong", "not_attempted", "incomplete"} <= statuses
-
-
-def test_js_grader_malformed_and_empty_inputs(tmp_path):
-    node = shutil.which("node")
-    if node is None:
-        pytest.skip("node is not installed: the JavaScript grader of the static book cannot be run here")
-    pl = E.payload(2)
-    script = tmp_path / "g.js"
-    script.write_text(E.GRADER_JS + r"""
-const pl = JSON.parse(require('fs').readFileSync(0, 'utf8'));
-const inputs = ['', '   ', 'abc', '136.3 MB', '1,363', 'NaN', 'Infinity', '1e999', ' 136.3 '];
-process.stdout.write(JSON.stringify(inputs.map(s => fbGrade(pl, {MB: s}).status)));
-""")
-    res = subprocess.run([node, str(script)], input=json.dumps(pl), capture_output=True, text=True, timeout=60)
-    assert res.returncode == 0, res.stderr
-    assert json.loads(res.stdout) == ["not_attempted", "not_attempted"] + ["malformed"] * 6 + ["correct"]
-    # the Python grader says the same about the values a kernel can hold
-    assert E.check(2, float("inf"), quiet=True).status == "malformed"
-    assert E.check(2, "136.3 MB", quiet=True).status == "malformed"
-
-
+# ------------------------------------------------------------------------------------ the static form
 @pytest.mark.parametrize("k", KS)
 def test_static_form_is_self_contained(k):
     _payload_or_skip(k)
@@ -316,3 +237,73 @@ def test_static_mode_check_shows_form(monkeypatch, capsys):
     monkeypatch.setenv("FLASHBOOK_STATIC", "1")
     v = E.check(2, None)
     assert v.status == "not_attempted" and capsys.readouterr().out == ""
+
+
+def _form_ids(html):
+    return re.findall(r'<form class="fb-exercise-form" id="([^"]+)"', html)
+
+
+def test_static_forms_are_reproducible():
+    """Two builds of the same commit give the same HTML: the form ids come from content, never uuid4."""
+    forms = {}
+    for k in KS:
+        _payload_or_skip(k)
+        first, second = E.static_form(k), E.static_form(k)
+        assert first == second, f"exercise {k}: two builds of the form differ"
+        (uid,) = _form_ids(first)
+        assert re.fullmatch(rf"fb-ex{k}-[0-9a-f]{{10}}", uid), uid
+        forms[k] = first
+    ids = [_form_ids(h)[0] for h in forms.values()]
+    assert len(set(ids)) == len(ids)
+    # the same bytes in a fresh interpreter with another hash seed (a second book build is a new process)
+    code = ("import hashlib, labcore.exercises as E; "
+            f"print(' '.join(hashlib.sha256(E.static_form(k).encode()).hexdigest() for k in {sorted(forms)}))")
+    env = {**os.environ, "PYTHONHASHSEED": "12345"}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == [hashlib.sha256(forms[k].encode()).hexdigest() for k in sorted(forms)]
+
+
+def test_form_id_follows_the_payload(monkeypatch):
+    """A changed reference (another preset, another tolerance) gives another id; the number stays in it."""
+    before = _form_ids(E.static_form(2))[0]
+    real = E.payload
+
+    def shifted(k):
+        pl = real(k)
+        pl["parts"][0]["ref"] += 1.0
+        return pl
+
+    monkeypatch.setattr(E.form, "payload", shifted)
+    after = _form_ids(E.static_form(2))[0]
+    assert after != before and after.startswith("fb-ex2-")
+
+
+# ----------------------------------------------------------------------------------- one source for titles
+NOTEBOOK = Path(__file__).resolve().parents[1] / "book" / "12_exercises.ipynb"
+
+
+def _notebook_exercise_titles() -> dict:
+    """{label: title} of every ``{exercise}`` directive in the exercises notebook."""
+    nb = json.loads(NOTEBOOK.read_text(encoding="utf-8"))
+    text = "\n".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "markdown")
+    found = re.findall(r"^```\{exercise\}[ \t]*(.*?)[ \t]*\n:label:[ \t]*(\S+)", text, flags=re.M)
+    return {label: title for title, label in found}
+
+
+def test_notebook_titles_are_the_definitions_titles():
+    titles = _notebook_exercise_titles()
+    assert len(titles) == 12, sorted(titles)
+    assert titles == {ex.label: ex.title for ex in E.EXERCISES}
+
+
+@pytest.mark.parametrize("k", [3, 4, 5, 6, 10])
+def test_grader_messages_use_the_same_title(k):
+    ex = E.exercise(k)
+    assert "$" not in ex.plain_title
+    pl = _payload_or_skip(k)
+    assert pl["title"] == ex.plain_title
+    v = E.check(k, _ref_answer(pl), quiet=True)
+    assert v.message.startswith(f"Exercise {k} ({ex.plain_title}): Correct!")
+    bad = E.check(k, [1.0] * 7, quiet=True)
+    assert bad.message.startswith(f"Exercise {k} ({ex.plain_title}): ")
