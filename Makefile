@@ -35,6 +35,8 @@ book-strict: $(STAMP)  ## clean build with -n -W --keep-going: any warning or ex
 	$(BIN)/jupyter-book build . -n -W --keep-going
 	@! grep -rl 'class="output traceback\|class="output stderr' _build/html --include=*.html \
 	  || (echo "error output in the built HTML (files above)" && false)
+	@! grep -rlE 'np\.(float|int)[0-9]+\(' _build/html --include=*.html \
+	  || (echo "raw numpy scalar reprs (np.float64(...)) in the built HTML (files above): display plain, rounded values" && false)
 
 unit: $(STAMP)  ## unit and property tests of labcore (not the browser suite)
 	$(BIN)/python -m pytest -q tests -m "not browser"
