@@ -40,12 +40,12 @@ def test_prose_uses_the_helpers_symbols(name, text):
 
 
 def test_table_headers_in_code_cells_use_the_helpers_symbols():
-    """Table and print strings in the notebooks' code cells (what a reader sees as table headers and output)."""
+    """Strings and comments in the notebooks' code cells (table headers, printed output, what the page shows)."""
     for p in sorted((ROOT / "book").glob("*.ipynb")):
         nb = json.loads(p.read_text(encoding="utf-8"))
         for c in nb["cells"]:
             if c["cell_type"] == "code":
-                strings = re.findall(r"\"[^\"\n]*\"|'[^'\n]*'", "".join(c["source"]))
+                strings = re.findall(r"\"[^\"\n]*\"|'[^'\n]*'|#[^\n]*", "".join(c["source"]))
                 assert _bad_units(" ".join(strings)) == [], (p.name, strings)
 
 
