@@ -38,6 +38,23 @@ def test_two_builds_give_identical_html():
     assert a == b
 
 
+_FRAMES = r"""
+import hashlib, sys
+from labcore.plots import all_explorers
+for name, ex in sorted(all_explorers().items()):
+    params = {**ex.fixed, **{s.name: s.default for s in ex.sliders}}
+    print(name, hashlib.sha256(ex.png(ex.compute(**params), params)).hexdigest())
+"""
+
+
+def test_every_explorers_default_frame_is_the_same_under_another_hash_seed():
+    """A figure must not depend on set or dict order that varies with PYTHONHASHSEED (a build outside make)."""
+    run = [subprocess.run([sys.executable, "-c", _FRAMES], env={**os.environ, "PYTHONHASHSEED": seed,
+                                                                "MPLBACKEND": "Agg"},
+                          check=True, capture_output=True, text=True).stdout for seed in ("1", "2")]
+    assert run[0].count("\n") >= 10 and run[0] == run[1]
+
+
 def test_repeated_player_in_one_page_gets_a_distinct_stable_id():
     import re
     ex = get_explorer("merge_orders")

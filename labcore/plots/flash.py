@@ -246,7 +246,7 @@ def backward_traffic_figure(data, N=4096, d=128, block=128, causal=False, **_):
     """Where one training step's HBM traffic goes (forward + backward), per tensor, standard vs flash."""
     fig, ax = new_figure(width=8.0, height=3.4)
     names = sorted(set(data["standard"]) | set(data["flash"]),
-                   key=lambda n: -(data["standard"].get(n, 0) + data["flash"].get(n, 0)))
+                   key=lambda n: (-(data["standard"].get(n, 0) + data["flash"].get(n, 0)), n))  # ties: by name
     cmap = {n: c for n, c in zip(names, ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b",
                                          "#e377c2", "#7f7f7f", "#bcbd22", "#17becf", "#aec7e8", "#ffbb78",
                                          "#98df8a", "#ff9896", "#c5b0d5", "#c49c94"] * 2)}
