@@ -6,7 +6,7 @@ STAMP   := $(VENV)/.installed
 export MPLBACKEND := Agg
 export PYTHONHASHSEED := 0
 
-.PHONY: help venv book book-strict test unit nbval browser chromium bench clean
+.PHONY: help venv lab book book-strict test unit nbval browser live chromium bench clean
 
 # Debian's Chromium drives the browser tests (Playwright launches it by path; it never downloads one).
 CHROMIUM ?= /usr/bin/chromium
@@ -23,6 +23,9 @@ $(STAMP): requirements.txt requirements-dev.txt pyproject.toml
 
 venv: $(STAMP)  ## create .venv and install requirements-dev.txt (includes requirements.txt and labcore)
 
+lab: $(STAMP)  ## open the book's notebooks live in JupyterLab (installs jupyterlab + jupyterlab-myst into .venv)
+	$(BIN)/jupyter lab book/
+
 book: $(STAMP)  ## build the HTML book (re-executes every notebook) and print where it is
 	$(BIN)/jupyter-book build .
 	@echo "The book is at $(CURDIR)/_build/html/index.html"
@@ -32,6 +35,8 @@ book-strict: $(STAMP)  ## clean build with -n -W --keep-going: any warning or ex
 	$(BIN)/jupyter-book build . -n -W --keep-going
 	@! grep -rl 'class="output traceback\|class="output stderr' _build/html --include=*.html \
 	  || (echo "error output in the built HTML (files above)" && false)
+	@! grep -rlE 'np\.(float|int)[0-9]+\(' _build/html --include=*.html \
+	  || (echo "raw numpy scalar reprs (np.float64(...)) in the built HTML (files above): display plain, rounded values" && false)
 
 unit: $(STAMP)  ## unit and property tests of labcore (not the browser suite)
 	$(BIN)/python -m pytest -q tests -m "not browser"

@@ -13,7 +13,7 @@ in the project's ``shared/MEASUREMENTS.md`` (stored copies of the papers, posts 
 Bibliography keys (``references.bib``): dao2023flashattention2, shah2024flashattention3,
 zadouri2026flashattention4, dao2023flashdecoding, spector2025nobubbles, hazy2025throughput,
 flashinfer2024blog, ye2025flashinfer, deepseek2025flashmla, kamath2025pod, sanovar2024lean,
-spector2025thundermla.
+spector2025thundermla, lecture11 (the lecture the book is built from), flashattn_repo.
 """
 from __future__ import annotations
 
@@ -75,6 +75,7 @@ class Published:
 
 
 FA2, FA3, FA4 = "dao2023flashattention2", "shah2024flashattention3", "zadouri2026flashattention4"
+LECTURE = "lecture11"
 _PLOT = "label printed on the bar chart, transcribed from the image"
 
 _ENTRIES = [
@@ -202,6 +203,10 @@ _ENTRIES = [
     Published("flash_decoding.speedup_end_to_end", 8.0, "x", "dao2023flashdecoding", "text", "'up to 8x'"),
     Published("flash_decoding.speedup_vs_flashattention", 50.0, "x", "dao2023flashdecoding", "text",
               "'up to 50x faster than FlashAttention' in the post's words; its table reaches 43x against v2.0.9"),
+    Published("flash_decoding.fa_gpu_fraction", 0.01, "fraction", "dao2023flashdecoding", "text",
+              "FlashAttention uses 'less than 1% of the GPU' at batch 1 (reasoned from batch size vs 108 SMs)"),
+    Published("hazy.tail_example_blocks", 512.0, "count", "spector2025nobubbles", "text",
+              "a 512-block down projection on a B200's 148 SMs"),
     Published("flash_decoding.max_table_speedup_vs_fa2", 43.1, "x", "dao2023flashdecoding", "micro-benchmark table",
               "derived from the table: largest FlashAttention v2.0.9 / flash-decoding time ratio"),
     # ----------------------------------------------------------------------------- Hazy Research
@@ -277,6 +282,26 @@ _ENTRIES = [
     Published("lean.speedup_vs_fa2_mean", 2.6, "x", "sanovar2024lean", "abstract (v1)",
               "average, decode phase; GPU not stated in the abstract"),
     Published("lean.speedup_vs_fa2_max", 8.33, "x", "sanovar2024lean", "abstract (v1)", "'up to', 512k context"),
+    # ----------------------------------------------------------------------------- the lecture (its stated figures)
+    # The book compares its computed numbers with the lecture's; the lecture's are stated here once.
+    Published("lecture.matmul_side", 2048.0, "count", LECTURE, "§1 (from lecture 10)",
+              "the square FP16 matmul behind the '683 FLOP/byte' intensity ceiling: N/3 at N = 2048"),
+    Published("lecture.online_alpha", 0.4087, "1", LECTURE, "§3.1 trace", "rescale factor at the first drop"),
+    Published("lecture.merge_error", 5e-16, "1", LECTURE, "§3.2, code 01 demo 2", "row of 3000, 12 pieces"),
+    Published("lecture.fwd_bwd_gap", 1e-15, "1", LECTURE, "§5.1", "'< 1e-15', non-causal, one block size"),
+    Published("lecture.finite_difference_gap", 1e-9, "1", LECTURE, "§5.1", "'about 1e-9'"),
+    Published("lecture.gpt2_standard_hbm_bytes", 25.4e9, "bytes", LECTURE, "§5.2"),
+    Published("lecture.gpt2_extra_flops", (0.13, 0.17), "fraction", LECTURE, "§5.2",
+              "13% in the paper's figures, 17% in the lecture's matmul count (7/6 - 1 = 16.7%)"),
+    Published("lecture.instruction_kinds_per_layer", 5.0, "count", LECTURE, "§8.2",
+              "the text says '5 per layer + 1 at the end' but its list names 6 per layer + 1"),
+    Published("lecture.multikernel_tail", 49e-6, "s", LECTURE, "§8.3 breakdown"),
+    Published("lecture.multikernel_utilization", 0.63, "fraction", LECTURE, "§8.3"),
+    Published("lecture.megakernel_utilization", 0.88, "fraction", LECTURE, "§8.3"),
+    Published("lecture.sensitivity_speedup", (1.3, 1.5), "x", LECTURE, "§8.3, code 05 demo 4"),
+    Published("lecture.sensitivity_points", (20.0, 29.0), "1", LECTURE, "§8.3, code 05 demo 4",
+              "percentage points of bandwidth utilisation"),
+    Published("lecture.llama1b_weight_bytes", 2.48e9, "bytes", LECTURE, "exercise 11"),
 ]
 
 #: Every published figure by key.

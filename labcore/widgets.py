@@ -25,7 +25,7 @@ import itertools
 import json
 import numbers
 import os
-import uuid
+import hashlib
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -287,6 +287,9 @@ def _frame_key(indices) -> str:
     return "-".join(str(i) for i in indices)
 
 
+#: Element ids handed out in this process (one notebook run), so a repeated player gets a distinct id.
+_IDS_USED: dict[str, int] = {}
+
 _PLAYER_JS = """
 (function () {
   var root = document.getElementById(%(id)s);
@@ -316,7 +319,6 @@ def render_static(explorer: Explorer, *, dpi: int = STATIC_DPI) -> str:
     if n > MAX_FRAMES:
         raise ValueError(f"explorer {explorer.name!r} has {n} static frames; at most {MAX_FRAMES} are allowed "
                          "(give its sliders fewer static values)")
-    uid = "fb-" + explorer.name.replace("_", "-") + "-" + uuid.uuid4().hex[:6]
     frames, labels = {}, {}
     names = [s.name for s in explorer.sliders]
     for s in explorer.sliders:
@@ -337,6 +339,12 @@ def render_static(explorer: Explorer, *, dpi: int = STATIC_DPI) -> str:
             f'<output data-fb-for="{html.escape(s.name)}">{html.escape(labels[s.name][i])}</output></label>'
         )
     payload = json.dumps({"frames": frames, "labels": labels}).replace("</", "<\\/")
+    # The element id comes from the content (explorer name + hash of its frames), never from a random
+    # source, so two builds of the same commit write byte-identical HTML (issue 13).
+    uid = "fb-" + explorer.name.replace("_", "-") + "-" + hashlib.sha256(payload.encode()).hexdigest()[:8]
+    _IDS_USED[uid] = _IDS_USED.get(uid, 0) + 1   # the same player twice in one page: still unique, still stable
+    if _IDS_USED[uid] > 1:
+        uid += f"-{_IDS_USED[uid]}"
     caption = html.escape(explorer.caption) if explorer.caption else ""
     return (
         f'<div class="fb-explorer" id="{uid}" data-explorer="{html.escape(explorer.name)}">'

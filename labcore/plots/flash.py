@@ -23,7 +23,7 @@ __all__ = ["tiling_figure", "causal_map_figure", "traffic_vs_N_figure", "traffic
 
 _C = {"standard": "#555555", "fa1": "#1f77b4", "fa2": "#d62728", "law": "#2ca02c"}
 WALK_N, WALK_D, WALK_BR, WALK_BC = 256, 16, 64, 32
-KB = 1024  # bytes per KB (100 KB of FP16 = 51,200 elements)
+KB = 1024  # bytes per KiB (100 KiB of FP16 = 51,200 elements)
 
 
 def _block_rows(kb: int, d: int, br_override):
@@ -212,7 +212,7 @@ def _traffic_N_content(ax, bx, data, d, sram_kb, causal):
         ax.loglog(N, data[key] * 2 / 1e6, "o-", color=_C[key], label=key, ms=3)
     ax.loglog(N, data["law"] * 2 / 1e6, "--", color=_C["law"], label="N²d²/M (Theorem 2)")
     ax.legend(fontsize=8)
-    ax.set_title(f"d = {d}, M = {sram_kb} KB = {data['M']:,} elements, B_r = {data['B_r']}, B_c = {data['B_c']}"
+    ax.set_title(f"d = {d}, M = {sram_kb} KiB = {data['M']:,} elements, B_r = {data['B_r']}, B_c = {data['B_c']}"
                  + (", causal" if causal else ""), fontsize=9)
     for key in ("fa1", "fa2"):
         bx.semilogx(N, data[key] / data["law"], "o-", color=_C[key], label=key, ms=3)
@@ -229,7 +229,7 @@ def update_traffic_vs_N(fig, data, d=64, sram_kb=100, causal=False, **_):
 register(Explorer(
     "flash_traffic_vs_N", _traffic_N_compute, traffic_vs_N_figure, update=update_traffic_vs_N,
     sliders=(Slider("d", (64, 128), 64, label="head dim d", live=(32, 64, 96, 128, 256)),
-             Slider("sram_kb", (16, 64, 100, 256), 100, label="SRAM M (KB)", live=(16, 32, 48, 64, 100, 128, 164, 192, 228, 256)),
+             Slider("sram_kb", (16, 64, 100, 256), 100, label="SRAM M (KiB)", live=(16, 32, 48, 64, 100, 128, 164, 192, 228, 256)),
              Slider("br_override", ("paper", "128"), "paper", label="B_r", live=("paper", "32", "64", "128", "256")),
              Slider("causal", (False, True), False, label="causal")),
     caption="Forward traffic vs N for Algorithm 0 and both FlashAttention loop orders, against N²d²/M.",
@@ -254,7 +254,7 @@ def traffic_vs_M_figure(data, N=4096, d=64, causal=False, **_):
     """Forward traffic (MB, FP16) vs SRAM size M (log-log) against the N^2 d^2 / M law."""
     fig, ax = new_figure(width=6.4, height=3.8)
     _traffic_M_content(ax, data, N, d, causal)
-    ax.set_xlabel("SRAM M (KB of FP16)")
+    ax.set_xlabel("SRAM M (KiB of FP16)")
     ax.set_ylabel("forward HBM traffic (MB)")
     return fig
 
@@ -308,7 +308,7 @@ def backward_traffic_figure(data, N=4096, d=128, block=128, causal=False, **_):
 
 def _backward_content(ax, data, N, d, block, causal):
     names = sorted(set(data["standard"]) | set(data["flash"]),
-                   key=lambda n: -(data["standard"].get(n, 0) + data["flash"].get(n, 0)))
+                   key=lambda n: (-(data["standard"].get(n, 0) + data["flash"].get(n, 0)), n))  # ties: by name
     cmap = {n: c for n, c in zip(names, ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b",
                                          "#e377c2", "#7f7f7f", "#bcbd22", "#17becf", "#aec7e8", "#ffbb78",
                                          "#98df8a", "#ff9896", "#c5b0d5", "#c49c94"] * 2)}

@@ -1,0 +1,63 @@
+"""Two builds of the same commit write the same HTML (issue 13): the static players and the exercise forms
+take their element ids from their content, never from a random source.
+
+Each "build" is a fresh Python process (as each notebook's kernel is during ``jupyter-book build``), with a
+different hash seed, rendering a static player and every exercise form; the outputs must agree byte for byte.
+"""
+import os
+import subprocess
+import sys
+
+from labcore.plots import get_explorer
+from labcore.widgets import render_static
+
+_BUILD = r"""
+import sys
+from labcore.plots import get_explorer
+from labcore.widgets import render_static
+from labcore.exercises import static_form
+from labcore.exercises.definitions import ExerciseUnavailable
+out = [render_static(get_explorer("merge_orders"))]
+for k in range(1, 13):
+    try:
+        out.append(static_form(k))
+    except ExerciseUnavailable:
+        pass
+sys.stdout.write("\n".join(out))
+"""
+
+
+def _build(seed: str) -> bytes:
+    env = {**os.environ, "PYTHONHASHSEED": seed, "MPLBACKEND": "Agg"}
+    return subprocess.run([sys.executable, "-c", _BUILD], env=env, check=True, capture_output=True).stdout
+
+
+def test_two_builds_give_identical_html():
+    a, b = _build("1"), _build("2")
+    assert b"fb-merge-orders-" in a and b"fbAttachForm" in a
+    assert a == b
+
+
+_FRAMES = r"""
+import hashlib, sys
+from labcore.plots import all_explorers
+for name, ex in sorted(all_explorers().items()):
+    params = {**ex.fixed, **{s.name: s.default for s in ex.sliders}}
+    print(name, hashlib.sha256(ex.png(ex.compute(**params), params)).hexdigest())
+"""
+
+
+def test_every_explorers_default_frame_is_the_same_under_another_hash_seed():
+    """A figure must not depend on set or dict order that varies with PYTHONHASHSEED (a build outside make)."""
+    run = [subprocess.run([sys.executable, "-c", _FRAMES], env={**os.environ, "PYTHONHASHSEED": seed,
+                                                                "MPLBACKEND": "Agg"},
+                          check=True, capture_output=True, text=True).stdout for seed in ("1", "2")]
+    assert run[0].count("\n") >= 10 and run[0] == run[1]
+
+
+def test_repeated_player_in_one_page_gets_a_distinct_stable_id():
+    import re
+    ex = get_explorer("merge_orders")
+    ids = [re.search(r'class="fb-explorer" id="([^"]+)"', render_static(ex)).group(1) for _ in range(2)]
+    base = [re.fullmatch(r"(fb-merge-orders-[0-9a-f]{8})(-\d+)?", i).group(1) for i in ids]
+    assert ids[0] != ids[1] and base[0] == base[1]
