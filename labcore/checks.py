@@ -175,6 +175,17 @@ def flag(x, name: str) -> bool:
     raise TypeError(f"{name} must be True or False, got {x!r} ({type(x).__name__})")
 
 
+def with_defaults(kw: dict, defaults: dict) -> dict:
+    """``defaults`` overridden by ``kw`` (a time model's assumptions), unchecked values.
+
+    Raises: TypeError naming every key of ``kw`` that ``defaults`` does not have, and the known keys.
+    """
+    unknown = set(kw) - set(defaults)
+    if unknown:
+        raise TypeError(f"unknown model assumption(s) {sorted(unknown)}; known: {', '.join(defaults)}")
+    return {**defaults, **kw}
+
+
 def cdiv(a, b):
     """Ceiling division ``ceil(a / b)`` for non-negative integers (or integer arrays), exact in integer
     arithmetic: the number of blocks of size ``b`` that cover ``a`` items (Triton's ``cdiv``).

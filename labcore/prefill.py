@@ -27,7 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .checks import choice, flag, fraction, positive_float, positive_int
+from .checks import choice, flag, fraction, positive_float, positive_int, with_defaults
 from .hardware import GPU, get_gpu
 from .hbm import causal_block_counts, flash_backward_io, flash_forward_io
 from .published import published
@@ -177,39 +177,30 @@ def roofline_table(gpus=("A100-40GB-SXM", "H100-SXM", "B200"), *, M: int = 128, 
 #: How each generation overlaps the units of one tile, with its source. Fixed before any comparison.
 GENERATION_ASSUMPTIONS = {
     "fa2": dict(
-        architectures=("ampere", "hopper"),
-        overlap="sequence",
+        architectures=("ampere", "hopper"), overlap="sequence",
         text="FlashAttention-2: within a warp the softmax (exp on MUFU, the other FP32 work on the FMA units) runs "
              "in sequence with the MMAs, so a tile costs MMA + exp + FMA cycles (shared-memory loads overlap "
              "through cp.async). On Hopper it issues mma.sync, which reaches about two thirds of the tensor peak, "
              "and it has no TMA or WGMMA.",
         source="Dao 2023 (FlashAttention-2) Sec. 3.1, 3.3; Shah et al. 2024 (FlashAttention-3) Sec. 1 and 3.1",
-        mma_fraction={"ampere": 1.0, "hopper": "fa3.mma_sync_fraction_hopper"},
-        exp_emulation_share=0.0,
-        bwd_kernels=3,
+        mma_fraction={"ampere": 1.0, "hopper": "fa3.mma_sync_fraction_hopper"}, exp_emulation_share=0.0, bwd_kernels=3,
     ),
     "fa3": dict(
-        architectures=("hopper",),
-        overlap="max",
+        architectures=("hopper",), overlap="max",
         text="FlashAttention-3: warp specialisation (producer warps load with TMA) and ping-pong scheduling of "
              "two consumer warpgroups: one group's softmax runs while the other's GEMMs run, so a tile costs the "
              "largest of MMA, exp + FMA (the softmax's instructions share the issuing warps) and SMEM.",
         source="Shah et al. 2024 (FlashAttention-3) Sec. 3.1, 3.2, Table 2",
-        mma_fraction={"hopper": 1.0},
-        exp_emulation_share=0.0,
-        bwd_kernels=3,
+        mma_fraction={"hopper": 1.0}, exp_emulation_share=0.0, bwd_kernels=3,
     ),
     "fa4": dict(
-        architectures=("blackwell",),
-        overlap="max",
+        architectures=("blackwell",), overlap="max",
         text="FlashAttention-4: the FlashAttention-3 overlap plus a share of each row's exponentials computed by "
              "a cubic polynomial on the FMA units (the low end of the paper's 10-25% is taken), and conditional "
              "rescaling (skipped rescales are per-row work, not counted here either way). Where the GPU's FP32 "
              "rate is not published (B200) the FMA-unit work is not charged, as in the paper's own roofline.",
         source="Zadouri et al. 2026 (FlashAttention-4) Sec. 3.1.3, 3.1.4, Tables 1 and 3",
-        mma_fraction={"blackwell": 1.0},
-        exp_emulation_share="fa4.exp_emulation_share",
-        bwd_kernels=3,
+        mma_fraction={"blackwell": 1.0}, exp_emulation_share="fa4.exp_emulation_share", bwd_kernels=3,
     ),
 }
 
@@ -284,10 +275,7 @@ def _tile_cycles(g: GPU, generation: str, pass_: str, dtype: str, Mq: int, Nk: i
 
 
 def _params(kw: dict) -> dict:
-    unknown = set(kw) - set(PREFILL_DEFAULTS)
-    if unknown:
-        raise TypeError(f"unknown model assumption(s) {sorted(unknown)}; known: {', '.join(PREFILL_DEFAULTS)}")
-    p = {**PREFILL_DEFAULTS, **kw}
+    p = with_defaults(kw, PREFILL_DEFAULTS)
     p["mma_efficiency"] = fraction(p["mma_efficiency"], "mma_efficiency")
     if p["mma_efficiency"] == 0:
         raise ValueError("mma_efficiency must be > 0")

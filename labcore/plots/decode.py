@@ -269,8 +269,7 @@ register(Explorer(
 
 register(Explorer(
     "decode_splits",
-    compute=lambda gpu, shape, batch, seqlen, efficiency, variant: splits_data(
-        gpu, shape=shape, batch=batch, seqlen=seqlen, efficiency=efficiency, variant=variant),
+    compute=splits_data,
     draw=splits_figure,
     sliders=(
         Slider("gpu", ("A100-40GB-SXM", "H100-SXM"), "A100-40GB-SXM", label="GPU", live=_GPU_CHOICES),

@@ -169,8 +169,7 @@ def residual_table(c=None) -> Table:
 
 register(Explorer(
     "prefill_limits",
-    compute=lambda gpu, head_dim, seqlen, causal, generation, pass_: limits_data(
-        gpu, head_dim=head_dim, seqlen=seqlen, causal=causal, generation=generation, pass_=pass_),
+    compute=limits_data,
     draw=limits_figure,
     sliders=(
         Slider("gpu", _GPUS, "H100-SXM", label="GPU", live=_GPUS_LIVE),
