@@ -69,15 +69,16 @@ class TileRoofline:
     """Cycles of one tile on one SM (FlashAttention-4 Tables 1 and 3).
 
     Attributes:
-        gpu: preset name. ``pass_``: ``"forward"`` or ``"backward"``. M, N, d: tile rows, keys, head dim.
+        gpu: preset name. ``pass_``: ``"forward"`` or ``"backward"``. block_q, block_kv, d: the tile's query
+            rows (B_r; the FA4 paper's M, flash-attn's kBlockM), keys (B_c; the paper's N, kBlockN), head dim.
         dtype: operand type. mma, exp, smem: cycles on the tensor cores, the exponential unit and shared memory.
         bound: the unit(s) with the most cycles, e.g. ``"MMA = exp"`` or ``"SMEM"``.
     """
 
     gpu: str
     pass_: str
-    M: int
-    N: int
+    block_q: int
+    block_kv: int
     d: int
     dtype: str
     mma: float
@@ -104,39 +105,44 @@ def _bound(values: dict, rtol: float = 1e-9) -> str:
     return " = ".join(k for k, v in values.items() if v >= top * (1 - rtol))
 
 
-def tile_roofline(gpu, *, M: int = 128, N: int = 128, d: int = 128, pass_: str = "forward",
-                  dtype: str = "bf16") -> TileRoofline:
+def tile_roofline(gpu, *, block_q: int | None = None, block_kv: int | None = None, d: int = 128,
+                  pass_: str = "forward", dtype: str = "bf16", M: int | None = None,
+                  N: int | None = None) -> TileRoofline:
     """Cycles one SM spends on one FlashAttention tile on the tensor cores, the exp unit and shared memory.
 
-    Forward (FlashAttention-4 Sec. 3.1.1), with R the dense tensor FLOP/clock/SM, E the exps/clock/SM and
-    B the shared-memory bytes/clock/SM of ``gpu``:
+    A tile is ``B_r = block_q`` query rows by ``B_c = block_kv`` keys (the FA4 paper writes M x N; flash-attn's
+    kBlockM x kBlockN). Forward (FlashAttention-4 Sec. 3.1.1), with R the dense tensor FLOP/clock/SM, E the
+    exps/clock/SM and B the shared-memory bytes/clock/SM of ``gpu``:
 
-    - MMA: ``4 M N d / R`` (S = Q K^T and O = P V);
-    - exp: ``M N / E`` (one exponential per score);
-    - SMEM: operand reads ``b x 3 N d`` bytes per 128-row MMA, i.e. ``b x 3 M N d / 128 / B`` (b = bytes per
-      element; on B200 in BF16 the paper's ``3 M N d / 8192``).
+    - MMA: ``4 B_r B_c d / R`` (S = Q K^T and O = P V);
+    - exp: ``B_r B_c / E`` (one exponential per score);
+    - SMEM: operand reads ``b x 3 B_c d`` bytes per 128-row MMA, i.e. ``b x 3 B_r B_c d / 128 / B`` (b = bytes
+      per element; on B200 in BF16 the paper's ``3 M N d / 8192``).
 
-    Backward, one CTA (Sec. 3.2.1): MMA ``10 M N d / R`` (five matmuls); exp ``M N / E`` (P recomputed);
-    SMEM ``((4 M d + 3 N d + M N) / 64 + M N / 64 + M d / 16) x 128 / B`` (the paper's cycle count at
-    128 B/clock, BF16 operands and FP32 dQ traffic). The 2-CTA backward (M = 256, which the paper reports
+    Backward, one CTA (Sec. 3.2.1): MMA ``10 B_r B_c d / R`` (five matmuls); exp ``B_r B_c / E`` (P recomputed);
+    SMEM ``((4 B_r d + 3 B_c d + B_r B_c) / 64 + B_r B_c / 64 + B_r d / 16) x 128 / B`` (the paper's cycle count
+    at 128 B/clock, BF16 operands and FP32 dQ traffic). The 2-CTA backward (B_r = 256, which the paper reports
     about 5% over MMA) is not modelled.
 
     The same formulas on A100 and H100 show the MMA column halving each generation while the exp and SMEM
     columns stay put (all three GPUs have 16 exps and 128 B of shared memory per clock per SM).
 
     Args:
-        gpu: preset name or GPU. M, N, d: ints >= 1 (the paper's formulas take multiples of 128; M = 256
-            is the 2-CTA forward tile). ``pass_``: ``"forward"`` or ``"backward"``. dtype: ``"fp16"``, ``"bf16"``
-            or ``"fp8"`` (forward only; needs FP8 tensor cores).
+        gpu: preset name or GPU. block_q, block_kv (default 128 each), d: ints >= 1 (the paper's formulas
+            take multiples of 128; block_q = 256 is the 2-CTA forward tile). ``pass_``: ``"forward"`` or
+            ``"backward"``. dtype: ``"fp16"``, ``"bf16"`` or ``"fp8"`` (forward only; needs FP8 tensor cores).
+            M, N: the paper's names for block_q, block_kv, still accepted (one or the other, not both) for
+            notebook calls written before the rename.
     Returns:
         :class:`TileRoofline`.
     Raises:
-        TypeError/ValueError: bad sizes, pass or dtype; a GPU whose needed rate is not published; FP8 on a GPU
-            without FP8 tensor cores or in the backward pass.
+        TypeError/ValueError: bad sizes, pass or dtype; M with block_q (or N with block_kv) both given; a GPU
+            whose needed rate is not published; FP8 on a GPU without FP8 tensor cores or in the backward pass.
     Source: Zadouri et al. 2026 (FlashAttention-4), Sec. 2.2 (rates), 3.1.1, 3.2.1, Tables 1 and 3.
     """
     g = get_gpu(gpu)
-    M, N, d = positive_int(M, "M"), positive_int(N, "N"), positive_int(d, "d")
+    block_q, block_kv = _paper_alias(block_q, M, "block_q", "M"), _paper_alias(block_kv, N, "block_kv", "N")
+    Br, Bc, d = positive_int(block_q, "block_q"), positive_int(block_kv, "block_kv"), positive_int(d, "d")
     pass_ = choice(pass_, "pass_", ("forward", "backward"))
     dtype = choice(dtype, "dtype", PREFILL_DTYPES)
     if pass_ == "backward" and dtype == "fp8":
@@ -146,26 +152,33 @@ def tile_roofline(gpu, *, M: int = 128, N: int = 128, d: int = 128, pass_: str =
     B = _rate(g, "smem_bytes_per_clock_per_sm")
     b = _DTYPE_BYTES[dtype]
     if pass_ == "forward":
-        mma = 4 * M * N * d / R
-        smem = b * 3 * M * N * d / FA4_MMA_ROWS / B
+        mma = 4 * Br * Bc * d / R
+        smem = b * 3 * Br * Bc * d / FA4_MMA_ROWS / B
     else:
-        mma = 10 * M * N * d / R
-        smem = ((4 * M * d + 3 * N * d + M * N) / 64 + M * N / 64 + M * d / 16) * 128 / B
-    exp = M * N / E
+        mma = 10 * Br * Bc * d / R
+        smem = ((4 * Br * d + 3 * Bc * d + Br * Bc) / 64 + Br * Bc / 64 + Br * d / 16) * 128 / B
+    exp = Br * Bc / E
     vals = {"MMA": mma, "exp": exp, "SMEM": smem}
-    return TileRoofline(g.name, pass_, M, N, d, dtype, mma, exp, smem, _bound(vals))
+    return TileRoofline(g.name, pass_, Br, Bc, d, dtype, mma, exp, smem, _bound(vals))
 
 
-def roofline_table(gpus=("A100-40GB-SXM", "H100-SXM", "B200"), *, M: int = 128, N: int = 128, d: int = 128,
+def _paper_alias(value, paper_value, name: str, paper_name: str, default: int = 128):
+    """``value`` of keyword ``name``, else the FA4 paper's ``paper_name`` for it, else ``default``."""
+    if value is not None and paper_value is not None:
+        raise TypeError(f"give {name} or {paper_name} (the paper's name for it), not both")
+    return default if value is None and paper_value is None else (paper_value if value is None else value)
+
+
+def roofline_table(gpus=("A100-40GB-SXM", "H100-SXM", "B200"), *, block_q: int = 128, block_kv: int = 128, d: int = 128,
                    pass_: str = "forward") -> list:
     """:func:`tile_roofline` of one tile on several GPUs: rows ``(gpu, MMA, exp, SMEM, bound)`` (cycles).
 
-    Args: gpus: preset names. M, N, d, ``pass_``: as :func:`tile_roofline` (BF16).
+    Args: gpus: preset names. block_q, block_kv, d, ``pass_``: as :func:`tile_roofline` (BF16).
     Raises: as :func:`tile_roofline`.
     """
     rows = []
     for name in gpus:
-        t = tile_roofline(name, M=M, N=N, d=d, pass_=pass_)
+        t = tile_roofline(name, block_q=block_q, block_kv=block_kv, d=d, pass_=pass_)
         rows.append((t.gpu, t.mma, t.exp, t.smem, t.bound))
     return rows
 
@@ -252,17 +265,18 @@ def attention_flops_papers(*, batch, heads, seqlen, head_dim, causal=False, pass
     return f * {"forward": 1.0, "backward": 2.5, "forward+backward": 3.5}[pass_]
 
 
-def _tile_cycles(g: GPU, generation: str, pass_: str, dtype: str, Mq: int, Nk: int, d: int, p: dict) -> dict:
+def _tile_cycles(g: GPU, generation: str, pass_: str, dtype: str, d: int, p: dict, *, block_q: int,
+                 block_kv: int) -> dict:
     """Per-tile cycles of each unit and the generation's combination (one tile, one SM)."""
     ga = GENERATION_ASSUMPTIONS[generation]
-    t = tile_roofline(g, M=Mq, N=Nk, d=d, pass_=pass_, dtype=dtype)
+    t = tile_roofline(g, block_q=block_q, block_kv=block_kv, d=d, pass_=pass_, dtype=dtype)
     frac = _assumption_value(ga["mma_fraction"][g.architecture])
     mma = t.mma / (frac * p["mma_efficiency"])
     f_emul = _assumption_value(ga["exp_emulation_share"])
     exp = t.exp * (1 - f_emul)
     lanes = g.fp32_ops_per_clock_per_sm
     ops = p["fwd_fma_ops"] if pass_ == "forward" else p["bwd_fma_ops"]
-    fma = 0.0 if lanes is None else Mq * Nk * (ops + f_emul * p["emulation_fma_ops"]) / lanes
+    fma = 0.0 if lanes is None else block_q * block_kv * (ops + f_emul * p["emulation_fma_ops"]) / lanes
     smem = t.smem
     if ga["overlap"] == "sequence":
         cycles = max(mma + exp + fma, smem)
@@ -378,8 +392,8 @@ def prefill_time(gpu, *, batch, heads: int, seqlen, head_dim: int, causal: bool 
     batch_b, seq_b = np.broadcast_arrays(batch_a, seq_a)
     clock = g.model_clock
     eb = _DTYPE_BYTES[dtype]
-    fwd_tile = _tile_cycles(g, generation, "forward", dtype, p["block_q"], p["block_kv"], d, p)
-    bwd_tile = _tile_cycles(g, generation, "backward", dtype, p["block_q"], p["block_kv"], d, p) \
+    fwd_tile = _tile_cycles(g, generation, "forward", dtype, d, p, block_q=p["block_q"], block_kv=p["block_kv"])
+    bwd_tile = _tile_cycles(g, generation, "backward", dtype, d, p, block_q=p["block_q"], block_kv=p["block_kv"]) \
         if pass_ != "forward" else None
     counts = np.array([_per_seqlen(int(N), d, causal, p["block_q"], p["block_kv"], p["l2_reuse"])
                        for N in seq_b.ravel()], dtype=np.int64).reshape(seq_b.shape + (7,))
