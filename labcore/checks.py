@@ -134,7 +134,8 @@ def choice(x, name: str, allowed) -> str:
 
 
 def resolve_scale(scale, d: int) -> float:
-    """The softmax scale: ``1/sqrt(d)`` when ``scale`` is None, else a finite positive float."""
+    """The softmax scale (flash-attn's ``softmax_scale``): ``1/sqrt(d)`` when ``scale`` is None, else a finite
+    positive float (TypeError/ValueError otherwise)."""
     if scale is None:
         return 1.0 / np.sqrt(d)
     return positive_float(scale, "scale")

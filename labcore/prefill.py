@@ -2,11 +2,12 @@
 
 Two layers:
 
-1. :func:`tile_roofline`: cycles one SM spends on one tile (M query rows x N keys, head dim d) on the tensor
-   cores (MMA), on the exponential unit (MUFU) and on shared-memory traffic, with the formulas of the
-   FlashAttention-4 paper (Zadouri et al. 2026, Sec. 3.1.1 and 3.2.1, Tables 1 and 3). On a B200 they give the
-   paper's table exactly: forward M = N = d = 128 -> 1024 / 1024 / 768 cycles, M = 256 -> 2048 / 2048 / 1536,
-   backward (1 CTA) -> 2560 / 1024 / 3328.
+1. :func:`tile_roofline`: cycles one SM spends on one tile (``block_q`` query rows x ``block_kv`` keys, head
+   dim d; the paper's M x N, flash-attn's kBlockM x kBlockN) on the tensor cores (MMA), on the exponential unit
+   (MUFU) and on shared-memory traffic, with the formulas of the FlashAttention-4 paper (Zadouri et al. 2026,
+   Sec. 3.1.1 and 3.2.1, Tables 1 and 3). On a B200 they give the paper's table exactly: forward
+   block_q = block_kv = d = 128 -> 1024 / 1024 / 768 cycles, block_q = 256 -> 2048 / 2048 / 1536, backward
+   (1 CTA) -> 2560 / 1024 / 3328.
 2. :func:`prefill_time`: the time of one attention call (forward, or forward + backward) for a batch of
    sequences: per-tile cycles combined by the generation's overlap rule (:data:`GENERATION_ASSUMPTIONS`), CTAs
    dealt to SMs in waves by :func:`labcore.waves.waves_time`, HBM traffic from the IO counts of
@@ -39,7 +40,8 @@ __all__ = ["TileRoofline", "tile_roofline", "roofline_table", "GENERATIONS", "GE
            "FA4_MMA_ROWS"]
 
 #: Rows of one MMA tile per CTA on Blackwell (FlashAttention-4 Sec. 2.2: 128 x N per CTA); the forward
-#: shared-memory formula counts the operand reads of one 128-row MMA (Sec. 3.1.1: ``3 M N d / 8192`` cycles).
+#: shared-memory formula counts the operand reads of one 128-row MMA (Sec. 3.1.1: ``3 M N d / 8192`` cycles in
+#: the paper's names, ``3 block_q block_kv d / 8192`` here).
 FA4_MMA_ROWS = 128
 
 _UNITS = ("MMA", "exp", "SMEM")

@@ -151,7 +151,8 @@ def measured_figure(c, **_):
 
 def roofline_widget(*, block_q=128, block_kv=128, d=128,
                     gpus=("A100-40GB-SXM", "H100-SXM", "B200")) -> Table:
-    """The FlashAttention-4 tile roofline (forward and backward) on several GPUs, as a :class:`Table`."""
+    """The FlashAttention-4 tile roofline (forward and backward) on several GPUs, as a :class:`Table`;
+    block_q, block_kv (flash-attn's kBlockM, kBlockN), d as :func:`labcore.prefill.tile_roofline`."""
     rows = []
     for pass_ in ("forward", "backward"):
         table = pf.roofline_table(gpus, block_q=block_q, block_kv=block_kv, d=d, pass_=pass_)
