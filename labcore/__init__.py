@@ -1,10 +1,10 @@
 """labcore: the small, exact numpy engine behind flashbook.
 
-Every number the book shows is computed here. Layers (GUIDE §1): data (hardware, models) ->
-algorithms (softmax, attention, flash, decode) -> accounting (hbm, flops) -> performance models (decode_model,
-prefill, megakernel) -> presentation
-(``labcore.plots``, ``labcore.widgets``, ``labcore.exercises``, ``labcore.sections``; imported on their own,
-never here).
+Every number the book shows is computed here. Layers (GUIDE §1): data (hardware, models, published with
+``labcore/data``) -> number formats (precision, fp8) -> algorithms (softmax, attention, flash, decode) ->
+accounting (hbm, flops, waves) -> performance models (decode_model, prefill, megakernel) -> display (units) ->
+presentation (``labcore.plots``, ``labcore.widgets``, ``labcore.exercises``, ``labcore.sections``; imported on
+their own, never here). Argument checks shared by every module live in ``labcore.checks``.
 """
 from .hbm import *  # noqa: F401,F403
 from .attention import *  # noqa: F401,F403

@@ -53,8 +53,9 @@ def reference_attention(Q, K, V, *, causal: bool = False, scale=None):
         causal: apply the bottom-right aligned causal mask (query i sees key j iff j <= i + N_k - N_q).
         scale: float > 0, default ``1/sqrt(d)`` (flash-attn's ``softmax_scale``).
     Returns:
-        ``(O, lse)``: O is (N_q, d_v) float64; lse is (N_q,) float64, natural-log logsumexp of each row of
-        scaled, unmasked scores (``-inf`` for a fully masked row, whose O row is zeros).
+        ``(O, lse)``: O is (N_q, d_v) float64; lse is (N_q,) float64 (flash-attn's ``softmax_lse``), the
+        natural-log logsumexp of each row of scaled, unmasked scores (``-inf`` for a fully masked row, whose
+        O row is zeros).
     Raises:
         TypeError: non-numeric input.
         ValueError: arrays not 2-D, empty, non-finite, or with mismatched head dimensions / key counts;

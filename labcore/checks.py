@@ -134,7 +134,8 @@ def choice(x, name: str, allowed) -> str:
 
 
 def resolve_scale(scale, d: int) -> float:
-    """The softmax scale: ``1/sqrt(d)`` when ``scale`` is None, else a finite positive float."""
+    """The softmax scale (flash-attn's ``softmax_scale``): ``1/sqrt(d)`` when ``scale`` is None, else a finite
+    positive float (TypeError/ValueError otherwise)."""
     if scale is None:
         return 1.0 / np.sqrt(d)
     return positive_float(scale, "scale")
@@ -173,6 +174,17 @@ def flag(x, name: str) -> bool:
     if isinstance(x, (bool, np.bool_)):
         return bool(x)
     raise TypeError(f"{name} must be True or False, got {x!r} ({type(x).__name__})")
+
+
+def with_defaults(kw: dict, defaults: dict) -> dict:
+    """``defaults`` overridden by ``kw`` (a time model's assumptions), unchecked values.
+
+    Raises: TypeError naming every key of ``kw`` that ``defaults`` does not have, and the known keys.
+    """
+    unknown = set(kw) - set(defaults)
+    if unknown:
+        raise TypeError(f"unknown model assumption(s) {sorted(unknown)}; known: {', '.join(defaults)}")
+    return {**defaults, **kw}
 
 
 def cdiv(a, b):

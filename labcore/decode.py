@@ -201,12 +201,13 @@ def gqa_decode_attention(Q, K, V, *, num_splits: int = 1, pack_gqa: bool = True,
 
     Args:
         Q: (H_q, d) the new query of each head. K: (H_kv, N, d). V: (H_kv, N, d_v).
-        num_splits: int >= 1, flash-decoding splits per (KV head) (1 = no split).
+        num_splits: int >= 1, flash-decoding splits per (KV head) (1 = no split; flash-attn's ``num_splits``).
+        scale: the softmax scale (flash-attn's ``softmax_scale``), default ``1/sqrt(d)``.
         pack_gqa: if True, the g = H_q / H_kv query heads of a group are the rows of one Q tile (one pass
             over each KV head's cache, as flash-decoding does); if False, one pass per query head (as
             FlashAttention-2 does at decode). Both give the same (o, lse) up to rounding.
     Returns:
-        ``(O, lse)``: (H_q, d_v) and (H_q,) float64.
+        ``(O, lse)``: (H_q, d_v) and (H_q,) float64 (lse is flash-attn's ``softmax_lse``).
     Raises:
         ValueError: shapes that do not match, ``H_q`` not a multiple of ``H_kv``, ``num_splits < 1``.
     Source: dao2023flashdecoding (GQA heads packed as the rows of the Q tile, flash-attn's ``pack_gqa``); lecture §6.2.

@@ -28,7 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .checks import cdiv, choice, fraction, int_array, positive_float, positive_int
+from .checks import cdiv, choice, fraction, int_array, positive_float, positive_int, with_defaults
 from .decode import MAX_SPLITS, gqa_group_size, kv_cache_bytes
 from .hardware import GPU, get_gpu
 
@@ -171,10 +171,7 @@ def flash_attn_block_n(head_dim: int) -> int:
 
 
 def _params(kw: dict) -> dict:
-    unknown = set(kw) - set(MODEL_DEFAULTS)
-    if unknown:
-        raise TypeError(f"unknown model assumption(s) {sorted(unknown)}; known: {', '.join(MODEL_DEFAULTS)}")
-    p = {**MODEL_DEFAULTS, **kw}
+    p = with_defaults(kw, MODEL_DEFAULTS)
     p["efficiency"] = fraction(p["efficiency"], "efficiency")
     p["bandwidth_efficiency"] = fraction(p["bandwidth_efficiency"], "bandwidth_efficiency")
     for k in ("per_sm_bandwidth_cap", "dtype_bytes", "partial_dtype_bytes"):

@@ -83,9 +83,9 @@ def nonmatmul_ops(N_q: int, N_k: int, d: int, *, block_kv: int = 128, loop_order
     :func:`forward_nonmatmul_terms` (listed in the module docstring).
 
     Args:
-        N_q, N_k, d: positive ints. block_kv: keys per block (B_c, default 128 = FlashAttention-2's tile for
-            d = 128). loop_order: ``"fa1"`` (FlashAttention Algorithm 1, per-step normalisation) or ``"fa2"``
-            (FlashAttention-2, deferred normalisation).
+        N_q, N_k, d: positive ints. block_kv: keys per block (B_c, flash-attn's kBlockN; default 128 =
+            FlashAttention-2's tile for d = 128). loop_order: ``"fa1"`` (FlashAttention Algorithm 1, per-step
+            normalisation) or ``"fa2"`` (FlashAttention-2, deferred normalisation).
     Returns:
         dict with ``softmax``, ``statistics``, ``output``, ``lse`` and ``total``; all ints.
     Raises: TypeError/ValueError for an unknown loop_order or bad sizes.

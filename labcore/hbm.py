@@ -123,7 +123,7 @@ def score_to_input_ratio(N: int, d: int) -> float:
 # ---------------------------------------------------------------------------------------------------------
 
 
-def _sizes(N, d, block_q, block_kv, N_k):
+def _sizes(N, d, *, block_q, block_kv, N_k):
     N = positive_int(N, "N")
     d = positive_int(d, "d")
     B_r = positive_int(block_q, "block_q")
@@ -140,7 +140,8 @@ def causal_block_counts(N: int, *, block_q: int, block_kv: int, causal: bool = F
     ``J_i = clip(floor((r_last + N_k - N) / B_c) + 1, 0, T_c)``; without the mask ``J_i = T_c``.
 
     Args:
-        N: queries (int >= 1). block_q: B_r (int >= 1). block_kv: B_c (int >= 1). causal: bool.
+        N: queries (int >= 1). block_q: B_r (int >= 1; flash-attn's kBlockM). block_kv: B_c (int >= 1;
+            flash-attn's kBlockN). causal: bool.
         N_k: keys (default N).
     Returns:
         ``(rows, J, cols)``: int64 arrays of length T_r = ceil(N / B_r): rows in each query block,
@@ -201,7 +202,8 @@ def flash_forward_io(N: int, d: int, *, block_q: int, block_kv: int, loop_order:
     computed, exactly as in the algorithm.
 
     Args:
-        N: queries (int >= 1). d: head dimension of Q, K, V and O (int >= 1). block_q: B_r. block_kv: B_c.
+        N: queries (int >= 1). d: head dimension of Q, K, V and O (int >= 1). block_q: B_r (flash-attn's
+            kBlockM). block_kv: B_c (kBlockN).
         loop_order: "fa1" or "fa2". causal: skip fully masked blocks. N_k: keys (default N).
         by_tensor: return ``{tensor: {"read": n, "write": n}}`` instead of the total.
     Returns:
@@ -211,7 +213,7 @@ def flash_forward_io(N: int, d: int, *, block_q: int, block_kv: int, loop_order:
     Source: Dao et al. 2022, Algorithm 1 and Theorem 2 (proof in Appendix C); Dao 2023, Algorithm 1.
     """
     causal = flag(causal, "causal")
-    N, d, B_r, B_c, N_k = _sizes(N, d, block_q, block_kv, N_k)
+    N, d, B_r, B_c, N_k = _sizes(N, d, block_q=block_q, block_kv=block_kv, N_k=N_k)
     loop_order = choice(loop_order, "loop_order", LOOP_ORDERS)
     rows, J, cols = causal_block_counts(N, block_q=B_r, block_kv=B_c, causal=causal, N_k=N_k)
     if loop_order == "fa1":
@@ -377,7 +379,7 @@ def flash_backward_io(N: int, d: int, *, block_q: int, block_kv: int, causal: bo
     ``7 N d + N + 4 N_k d - 4 N d + T_c N (4 d + 2)``, i.e. ``7 N d + N + T_c N (4 d + 2)`` for N_k = N.
 
     Args:
-        N: queries. d: head dimension. block_q: B_r. block_kv: B_c (ints >= 1). causal: skip fully
+        N: queries. d: head dimension. block_q: B_r (kBlockM). block_kv: B_c (kBlockN) (ints >= 1). causal: skip fully
         masked blocks. N_k: keys (default N). by_tensor: return the per-tensor dict.
     Returns:
         int elements, or ``{tensor: {"read": n, "write": n}}``.
@@ -386,7 +388,7 @@ def flash_backward_io(N: int, d: int, *, block_q: int, block_kv: int, causal: bo
     Source: Dao et al. 2022, Algorithm 4 (with D computed before the loop as in Dao 2023, Algorithm 2).
     """
     causal = flag(causal, "causal")
-    N, d, B_r, B_c, N_k = _sizes(N, d, block_q, block_kv, N_k)
+    N, d, B_r, B_c, N_k = _sizes(N, d, block_q=block_q, block_kv=block_kv, N_k=N_k)
     rows, J, cols = causal_block_counts(N, block_q=B_r, block_kv=B_c, causal=causal, N_k=N_k)
     pair_rows = int((rows * J).sum())
     table = _tensor_table([

@@ -42,7 +42,7 @@ import numpy as np
 from .checks import as_real, as_vector, choice, flag, positive_int
 
 __all__ = ["FloatFormat", "FORMATS", "DTYPES", "cast", "round_to", "accumulate", "running_sum",
-           "l_accumulation_error", "exp_overflow_threshold"]
+           "score_terms", "l_accumulation_error", "exp_overflow_threshold"]
 
 
 @dataclass(frozen=True)
@@ -214,6 +214,25 @@ def accumulate(values, dtype: str) -> float:
     return float(running_sum(values, dtype)[-1])
 
 
+def score_terms(n_keys: int, *, d: int = 64, seed: int = 0) -> np.ndarray:
+    """The terms ``exp(x_j - max x)`` of one row's softmax denominator l, scores ``x_j = q . k_j / sqrt(d)``.
+
+    q and the keys are standard normal (the usual attention statistics), drawn from ``default_rng(seed)``.
+
+    Args: n_keys: row length (number of keys, int >= 1). d: head dim (int >= 1). seed: RNG seed.
+
+    Returns: float64 array of shape ``(n_keys,)``, every term in (0, 1], the row maximum's term exactly 1.
+
+    Raises: ValueError for n_keys or d < 1.
+
+    Source: lecture §3.4 (the safe softmax's terms; FlashAttention, Dao et al. 2022, Sec. 3.1).
+    """
+    n_keys, d = positive_int(n_keys, "n_keys"), positive_int(d, "d")
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal((n_keys, d)) @ rng.standard_normal(d) / np.sqrt(d)
+    return np.exp(x - x.max())
+
+
 def l_accumulation_error(n_keys: int = 8192, dtype: str = "fp16", *, d: int = 64, seed: int = 0) -> dict:
     """Relative error of l = sum_j exp(x_j - m) accumulated in ``dtype`` for one row of ``n_keys`` scores.
 
@@ -225,13 +244,10 @@ def l_accumulation_error(n_keys: int = 8192, dtype: str = "fp16", *, d: int = 64
 
     Raises: ValueError for n_keys or d < 1 or an unknown dtype.
 
-    Source: lecture §3.4; recursive summation as in :func:`running_sum`.
+    Source: lecture §3.4; the terms of :func:`score_terms`, recursive summation as in :func:`running_sum`.
     """
-    n_keys, d = positive_int(n_keys, "n_keys"), positive_int(d, "d")
     choice(dtype, "dtype", tuple(FORMATS))
-    rng = np.random.default_rng(seed)
-    x = rng.standard_normal((n_keys, d)) @ rng.standard_normal(d) / np.sqrt(d)
-    terms = np.exp(x - x.max())
+    terms = score_terms(n_keys, d=d, seed=seed)
     exact = float(terms.sum())
     acc = accumulate(terms, dtype)
     return {"exact": exact, "accumulated": acc, "rel_error": abs(acc - exact) / exact}

@@ -2,11 +2,12 @@
 
 Two layers:
 
-1. :func:`tile_roofline`: cycles one SM spends on one tile (M query rows x N keys, head dim d) on the tensor
-   cores (MMA), on the exponential unit (MUFU) and on shared-memory traffic, with the formulas of the
-   FlashAttention-4 paper (Zadouri et al. 2026, Sec. 3.1.1 and 3.2.1, Tables 1 and 3). On a B200 they give the
-   paper's table exactly: forward M = N = d = 128 -> 1024 / 1024 / 768 cycles, M = 256 -> 2048 / 2048 / 1536,
-   backward (1 CTA) -> 2560 / 1024 / 3328.
+1. :func:`tile_roofline`: cycles one SM spends on one tile (``block_q`` query rows x ``block_kv`` keys, head
+   dim d; the paper's M x N, flash-attn's kBlockM x kBlockN) on the tensor cores (MMA), on the exponential unit
+   (MUFU) and on shared-memory traffic, with the formulas of the FlashAttention-4 paper (Zadouri et al. 2026,
+   Sec. 3.1.1 and 3.2.1, Tables 1 and 3). On a B200 they give the paper's table exactly: forward
+   block_q = block_kv = d = 128 -> 1024 / 1024 / 768 cycles, block_q = 256 -> 2048 / 2048 / 1536, backward
+   (1 CTA) -> 2560 / 1024 / 3328.
 2. :func:`prefill_time`: the time of one attention call (forward, or forward + backward) for a batch of
    sequences: per-tile cycles combined by the generation's overlap rule (:data:`GENERATION_ASSUMPTIONS`), CTAs
    dealt to SMs in waves by :func:`labcore.waves.waves_time`, HBM traffic from the IO counts of
@@ -27,7 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .checks import choice, flag, fraction, positive_float, positive_int
+from .checks import choice, flag, fraction, positive_float, positive_int, with_defaults
 from .hardware import GPU, get_gpu
 from .hbm import causal_block_counts, flash_backward_io, flash_forward_io
 from .published import published
@@ -39,7 +40,8 @@ __all__ = ["TileRoofline", "tile_roofline", "roofline_table", "GENERATIONS", "GE
            "FA4_MMA_ROWS"]
 
 #: Rows of one MMA tile per CTA on Blackwell (FlashAttention-4 Sec. 2.2: 128 x N per CTA); the forward
-#: shared-memory formula counts the operand reads of one 128-row MMA (Sec. 3.1.1: ``3 M N d / 8192`` cycles).
+#: shared-memory formula counts the operand reads of one 128-row MMA (Sec. 3.1.1: ``3 M N d / 8192`` cycles in
+#: the paper's names, ``3 block_q block_kv d / 8192`` here).
 FA4_MMA_ROWS = 128
 
 _UNITS = ("MMA", "exp", "SMEM")
@@ -69,15 +71,16 @@ class TileRoofline:
     """Cycles of one tile on one SM (FlashAttention-4 Tables 1 and 3).
 
     Attributes:
-        gpu: preset name. ``pass_``: ``"forward"`` or ``"backward"``. M, N, d: tile rows, keys, head dim.
+        gpu: preset name. ``pass_``: ``"forward"`` or ``"backward"``. block_q, block_kv, d: the tile's query
+            rows (B_r; the FA4 paper's M, flash-attn's kBlockM), keys (B_c; the paper's N, kBlockN), head dim.
         dtype: operand type. mma, exp, smem: cycles on the tensor cores, the exponential unit and shared memory.
         bound: the unit(s) with the most cycles, e.g. ``"MMA = exp"`` or ``"SMEM"``.
     """
 
     gpu: str
     pass_: str
-    M: int
-    N: int
+    block_q: int
+    block_kv: int
     d: int
     dtype: str
     mma: float
@@ -104,39 +107,44 @@ def _bound(values: dict, rtol: float = 1e-9) -> str:
     return " = ".join(k for k, v in values.items() if v >= top * (1 - rtol))
 
 
-def tile_roofline(gpu, *, M: int = 128, N: int = 128, d: int = 128, pass_: str = "forward",
-                  dtype: str = "bf16") -> TileRoofline:
+def tile_roofline(gpu, *, block_q: int | None = None, block_kv: int | None = None, d: int = 128,
+                  pass_: str = "forward", dtype: str = "bf16", M: int | None = None,
+                  N: int | None = None) -> TileRoofline:
     """Cycles one SM spends on one FlashAttention tile on the tensor cores, the exp unit and shared memory.
 
-    Forward (FlashAttention-4 Sec. 3.1.1), with R the dense tensor FLOP/clock/SM, E the exps/clock/SM and
-    B the shared-memory bytes/clock/SM of ``gpu``:
+    A tile is ``B_r = block_q`` query rows by ``B_c = block_kv`` keys (the FA4 paper writes M x N; flash-attn's
+    kBlockM x kBlockN). Forward (FlashAttention-4 Sec. 3.1.1), with R the dense tensor FLOP/clock/SM, E the
+    exps/clock/SM and B the shared-memory bytes/clock/SM of ``gpu``:
 
-    - MMA: ``4 M N d / R`` (S = Q K^T and O = P V);
-    - exp: ``M N / E`` (one exponential per score);
-    - SMEM: operand reads ``b x 3 N d`` bytes per 128-row MMA, i.e. ``b x 3 M N d / 128 / B`` (b = bytes per
-      element; on B200 in BF16 the paper's ``3 M N d / 8192``).
+    - MMA: ``4 B_r B_c d / R`` (S = Q K^T and O = P V);
+    - exp: ``B_r B_c / E`` (one exponential per score);
+    - SMEM: operand reads ``b x 3 B_c d`` bytes per 128-row MMA, i.e. ``b x 3 B_r B_c d / 128 / B`` (b = bytes
+      per element; on B200 in BF16 the paper's ``3 M N d / 8192``).
 
-    Backward, one CTA (Sec. 3.2.1): MMA ``10 M N d / R`` (five matmuls); exp ``M N / E`` (P recomputed);
-    SMEM ``((4 M d + 3 N d + M N) / 64 + M N / 64 + M d / 16) x 128 / B`` (the paper's cycle count at
-    128 B/clock, BF16 operands and FP32 dQ traffic). The 2-CTA backward (M = 256, which the paper reports
+    Backward, one CTA (Sec. 3.2.1): MMA ``10 B_r B_c d / R`` (five matmuls); exp ``B_r B_c / E`` (P recomputed);
+    SMEM ``((4 B_r d + 3 B_c d + B_r B_c) / 64 + B_r B_c / 64 + B_r d / 16) x 128 / B`` (the paper's cycle count
+    at 128 B/clock, BF16 operands and FP32 dQ traffic). The 2-CTA backward (B_r = 256, which the paper reports
     about 5% over MMA) is not modelled.
 
     The same formulas on A100 and H100 show the MMA column halving each generation while the exp and SMEM
     columns stay put (all three GPUs have 16 exps and 128 B of shared memory per clock per SM).
 
     Args:
-        gpu: preset name or GPU. M, N, d: ints >= 1 (the paper's formulas take multiples of 128; M = 256
-            is the 2-CTA forward tile). ``pass_``: ``"forward"`` or ``"backward"``. dtype: ``"fp16"``, ``"bf16"``
-            or ``"fp8"`` (forward only; needs FP8 tensor cores).
+        gpu: preset name or GPU. block_q, block_kv (default 128 each), d: ints >= 1 (the paper's formulas
+            take multiples of 128; block_q = 256 is the 2-CTA forward tile). ``pass_``: ``"forward"`` or
+            ``"backward"``. dtype: ``"fp16"``, ``"bf16"`` or ``"fp8"`` (forward only; needs FP8 tensor cores).
+            M, N: the paper's names for block_q, block_kv, still accepted (one or the other, not both) for
+            notebook calls written before the rename.
     Returns:
         :class:`TileRoofline`.
     Raises:
-        TypeError/ValueError: bad sizes, pass or dtype; a GPU whose needed rate is not published; FP8 on a GPU
-            without FP8 tensor cores or in the backward pass.
+        TypeError/ValueError: bad sizes, pass or dtype; M with block_q (or N with block_kv) both given; a GPU
+            whose needed rate is not published; FP8 on a GPU without FP8 tensor cores or in the backward pass.
     Source: Zadouri et al. 2026 (FlashAttention-4), Sec. 2.2 (rates), 3.1.1, 3.2.1, Tables 1 and 3.
     """
     g = get_gpu(gpu)
-    M, N, d = positive_int(M, "M"), positive_int(N, "N"), positive_int(d, "d")
+    block_q, block_kv = _paper_alias(block_q, M, "block_q", "M"), _paper_alias(block_kv, N, "block_kv", "N")
+    Br, Bc, d = positive_int(block_q, "block_q"), positive_int(block_kv, "block_kv"), positive_int(d, "d")
     pass_ = choice(pass_, "pass_", ("forward", "backward"))
     dtype = choice(dtype, "dtype", PREFILL_DTYPES)
     if pass_ == "backward" and dtype == "fp8":
@@ -146,26 +154,33 @@ def tile_roofline(gpu, *, M: int = 128, N: int = 128, d: int = 128, pass_: str =
     B = _rate(g, "smem_bytes_per_clock_per_sm")
     b = _DTYPE_BYTES[dtype]
     if pass_ == "forward":
-        mma = 4 * M * N * d / R
-        smem = b * 3 * M * N * d / FA4_MMA_ROWS / B
+        mma = 4 * Br * Bc * d / R
+        smem = b * 3 * Br * Bc * d / FA4_MMA_ROWS / B
     else:
-        mma = 10 * M * N * d / R
-        smem = ((4 * M * d + 3 * N * d + M * N) / 64 + M * N / 64 + M * d / 16) * 128 / B
-    exp = M * N / E
+        mma = 10 * Br * Bc * d / R
+        smem = ((4 * Br * d + 3 * Bc * d + Br * Bc) / 64 + Br * Bc / 64 + Br * d / 16) * 128 / B
+    exp = Br * Bc / E
     vals = {"MMA": mma, "exp": exp, "SMEM": smem}
-    return TileRoofline(g.name, pass_, M, N, d, dtype, mma, exp, smem, _bound(vals))
+    return TileRoofline(g.name, pass_, Br, Bc, d, dtype, mma, exp, smem, _bound(vals))
 
 
-def roofline_table(gpus=("A100-40GB-SXM", "H100-SXM", "B200"), *, M: int = 128, N: int = 128, d: int = 128,
+def _paper_alias(value, paper_value, name: str, paper_name: str, default: int = 128):
+    """``value`` of keyword ``name``, else the FA4 paper's ``paper_name`` for it, else ``default``."""
+    if value is not None and paper_value is not None:
+        raise TypeError(f"give {name} or {paper_name} (the paper's name for it), not both")
+    return default if value is None and paper_value is None else (paper_value if value is None else value)
+
+
+def roofline_table(gpus=("A100-40GB-SXM", "H100-SXM", "B200"), *, block_q: int = 128, block_kv: int = 128, d: int = 128,
                    pass_: str = "forward") -> list:
     """:func:`tile_roofline` of one tile on several GPUs: rows ``(gpu, MMA, exp, SMEM, bound)`` (cycles).
 
-    Args: gpus: preset names. M, N, d, ``pass_``: as :func:`tile_roofline` (BF16).
+    Args: gpus: preset names. block_q, block_kv, d, ``pass_``: as :func:`tile_roofline` (BF16).
     Raises: as :func:`tile_roofline`.
     """
     rows = []
     for name in gpus:
-        t = tile_roofline(name, M=M, N=N, d=d, pass_=pass_)
+        t = tile_roofline(name, block_q=block_q, block_kv=block_kv, d=d, pass_=pass_)
         rows.append((t.gpu, t.mma, t.exp, t.smem, t.bound))
     return rows
 
@@ -177,39 +192,30 @@ def roofline_table(gpus=("A100-40GB-SXM", "H100-SXM", "B200"), *, M: int = 128, 
 #: How each generation overlaps the units of one tile, with its source. Fixed before any comparison.
 GENERATION_ASSUMPTIONS = {
     "fa2": dict(
-        architectures=("ampere", "hopper"),
-        overlap="sequence",
+        architectures=("ampere", "hopper"), overlap="sequence",
         text="FlashAttention-2: within a warp the softmax (exp on MUFU, the other FP32 work on the FMA units) runs "
              "in sequence with the MMAs, so a tile costs MMA + exp + FMA cycles (shared-memory loads overlap "
              "through cp.async). On Hopper it issues mma.sync, which reaches about two thirds of the tensor peak, "
              "and it has no TMA or WGMMA.",
         source="Dao 2023 (FlashAttention-2) Sec. 3.1, 3.3; Shah et al. 2024 (FlashAttention-3) Sec. 1 and 3.1",
-        mma_fraction={"ampere": 1.0, "hopper": "fa3.mma_sync_fraction_hopper"},
-        exp_emulation_share=0.0,
-        bwd_kernels=3,
+        mma_fraction={"ampere": 1.0, "hopper": "fa3.mma_sync_fraction_hopper"}, exp_emulation_share=0.0, bwd_kernels=3,
     ),
     "fa3": dict(
-        architectures=("hopper",),
-        overlap="max",
+        architectures=("hopper",), overlap="max",
         text="FlashAttention-3: warp specialisation (producer warps load with TMA) and ping-pong scheduling of "
              "two consumer warpgroups: one group's softmax runs while the other's GEMMs run, so a tile costs the "
              "largest of MMA, exp + FMA (the softmax's instructions share the issuing warps) and SMEM.",
         source="Shah et al. 2024 (FlashAttention-3) Sec. 3.1, 3.2, Table 2",
-        mma_fraction={"hopper": 1.0},
-        exp_emulation_share=0.0,
-        bwd_kernels=3,
+        mma_fraction={"hopper": 1.0}, exp_emulation_share=0.0, bwd_kernels=3,
     ),
     "fa4": dict(
-        architectures=("blackwell",),
-        overlap="max",
+        architectures=("blackwell",), overlap="max",
         text="FlashAttention-4: the FlashAttention-3 overlap plus a share of each row's exponentials computed by "
              "a cubic polynomial on the FMA units (the low end of the paper's 10-25% is taken), and conditional "
              "rescaling (skipped rescales are per-row work, not counted here either way). Where the GPU's FP32 "
              "rate is not published (B200) the FMA-unit work is not charged, as in the paper's own roofline.",
         source="Zadouri et al. 2026 (FlashAttention-4) Sec. 3.1.3, 3.1.4, Tables 1 and 3",
-        mma_fraction={"blackwell": 1.0},
-        exp_emulation_share="fa4.exp_emulation_share",
-        bwd_kernels=3,
+        mma_fraction={"blackwell": 1.0}, exp_emulation_share="fa4.exp_emulation_share", bwd_kernels=3,
     ),
 }
 
@@ -261,17 +267,18 @@ def attention_flops_papers(*, batch, heads, seqlen, head_dim, causal=False, pass
     return f * {"forward": 1.0, "backward": 2.5, "forward+backward": 3.5}[pass_]
 
 
-def _tile_cycles(g: GPU, generation: str, pass_: str, dtype: str, Mq: int, Nk: int, d: int, p: dict) -> dict:
+def _tile_cycles(g: GPU, generation: str, pass_: str, dtype: str, d: int, p: dict, *, block_q: int,
+                 block_kv: int) -> dict:
     """Per-tile cycles of each unit and the generation's combination (one tile, one SM)."""
     ga = GENERATION_ASSUMPTIONS[generation]
-    t = tile_roofline(g, M=Mq, N=Nk, d=d, pass_=pass_, dtype=dtype)
+    t = tile_roofline(g, block_q=block_q, block_kv=block_kv, d=d, pass_=pass_, dtype=dtype)
     frac = _assumption_value(ga["mma_fraction"][g.architecture])
     mma = t.mma / (frac * p["mma_efficiency"])
     f_emul = _assumption_value(ga["exp_emulation_share"])
     exp = t.exp * (1 - f_emul)
     lanes = g.fp32_ops_per_clock_per_sm
     ops = p["fwd_fma_ops"] if pass_ == "forward" else p["bwd_fma_ops"]
-    fma = 0.0 if lanes is None else Mq * Nk * (ops + f_emul * p["emulation_fma_ops"]) / lanes
+    fma = 0.0 if lanes is None else block_q * block_kv * (ops + f_emul * p["emulation_fma_ops"]) / lanes
     smem = t.smem
     if ga["overlap"] == "sequence":
         cycles = max(mma + exp + fma, smem)
@@ -284,10 +291,7 @@ def _tile_cycles(g: GPU, generation: str, pass_: str, dtype: str, Mq: int, Nk: i
 
 
 def _params(kw: dict) -> dict:
-    unknown = set(kw) - set(PREFILL_DEFAULTS)
-    if unknown:
-        raise TypeError(f"unknown model assumption(s) {sorted(unknown)}; known: {', '.join(PREFILL_DEFAULTS)}")
-    p = {**PREFILL_DEFAULTS, **kw}
+    p = with_defaults(kw, PREFILL_DEFAULTS)
     p["mma_efficiency"] = fraction(p["mma_efficiency"], "mma_efficiency")
     if p["mma_efficiency"] == 0:
         raise ValueError("mma_efficiency must be > 0")
@@ -390,8 +394,8 @@ def prefill_time(gpu, *, batch, heads: int, seqlen, head_dim: int, causal: bool 
     batch_b, seq_b = np.broadcast_arrays(batch_a, seq_a)
     clock = g.model_clock
     eb = _DTYPE_BYTES[dtype]
-    fwd_tile = _tile_cycles(g, generation, "forward", dtype, p["block_q"], p["block_kv"], d, p)
-    bwd_tile = _tile_cycles(g, generation, "backward", dtype, p["block_q"], p["block_kv"], d, p) \
+    fwd_tile = _tile_cycles(g, generation, "forward", dtype, d, p, block_q=p["block_q"], block_kv=p["block_kv"])
+    bwd_tile = _tile_cycles(g, generation, "backward", dtype, d, p, block_q=p["block_q"], block_kv=p["block_kv"]) \
         if pass_ != "forward" else None
     counts = np.array([_per_seqlen(int(N), d, causal, p["block_q"], p["block_kv"], p["l2_reuse"])
                        for N in seq_b.ravel()], dtype=np.int64).reshape(seq_b.shape + (7,))

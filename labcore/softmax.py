@@ -198,7 +198,8 @@ def merge_states(o_parts, lse_parts):
     ``o = 0``, ``lse = -inf`` (never NaN).
 
     Args:
-        o_parts: (num_parts, ..., d_v) normalised partial outputs. lse_parts: (num_parts, ...) natural-log lse.
+        o_parts: (num_parts, ..., d_v) normalised partial outputs (flash-attn's ``out_accum``).
+        lse_parts: (num_parts, ...) natural-log lse (``softmax_lse_accum``).
     Returns: ``(o, lse)``: (..., d_v) and (...) float64.
     Raises: ValueError: mismatched shapes, no parts, NaN/+inf lse or non-finite o. TypeError: non-numbers.
     Source: flash-decoding (Dao et al. 2023), step 3; FlashInfer/vLLM ``merge_state``; lecture §3.2.

@@ -74,11 +74,13 @@ def fmt_bytes(n, *, binary: bool = False, unit: str | None = None, digits: int =
 
 
 def fmt_seconds(t, *, unit: str | None = None, digits: int = 1) -> str:
-    """A duration in seconds as text in s/ms/µs/ns: ``fmt_seconds(102e-6) == '102.0 µs'``.
-
-    Raises: TypeError/ValueError as :func:`fmt_bytes`.
-    """
+    """A duration in seconds as text (s, ms, µs, ns): ``fmt_seconds(102e-6) == '102.0 µs'``; raises as fmt_bytes."""
     return _fmt(_number(t, "t"), _TIME, unit, digits)
+
+
+def fmt_flops(flop, *, unit: str | None = None, digits: int = 1) -> str:
+    """A count of floating-point operations as text: ``fmt_flops(3.1e12) == '3.1 TFLOP'``; raises as fmt_bytes."""
+    return _fmt(_number(flop, "flop"), _FLOP, unit, digits)
 
 
 def fmt_rate(bytes_per_s, *, unit: str | None = None, digits: int = 1) -> str:
@@ -87,14 +89,6 @@ def fmt_rate(bytes_per_s, *, unit: str | None = None, digits: int = 1) -> str:
     ``unit`` is a byte symbol without "/s" (e.g. ``"GB"``). Raises: TypeError/ValueError as :func:`fmt_bytes`.
     """
     return fmt_bytes(bytes_per_s, unit=unit, digits=digits) + "/s"
-
-
-def fmt_flops(flop, *, unit: str | None = None, digits: int = 1) -> str:
-    """A count of floating-point operations as text: ``fmt_flops(3.1e12) == '3.1 TFLOP'``.
-
-    Raises: TypeError/ValueError as :func:`fmt_bytes`.
-    """
-    return _fmt(_number(flop, "flop"), _FLOP, unit, digits)
 
 
 def fmt_flop_rate(flop_per_s, *, unit: str | None = None, digits: int = 1) -> str:

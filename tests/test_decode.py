@@ -304,31 +304,6 @@ def test_model_invariants(b, n):
     assert fd.total <= one.total
 
 
-# ---------------------------------------------------------------- explorers
-
-
-@pytest.mark.parametrize("name", ["decode_occupancy", "decode_splits", "decode_vs_measured", "decode_speedup"])
-def test_explorer_corners_finite(name):
-    pytest.importorskip("matplotlib")
-    from labcore.plots import get_explorer
-
-    ex = get_explorer(name)
-    assert ex.n_frames() <= 48
-    for params in ex.corners():
-        data = ex.compute(**params)
-        arrays = []
-        if name == "decode_occupancy":
-            arrays = [np.array([e.total, e.cta_time]) for e, _ in data.values()]
-        elif name == "decode_splits":
-            arrays = [data["total"]]
-        elif name == "decode_vs_measured":
-            arrays = [data["model_fd"], data["refined_fd"], data["model_fa2"]]
-        else:
-            arrays = [data["speedup"]]
-        assert all(np.all(np.isfinite(a)) and np.all(a > 0) for a in arrays)
-        assert ex.draw(data, **params) is not None
-
-
 def test_combine_splits_is_the_nway_fold_of_merge_state():
     """combine_splits (n-way, vectorised) and merge_state (pairwise) are the same operation."""
     import labcore

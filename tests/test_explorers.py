@@ -1,7 +1,7 @@
 """Every interactive figure: valid at every corner of its slider ranges, finite data, a real Figure."""
 import pytest
 
-from explorer_sweep import STATIC_FRAME_BUDGET, sweep
+from explorer_sweep import CHECKS, STATIC_FRAME_BUDGET, check_for, sweep
 from labcore.plots import all_explorers
 from labcore.widgets import MAX_FRAMES, render_static
 
@@ -19,6 +19,17 @@ def test_explorer_corners(name):
     ex = EXPLORERS[name]
     assert ex.n_frames() <= MAX_FRAMES
     sweep(ex)
+
+
+def test_every_section_registers_its_explorers():
+    """The sections' explorers are all in the one sweep above, with their own invariants from
+    explorer_sweep.CHECKS (moved here from test_flash.py, test_decode.py and test_megakernel.py)."""
+    flash = [n for n in EXPLORERS if n.startswith("flash_")]
+    assert len(flash) >= 4
+    assert all(check_for(n) is not None for n in flash)
+    for name in ("decode_occupancy", "decode_splits", "decode_vs_measured", "decode_speedup",
+                 "megakernel_timeline", "megakernel_breakdown", "megakernel_sensitivity"):
+        assert name in EXPLORERS and CHECKS[name] is check_for(name)
 
 
 def test_static_player_has_every_frame():

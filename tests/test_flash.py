@@ -279,25 +279,6 @@ def test_bad_input(qkv):
         saved_for_backward_bytes(8, algorithm="magic")
 
 
-# ---------------------------------------------------------------- explorers
-def test_explorers_sweep():
-    pytest.importorskip("matplotlib")
-    from labcore.plots import flash as pf  # noqa: F401
-    from labcore.plots import EXPLORERS
-    names = [n for n in EXPLORERS if n.startswith("flash_")]
-    assert len(names) >= 4
-    for n in names:
-        ex = EXPLORERS[n]
-        assert ex.n_frames() <= 48
-        for p in ex.corners():
-            data = ex.compute(**p)
-            for v in (data.values() if isinstance(data, dict) else []):
-                if isinstance(v, np.ndarray) and v.dtype.kind == "f":
-                    assert np.all(np.isfinite(v)), (n, p)
-            fig = ex.draw(data, **p)
-            assert fig is not None
-
-
 def test_forward_io_at_sram_and_theorem2_bound():
     M = 51_200                                                    # 100 KB of FP16
     assert lc.flash_forward_io_at_sram(4096, 64, M=M) == 17_653_760 == \

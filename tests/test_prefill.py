@@ -13,12 +13,20 @@ from labcore.waves import waves_time
 
 # ------------------------------------------------------------------------------------- tile roofline
 
-@pytest.mark.parametrize("M, pass_, key", [(128, "forward", "fwd_128"), (256, "forward", "fwd_256"),
+@pytest.mark.parametrize("block_q, pass_, key", [(128, "forward", "fwd_128"), (256, "forward", "fwd_256"),
                                           (128, "backward", "bwd_128")])
-def test_fa4_table_reproduced_exactly_on_b200(M, pass_, key):
-    t = P.tile_roofline("B200", M=M, N=128, d=128, pass_=pass_)
+def test_fa4_table_reproduced_exactly_on_b200(block_q, pass_, key):
+    t = P.tile_roofline("B200", block_q=block_q, block_kv=128, d=128, pass_=pass_)
     for unit in ("mma", "exp", "smem"):
         assert getattr(t, unit) == published(f"fa4.roofline.{key}.{unit}").value
+
+
+def test_tile_roofline_takes_the_papers_names_too():
+    """M and N (the FA4 paper's names, used by notebook calls written before the rename) mean block_q, block_kv."""
+    assert P.tile_roofline("B200", M=256) == P.tile_roofline("B200", block_q=256)
+    assert P.tile_roofline("B200", N=64).block_kv == 64
+    with pytest.raises(TypeError, match="not both"):
+        P.tile_roofline("B200", M=256, block_q=256)
 
 
 def test_fa4_bounds_and_literal_values():
@@ -47,7 +55,7 @@ def test_fp8_and_head_dim_scaling():
         P.tile_roofline("B200", pass_="backward", dtype="fp8")
 
 
-@pytest.mark.parametrize("kw, exc", [(dict(M=0), ValueError), (dict(M=1.5), TypeError),
+@pytest.mark.parametrize("kw, exc", [(dict(block_q=0), ValueError), (dict(block_q=1.5), TypeError),
                                      (dict(pass_="fwd"), ValueError), (dict(dtype="fp32"), ValueError)])
 def test_tile_roofline_bad_input(kw, exc):
     with pytest.raises(exc):

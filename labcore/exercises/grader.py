@@ -173,29 +173,29 @@ _BAD = _Bad()
 
 
 def _grade_number(p: dict, x: float) -> PartVerdict:
-    M = MESSAGES
+    msg = MESSAGES
     if abs(x - p["ref"]) <= p["tol"]:
-        return PartVerdict(p["key"], "correct", None, _sub(M["part_correct"], label=p["label"]))
+        return PartVerdict(p["key"], "correct", None, _sub(msg["part_correct"], label=p["label"]))
     for m in p["mistakes"]:
         if abs(x - m["value"]) <= m["tol"]:
             return PartVerdict(p["key"], "mistake", m["id"],
-                               _sub(M["part_mistake"], label=p["label"], feedback=m["feedback"]))
+                               _sub(msg["part_mistake"], label=p["label"], feedback=m["feedback"]))
     key = "part_high" if x > p["ref"] else "part_low"
-    return PartVerdict(p["key"], "wrong", None, _sub(M[key], label=p["label"], tol=p["tol_text"]))
+    return PartVerdict(p["key"], "wrong", None, _sub(msg[key], label=p["label"], tol=p["tol_text"]))
 
 
 def _grade_choice(p: dict, v) -> PartVerdict:
-    M = MESSAGES
+    msg = MESSAGES
     letters = [o["letter"] for o in p["options"]]
     s = v.strip().upper() if isinstance(v, str) else None
     if s not in letters:
         return PartVerdict(p["key"], "malformed", None,
-                           _sub(M["choice_malformed"], label=p["label"], letters=", ".join(letters)))
+                           _sub(msg["choice_malformed"], label=p["label"], letters=", ".join(letters)))
     if s == p["answer"]:
-        return PartVerdict(p["key"], "correct", None, _sub(M["part_correct"], label=p["label"]))
+        return PartVerdict(p["key"], "correct", None, _sub(msg["part_correct"], label=p["label"]))
     o = p["options"][letters.index(s)]
     return PartVerdict(p["key"], "mistake", "option_" + o["letter"],
-                       _sub(M["choice_wrong"], label=p["label"], feedback=o["feedback"]))
+                       _sub(msg["choice_wrong"], label=p["label"], feedback=o["feedback"]))
 
 
 def grade_payload(pl: dict, values: dict) -> Verdict:
@@ -208,34 +208,34 @@ def grade_payload(pl: dict, values: dict) -> Verdict:
     Returns:
         :class:`Verdict`; never raises for values of these types.
     """
-    M = MESSAGES
+    msg = MESSAGES
     pvs = []
     for p in pl["parts"]:
         v = values.get(p["key"])
         if v is None:
-            pvs.append(PartVerdict(p["key"], "empty", None, _sub(M["part_empty"], label=p["label"])))
+            pvs.append(PartVerdict(p["key"], "empty", None, _sub(msg["part_empty"], label=p["label"])))
         elif p["kind"] == "choice":
             pvs.append(_grade_choice(p, v))
         elif v is _BAD or isinstance(v, str):
-            pvs.append(PartVerdict(p["key"], "malformed", None, _sub(M["part_malformed"], label=p["label"])))
+            pvs.append(PartVerdict(p["key"], "malformed", None, _sub(msg["part_malformed"], label=p["label"])))
         else:
             pvs.append(_grade_number(p, float(v)))
     return _combine(pl["id"], pl["title"], pl["hint"], pvs)
 
 
 def _combine(number: int, title: str, hint: str, pvs: list) -> Verdict:
-    M = MESSAGES
+    msg = MESSAGES
     st = [p.status for p in pvs]
     if any(s in ("mistake", "wrong") for s in st):
-        status, head = "wrong", M["wrong"]
+        status, head = "wrong", msg["wrong"]
     elif any(s == "malformed" for s in st):
-        status, head = "malformed", M["malformed"]
+        status, head = "malformed", msg["malformed"]
     elif all(s == "empty" for s in st):
-        return Verdict(number, "not_attempted", tuple(pvs), _sub(M["not_attempted"], hint=hint))
+        return Verdict(number, "not_attempted", tuple(pvs), _sub(msg["not_attempted"], hint=hint))
     elif any(s == "empty" for s in st):
-        status, head = "incomplete", M["incomplete"]
+        status, head = "incomplete", msg["incomplete"]
     else:
-        status, head = "correct", M["correct"]
+        status, head = "correct", msg["correct"]
     lines = [f"Exercise {number} ({title}): {head}"] + ["  " + p.message for p in pvs]
     return Verdict(number, status, tuple(pvs), "\n".join(lines))
 

@@ -1,6 +1,7 @@
 """Presentation layer: figure functions and the registry of interactive figures (explorers).
 
-Each section's module (``labcore.plots.softmax``, ``.flash``, ``.decode``, ``.fusion``, ``.megakernel``) defines
+Each section's module (:data:`SECTION_MODULES`: ``labcore.plots.softmax``, ``.flash``, ``.precision``,
+``.prefill``, ``.decode``, ``.fusion``, ``.megakernel``) defines
 pure figure functions (parameters in, matplotlib Figure out) and registers its :class:`Explorer` objects
 with :func:`register`. Only this layer imports matplotlib.
 """

@@ -348,8 +348,7 @@ register(Explorer(
 
 register(Explorer(
     "decode_splits",
-    compute=lambda gpu, shape, batch, seqlen, efficiency, variant: splits_data(
-        gpu, shape=shape, batch=batch, seqlen=seqlen, efficiency=efficiency, variant=variant),
+    compute=splits_data,
     draw=splits_figure,
     update=update_splits,
     sliders=(

@@ -149,15 +149,18 @@ def measured_figure(c, **_):
     return fig
 
 
-def roofline_widget(*, M=128, N=128, d=128, gpus=("A100-40GB-SXM", "H100-SXM", "B200")) -> Table:
-    """The FlashAttention-4 tile roofline (forward and backward) on several GPUs, as a :class:`Table`."""
+def roofline_widget(*, block_q=128, block_kv=128, d=128,
+                    gpus=("A100-40GB-SXM", "H100-SXM", "B200")) -> Table:
+    """The FlashAttention-4 tile roofline (forward and backward) on several GPUs, as a :class:`Table`;
+    block_q, block_kv (flash-attn's kBlockM, kBlockN), d as :func:`labcore.prefill.tile_roofline`."""
     rows = []
     for pass_ in ("forward", "backward"):
-        for name, mma, exp, smem, bound in pf.roofline_table(gpus, M=M, N=N, d=d, pass_=pass_):
-            rows.append((pass_, name, mma, exp, smem, bound))
+        table = pf.roofline_table(gpus, block_q=block_q, block_kv=block_kv, d=d, pass_=pass_)
+        rows += [(pass_, name, mma, exp, smem, bound) for name, mma, exp, smem, bound in table]
     return Table(rows, ["pass", "GPU", "MMA cycles", "exp cycles", "SMEM cycles", "bound"],
                  [None, None, ",.0f", ",.0f", ",.0f", None],
-                 caption=f"One tile, M = {M} query rows, N = {N} keys, d = {d}, BF16 (FlashAttention-4 formulas)")
+                 caption=f"One tile, B_r = {block_q} query rows, B_c = {block_kv} keys, d = {d}, BF16 "
+                         "(FlashAttention-4 formulas)")
 
 
 def residual_table(c=None) -> Table:
@@ -169,8 +172,7 @@ def residual_table(c=None) -> Table:
 
 register(Explorer(
     "prefill_limits",
-    compute=lambda gpu, head_dim, seqlen, causal, generation, pass_: limits_data(
-        gpu, head_dim=head_dim, seqlen=seqlen, causal=causal, generation=generation, pass_=pass_),
+    compute=limits_data,
     draw=limits_figure,
     sliders=(
         Slider("gpu", _GPUS, "H100-SXM", label="GPU", live=_GPUS_LIVE),

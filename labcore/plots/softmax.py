@@ -218,10 +218,8 @@ def precision_data(n_keys: int = 8192, dtype: str = "fp16", seed: int = 0) -> di
 
 @lru_cache(maxsize=8)
 def _score_terms(n_keys: int, seed: int) -> np.ndarray:
-    """exp(x - max x) for one row of n_keys scores q.k / sqrt(64) (read-only; cached per row length)."""
-    rng = np.random.default_rng(seed)
-    x = rng.standard_normal((n_keys, 64)) @ rng.standard_normal(64) / 8.0
-    terms = np.exp(x - x.max())
+    """:func:`labcore.precision.score_terms` for d = 64, read-only and cached per row length."""
+    terms = precision.score_terms(n_keys, d=64, seed=seed)
     terms.setflags(write=False)
     return terms
 

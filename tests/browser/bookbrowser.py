@@ -57,6 +57,17 @@ def is_notebook(docname: str) -> bool:
 PAGES = toc_pages()
 
 
+def pages_showing(visit, what: str) -> list[str]:
+    """The pages of the book whose visit record counts some ``what`` (e.g. ``"math"``, ``"explorers"``);
+    skips the calling test when there is none yet."""
+    import pytest
+
+    pages = [d for d in PAGES if visit(d)[what]]
+    if not pages:
+        pytest.skip(f"no page of the book shows {what} yet")
+    return pages
+
+
 def is_local(url: str) -> bool:
     u = urllib.parse.urlsplit(url)
     return u.scheme in ("data", "blob", "about", "file") or u.hostname in ("127.0.0.1", "localhost")

@@ -125,11 +125,9 @@ def test_no_dead_widgets(visit, doc):
 
 def test_reads_from_disk_offline(visit, browser):
     """Opened straight from _build/html (file://, no server, no network) the math still renders."""
-    from bookbrowser import VISIT_JS, new_offline_page
+    from bookbrowser import VISIT_JS, new_offline_page, pages_showing
 
-    with_math = [d for d in PAGES if visit(d)["math"]]
-    if not with_math:
-        pytest.skip("no page has math yet")
+    with_math = pages_showing(visit, "math")
     bad = []
     for doc in with_math:
         page = new_offline_page(browser)
