@@ -379,8 +379,10 @@ def _live_widget(explorer: Explorer):
         if all(isinstance(v, bool) for v in vals):
             controls[s.name] = W.Checkbox(value=s.default, description=s.text, style={"description_width": "initial"})
         elif any(isinstance(v, str) for v in vals):
+            # wide enough for the description and the longest choice (ch: the width of one digit)
+            width = f"{len(s.text) + max(len(str(v)) for v in vals) + 8}ch"
             controls[s.name] = W.Dropdown(options=list(vals), value=s.default, description=s.text,
-                                          style={"description_width": "initial"})
+                                          style={"description_width": "initial"}, layout=W.Layout(width=width))
         else:
             controls[s.name] = W.SelectionSlider(options=[(s.show_value(v), v) for v in vals], value=s.default,
                                                  description=s.text, continuous_update=False,

@@ -35,3 +35,10 @@ def test_requirements_are_bounded():
 
 def test_dev_requirements_include_runtime():
     assert "-r requirements.txt" in _lines("requirements-dev.txt")
+
+
+def test_requirements_install_the_live_front_end():
+    """Binder (repo2docker) and `make lab` get JupyterLab 4 with the MyST renderer from requirements.txt."""
+    names = {re.split(r"[<>=!~\[ ]", ln, maxsplit=1)[0].lower().replace("_", "-") for ln in _lines("requirements.txt")}
+    assert {"jupyterlab", "jupyterlab-myst"} <= names, sorted(names)
+    assert any(re.match(r"jupyterlab>=4", ln) for ln in _lines("requirements.txt")), "JupyterLab 4 (jupyterlab-myst 2 needs it)"

@@ -32,6 +32,8 @@ def test_repository_setting_is_complete():
     assert repo.get("branch"), "repository.branch must be set (Binder and Colab links use it)"
     launch = CONFIG["launch_buttons"]
     assert launch["binderhub_url"].startswith("https://") and launch["colab_url"].startswith("https://")
+    # Binder opens JupyterLab, where jupyterlab-myst renders the MyST prose (issue 12), not the classic UI.
+    assert launch.get("notebook_interface") == "jupyterlab", launch.get("notebook_interface")
 
 
 @pytest.mark.parametrize("doc", NOTEBOOKS or [pytest.param(None, marks=pytest.mark.skip("no notebook pages"))])

@@ -11,6 +11,11 @@ is left as it is, so it can be re-run after merging branches that still add ``gl
   ``for k, v in X.items(): glue(k, v, ...)`` becomes ``globals().update(X)``. The ``myst_nb`` glue import
   and a local ``def glue`` wrapper are removed. A code cell left empty is dropped.
 
+* A code cell tagged ``remove-cell`` (except the Colab install cell) is re-tagged ``remove-input`` +
+  ``remove-output``: myst-nb's inline execution never runs a ``remove-cell`` cell before the ``{eval}``
+  roles that follow it (it skips the cell and only catches up at the next rendered code cell), whereas a
+  cell with both tags runs in order and still shows nothing.
+
 It prints every prose name that no earlier code cell binds (the role is evaluated in reading order) and
 every key that was already a different variable of the notebook: fix those by hand.
 """
@@ -126,6 +131,9 @@ def convert(path: Path) -> list[str]:
     for cell in nb["cells"]:
         src = "".join(cell["source"])
         if cell["cell_type"] == "code":
+            tags = cell["metadata"].get("tags", [])
+            if "remove-cell" in tags and "google.colab" not in src:
+                cell["metadata"]["tags"] = [t for t in tags if t != "remove-cell"] + ["remove-input", "remove-output"]
             new, keys = convert_code(src)
             for k in keys:
                 if re.search(rf"^\s*{re.escape(k)}\s*=(?!=)", all_code, re.M):
