@@ -19,12 +19,12 @@ from __future__ import annotations
 
 from . import definitions, form, grader
 from .definitions import Exercise, ExerciseUnavailable, Mistake, Part, exercise, reference
-from .form import static_form
+from .form import solution_output, static_form
 from .grader import PartVerdict, Verdict, check, grade_payload, payload
 
 __all__ = [
     "Part", "Mistake", "Exercise", "ExerciseUnavailable", "PartVerdict", "Verdict", "EXERCISES", "exercise",
-    "check", "reference", "payload", "grade_payload", "static_form", "GRADER_JS", "D_EXAMPLE", "MESSAGES",
+    "check", "reference", "payload", "grade_payload", "static_form", "solution_output", "GRADER_JS", "D_EXAMPLE", "MESSAGES",
 ]
 
 #: The twelve exercise definitions, in order (``EXERCISES[k - 1].number == k``).

@@ -20,7 +20,7 @@ from importlib import resources
 from .definitions import ExerciseUnavailable, exercise
 from .grader import payload
 
-__all__ = ["GRADER_JS", "static_form"]
+__all__ = ["GRADER_JS", "static_form", "solution_output"]
 
 #: The browser grader (``labcore/exercises/grader.js``, package data): the rules of
 #: :func:`labcore.exercises.grade_payload` in dependency-free JavaScript, inlined into every form.
@@ -77,3 +77,39 @@ def static_form(k) -> str:
             f'<pre class="fb-verdict" aria-live="polite" style="white-space:pre-wrap"></pre>'
             f'<script type="application/json" class="fb-ex-payload">{data}</script>'
             f'<script>{GRADER_JS}\n{wire}</script></form>')
+
+
+class solution_output:
+    """Context manager for a worked solution's code cell: what the code prints stays folded until asked for.
+
+    ``with solution_output(): print(...)`` runs the solution (its asserts still check it under nbval and
+    in the book build) but shows its printed text inside a closed ``<details>`` element, "Show the worked
+    solution", in JupyterLab and in the HTML book alike, so Run All never puts an answer in front of a reader
+    who has not tried the exercise yet. An exception inside the block propagates unchanged (nothing is
+    shown). Source: this book's presentation layer.
+    """
+
+    summary = "Show the worked solution"
+
+    def __enter__(self):
+        import contextlib
+        import io
+
+        self._buffer = io.StringIO()
+        self._redirect = contextlib.redirect_stdout(self._buffer)
+        self._redirect.__enter__()
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        self._redirect.__exit__(exc_type, exc, tb)
+        if exc_type is None:
+            from IPython.display import HTML, display
+
+            display(HTML(self.html(self._buffer.getvalue())))
+        return False
+
+    @classmethod
+    def html(cls, text: str) -> str:
+        """The folded markup for ``text`` (printed output): ``<details class="fb-solution">``, closed."""
+        return (f'<details class="fb-solution"><summary>{html.escape(cls.summary)}</summary>'
+                f'<pre>{html.escape(text.rstrip())}</pre></details>')
