@@ -137,3 +137,20 @@ def test_error_per_point_under_each_rule():
 def test_unknown_last_wave_rule_is_refused(call):
     with pytest.raises((ValueError, TypeError), match="last_wave"):
         call()
+
+
+def test_last_wave_table_lists_both_rules_errors():
+    from labcore.plots.decode import last_wave_table
+
+    by = {r: lc.compare_flash_decoding_a100(last_wave=r) for r in lc.LAST_WAVE_RULES}
+    t = last_wave_table(by)
+    assert t.headers == ("batch", "seqlen", "FA2 (full)", "FA2 (shared)", "FD (full)", "FD (shared)")
+    assert len(t.rows) == 10 + 2 and t.rows[-2][0] == "mean |error|" and t.rows[-1][0] == "max |error|"
+    assert t.rows[0][2] == f"{by['full']['err_model_fa2'][0]:+.1%}"
+    assert t.rows[-1][3] == f"{np.abs(by['shared']['err_model_fa2']).max():.1%}"
+    refined = last_wave_table(by, variant="refined")
+    assert refined.rows[-1][4] == f"{np.abs(by['full']['err_refined_fd']).max():.1%}"
+    with pytest.raises(ValueError, match="variant"):
+        last_wave_table(by, variant="fitted")
+    with pytest.raises(ValueError, match="empty"):
+        last_wave_table({})
