@@ -327,7 +327,7 @@ def measured_table(c):
 
 
 def last_wave_table(by_rule: dict, variant: str = "base"):
-    """Each last-wave rule's error on every row of the flash-decoding post's A100 table, then mean and max |error|.
+    """Each last-wave rule's error on every row of the flash-decoding post's A100 table, then its mean and max size.
 
     Args:
         by_rule: ``{rule: compare_flash_decoding_a100(last_wave=rule)}`` for the rules to show (``"full"``,
@@ -335,7 +335,8 @@ def last_wave_table(by_rule: dict, variant: str = "base"):
         variant: ``"base"`` or ``"refined"`` (which model's errors).
     Returns:
         :class:`labcore.widgets.Table`: batch, seqlen, then FlashAttention-2's and flash-decoding's relative
-        error (model / measured - 1) under each rule; the last two rows are the mean and the max of |error|.
+        error (model / measured - 1) under each rule; the last two rows are the mean and the max of the absolute
+        error.
     Raises:
         ValueError: an unknown variant, an empty ``by_rule``, or comparisons of different tables.
     Source: dao2023flashdecoding (the measurements); :func:`labcore.decode_model.compare_flash_decoding_a100`.
