@@ -3,7 +3,9 @@
 :func:`decode_attention_time` estimates one decode-attention call (the kernels of :mod:`labcore.decode`)
 on a GPU preset as ``waves x per-CTA time + kernels x launch cost``, where a CTA's time is the larger of
 its padded tensor-core FLOPs and its HBM bytes, each over the SM's share of the machine, and
-``waves = ceil(CTAs / SMs)`` (:mod:`labcore.waves`). Every parameter is a named keyword with its
+``waves = ceil(CTAs / SMs)``. The waves are dealt by the one wave machinery of the book,
+:func:`labcore.waves.waves_time`, and how the last wave is charged is the explicit assumption
+``last_wave`` (``"full"``, the lecture's charge and the default; or ``"shared"``). Every parameter is a named keyword with its
 justification, defaults in :data:`MODEL_DEFAULTS`. ``variant="refined"`` adds three costs the base model
 leaves out (partial-output traffic and the combine kernel's reads, a pipeline-fill latency per wave, and
 the HBM bandwidth a real kernel can reach); their values are fixed in advance from independent sources,
@@ -31,6 +33,7 @@ import numpy as np
 from .checks import cdiv, choice, fraction, int_array, positive_float, positive_int, with_defaults
 from .decode import MAX_SPLITS, gqa_group_size, kv_cache_bytes
 from .hardware import GPU, get_gpu
+from .waves import LAST_WAVE_RULES, waves_time
 
 __all__ = [
     "MAX_SEQLEN",
@@ -85,6 +88,8 @@ MODEL_DEFAULTS = dict(
     partial_dtype_bytes=4,  # flash-attn stores per-split o_s and lse_s in FP32 (ElementAccum = float)
     wave_latency=0.8e-6,  # one DRAM round trip to fill each wave's pipeline (the latency in Little's law)
     bandwidth_efficiency=0.9,  # best streaming kernels reach ~88-90% of A100 datasheet HBM bandwidth
+    # both variants:
+    last_wave="full",  # the lecture's charge: a partial last wave costs a full one (labcore.waves.waves_time)
 )
 
 
@@ -107,6 +112,10 @@ class DecodeEstimate:
         bound: ``"compute"`` or ``"memory"`` (which per-CTA term is larger).
         kv_bytes: bytes of K and V for the whole batch (the floor: read the cache once).
         useful_flops: FLOPs on real rows only (``4 x batch x H_q x seqlen x d``).
+        last_wave: the last-wave rule used (``"full"`` or ``"shared"``, see :func:`labcore.waves.waves_time`).
+        running_last: CTAs running in the last wave. cta_time_last: a CTA's time in the last wave (s); equal
+            to ``cta_time`` under ``"full"``, at most ``cta_time`` under ``"shared"``. ``bandwidth_per_sm``,
+            ``memory_time``, ``cta_time`` and ``bound`` are those of a full wave.
     """
 
     gpu: str
@@ -140,6 +149,9 @@ class DecodeEstimate:
     bound: str
     kv_bytes: float
     useful_flops: float
+    last_wave: str = "full"
+    running_last: int = 0
+    cta_time_last: float = 0.0
 
     @property
     def total_us(self) -> float:
@@ -174,6 +186,7 @@ def _params(kw: dict) -> dict:
     p = with_defaults(kw, MODEL_DEFAULTS)
     p["efficiency"] = fraction(p["efficiency"], "efficiency")
     p["bandwidth_efficiency"] = fraction(p["bandwidth_efficiency"], "bandwidth_efficiency")
+    p["last_wave"] = choice(p["last_wave"], "last_wave", LAST_WAVE_RULES)
     for k in ("per_sm_bandwidth_cap", "dtype_bytes", "partial_dtype_bytes"):
         p[k] = positive_float(p[k], k)
     for k in ("kernel_overhead", "wave_latency"):
@@ -188,7 +201,7 @@ def _params(kw: dict) -> dict:
 def _core(gpu: GPU, batch, seqlen, splits, hq, hkv, d, method, variant, p, lean=False):
     """Vectorised model: batch, seqlen, splits broadcast together. Returns a dict of arrays.
 
-    ``lean=True`` computes only ``total``, in place (the split search over a whole grid uses it).
+    ``lean=True`` returns only ``total`` (the split search over a whole grid uses it).
     """
     refined = variant == "refined"
     g = hq // hkv
@@ -213,14 +226,12 @@ def _core(gpu: GPU, batch, seqlen, splits, hq, hkv, d, method, variant, p, lean=
     bytes_ = 2.0 * keys * d * db + rows_real * d * db  # K, V of the split + the real q rows
     if refined:
         bytes_ = bytes_ + writes
-    n_sm = gpu.num_sms
-    waves = cdiv(ctas, n_sm)
-    active = np.minimum(ctas, n_sm)
     f_sm = gpu.tensor_flops_per_sm * p["efficiency"]
-    b_sm = np.minimum(p["per_sm_bandwidth_cap"], bw / active)
     t_c = flops / f_sm
-    t_m = bytes_ / b_sm
-    t_cta = np.maximum(t_c, t_m, out=t_m if lean else None)
+    # the CTAs in waves, the last one charged by the ``last_wave`` rule (the one wave machinery)
+    w = waves_time(ctas, gpu.num_sms, t_c, bytes_, bw, per_sm_bandwidth_cap=p["per_sm_bandwidth_cap"],
+                   last_wave=p["last_wave"])
+    waves, active = w["waves"], w["running_full"]
     n_k = np.where(splits > 1, 2, 1) if method == "flash_decoding" else np.ones_like(splits)
     launch = n_k * p["kernel_overhead"]
     # terms that do not depend on seqlen stay small (no broadcast over the whole grid)
@@ -230,13 +241,16 @@ def _core(gpu: GPU, batch, seqlen, splits, hq, hkv, d, method, variant, p, lean=
     else:
         combine = np.zeros(np.broadcast(batch, splits).shape)
     latency = waves * p["wave_latency"] if refined else np.zeros(np.shape(waves))
+    extra = launch + combine + latency
+    total = w["total"]  # a fresh array: add the fixed costs in place when the shapes allow
+    same = np.ndim(total) and total.shape == np.broadcast_shapes(total.shape, np.shape(extra))
+    total = np.add(total, extra, out=total if same else None)
     if lean:
-        t_cta *= waves
-        t_cta += launch + combine + latency
-        return {"total": t_cta}
-    total = waves * t_cta + (launch + combine + latency)
+        return {"total": total}
+    b_sm = np.minimum(p["per_sm_bandwidth_cap"], bw / active)  # a CTA's share in a full wave (for display)
     return dict(splits=splits, ctas=ctas, waves=waves, active=active, rows_real=rows_real, rows_pad=rows_pad,
-                keys=keys, flops=flops, bytes=bytes_, f_sm=f_sm, b_sm=b_sm, t_c=t_c, t_m=t_m, t_cta=t_cta,
+                keys=keys, flops=flops, bytes=bytes_, f_sm=f_sm, b_sm=b_sm, t_c=t_c, t_m=bytes_ / b_sm,
+                t_cta=w["cta_time_full"], running_last=w["running_last"], t_last=w["cta_time_last"],
                 n_k=n_k, launch=launch, combine=combine, latency=latency, total=total)
 
 
@@ -312,6 +326,11 @@ def decode_attention_time(gpu, *, batch, seqlen, num_q_heads, num_kv_heads, head
     - per-SM bandwidth = min(``per_sm_bandwidth_cap``, HBM bandwidth / SMs active in a full wave);
     - total = waves x per-CTA time + kernels x ``kernel_overhead``, waves = ceil(CTAs / SMs).
 
+    The waves come from :func:`labcore.waves.waves_time`; the last bullet is its ``last_wave="full"`` rule,
+    the lecture's charge. With ``last_wave="shared"`` the last wave's CTAs share the HBM bandwidth among
+    themselves only (a lone CTA gets up to ``per_sm_bandwidth_cap``), so total = (waves - 1) x per-CTA time
+    + the last wave's per-CTA time + kernels x ``kernel_overhead``; never more than under ``"full"``.
+
     ``method="fa2"`` (FlashAttention-2 at decode): one CTA per (sequence, query head), each reading its
     KV head's whole cache and computing a ``fa2_block_m``-row Q tile of which 1 row is real.
     ``method="flash_decoding"``: one CTA per (sequence, KV head, split); the g = H_q/H_kv query heads of
@@ -335,6 +354,10 @@ def decode_attention_time(gpu, *, batch, seqlen, num_q_heads, num_kv_heads, head
     - ``max_splits=128``: flash-attn's cap on splits. dtype_bytes=2: FP16/BF16.
     - ``partial_dtype_bytes=4 (refined)``: flash-attn keeps ``o_s`` and ``lse_s`` in FP32.
     - ``wave_latency=0.8e-6 s (refined)``: the DRAM latency of the Little's-law estimate.
+    - ``last_wave="full"``: how the last wave is charged (:data:`labcore.waves.LAST_WAVE_RULES`). ``"full"`` (the
+      lecture's charge, default; every figure of the lecture uses it): a partial last wave costs a full one and
+      its CTAs get a full wave's bandwidth share. ``"shared"``: the CTAs of the last wave share the bandwidth
+      among themselves (§6's argument that a lone CTA can pull tens of GB/s). Neither lets the next wave start early.
     - ``bandwidth_efficiency=0.9 (refined)``: the best streaming kernels reach ~88-90% of the A100's datasheet bandwidth (NVIDIA developer forum, "Trouble to reach peak bandwidth of A100", quoting a GTC measurement; Nsight Compute agrees).
 
     Args:
@@ -350,7 +373,7 @@ def decode_attention_time(gpu, *, batch, seqlen, num_q_heads, num_kv_heads, head
     Returns:
         :class:`DecodeEstimate`.
     Raises:
-        ValueError: unknown GPU, method, variant or split mode; sizes < 1; ``H_q`` not a multiple of
+        ValueError: unknown GPU, method, variant, split mode or ``last_wave`` rule; sizes < 1; ``H_q`` not a multiple of
         ``H_kv``; ``num_splits`` given for ``"fa2"``, or more splits than keys (``num_splits > seqlen``).
         TypeError: unknown assumption keyword, non-integers.
     Source: lecture §6.3; dao2023flashdecoding; Dao 2023 (FlashAttention-2) for the tile and efficiency.
@@ -380,6 +403,7 @@ def decode_attention_time(gpu, *, batch, seqlen, num_q_heads, num_kv_heads, head
         bound="compute" if r["t_c"] > r["t_m"] else "memory",
         kv_bytes=kv_cache_bytes(batch=batch, seqlen=seqlen, num_kv_heads=hkv, head_dim=d, dtype_bytes=p["dtype_bytes"]),
         useful_flops=4.0 * batch * hq * seqlen * d,
+        last_wave=p["last_wave"], running_last=int(r["running_last"]), cta_time_last=float(r["t_last"]),
     )
 
 
@@ -585,27 +609,34 @@ def load_flash_decoding_a100() -> dict:
     }
 
 
-def compare_flash_decoding_a100(gpu="A100", *, num_splits=None, **assumptions) -> dict:
-    """Model vs the post's measurements on all 10 rows, both variants, both methods.
+def compare_flash_decoding_a100(gpu="A100", *, num_splits=None, last_wave="full", **assumptions) -> dict:
+    """Model vs the post's measurements on all 10 rows, both variants, both methods, under one last-wave rule.
 
     Args:
         gpu: preset (default the A100 40 GB, 1555 GB/s; the post does not say which A100).
         num_splits: flash-decoding split rule (None = model-best per variant, ``"heuristic"``, an int ...).
-        assumptions: forwarded to :func:`decode_time_grid` (e.g. ``efficiency``).
+        last_wave: ``"full"`` (the lecture's charge, default) or ``"shared"`` (the last wave's CTAs share the
+            bandwidth among themselves); see :func:`decode_attention_time` and :func:`labcore.waves.waves_time`.
+            With ``num_splits=None`` the model-best split count is searched under the same rule.
+        assumptions: other overrides of :data:`MODEL_DEFAULTS`, forwarded to :func:`decode_time_grid`
+            (e.g. ``efficiency``).
     Returns:
         dict: the measured arrays of :func:`load_flash_decoding_a100` plus, in seconds, ``model_fa2``,
         ``model_fd`` (base), ``refined_fa2``, ``refined_fd``; the split counts ``splits_fd``,
-        ``splits_fd_refined``; and relative errors ``err_*`` = model / measured - 1 for each of the four.
+        ``splits_fd_refined``; relative errors ``err_*`` = model / measured - 1 for each of the four;
+        and ``last_wave``, the rule used.
+    Raises: ValueError for an unknown ``last_wave`` rule; otherwise as :func:`decode_time_grid`.
     Source: dao2023flashdecoding; lecture §6.3.
     """
+    last_wave = choice(last_wave, "last_wave", LAST_WAVE_RULES)
     m = load_flash_decoding_a100()
     shape = dict(num_q_heads=m["num_q_heads"], num_kv_heads=m["num_kv_heads"], head_dim=m["head_dim"])
-    out = dict(m)
+    out = dict(m, last_wave=last_wave)
     for variant, tag in (("base", "model"), ("refined", "refined")):
         fa = decode_time_grid(gpu, batch=m["batch"], seqlen=m["seqlen"], method="fa2", variant=variant,
-                              **shape, **assumptions)
+                              last_wave=last_wave, **shape, **assumptions)
         fd = decode_time_grid(gpu, batch=m["batch"], seqlen=m["seqlen"], method="flash_decoding",
-                              num_splits=num_splits, variant=variant, **shape, **assumptions)
+                              num_splits=num_splits, variant=variant, last_wave=last_wave, **shape, **assumptions)
         out[f"{tag}_fa2"], out[f"{tag}_fd"] = fa["total"], fd["total"]
         out["splits_fd" if variant == "base" else "splits_fd_refined"] = fd["num_splits"]
         out[f"err_{tag}_fa2"] = fa["total"] / m["fa2"] - 1

@@ -56,6 +56,13 @@ def tail_time(blocks: int, sms: int, block_time: float) -> float:
     return (wave_count(blocks, sms) - blocks / sms) * block_time
 
 
+def _cta_time(t_c, by, share):
+    """``max(t_c, by / share)`` with one full-size temporary (the decode split search calls it on big grids)."""
+    t = by / share
+    same = np.ndim(t) and t.shape == np.broadcast_shapes(t.shape, np.shape(t_c))
+    return np.maximum(t_c, t, out=t if same else None)
+
+
 def waves_time(blocks, sms: int, compute_time, block_bytes, bandwidth: float, *,
                per_sm_bandwidth_cap: float | None = None, last_wave: str = "full") -> dict:
     """Time of ``blocks`` equal CTAs dealt to ``sms`` SMs in waves, each CTA bound by compute or by its HBM share.
@@ -106,11 +113,15 @@ def waves_time(blocks, sms: int, compute_time, block_bytes, bandwidth: float, *,
     waves = -(-b // sms)
     run_full = np.minimum(b, sms)
     run_last = b - (waves - 1) * sms
-    t_full = np.maximum(t_c, by / np.minimum(cap, bandwidth / run_full))
+    t_full = _cta_time(t_c, by, np.minimum(cap, bandwidth / run_full))
+    # "full": waves x t_full, computed as such (bit for bit the lecture's product, no rounding of a sum)
+    total = waves * t_full
     if last_wave == "full":
         t_last = t_full
     else:
-        t_last = np.maximum(t_c, by / np.minimum(cap, bandwidth / run_last))
-    total = (waves - 1) * t_full + t_last
+        t_last = _cta_time(t_c, by, np.minimum(cap, bandwidth / run_last))
+        # (waves - 1) x t_full + t_last; where the last wave costs a full one, the "full" product itself, and
+        # never above it (a sum can round one ulp above the product)
+        total = np.where(t_last == t_full, total, np.minimum(total, (waves - 1) * t_full + t_last))
     return {"waves": waves, "running_full": run_full, "running_last": run_last,
             "cta_time_full": t_full, "cta_time_last": t_last, "total": total}

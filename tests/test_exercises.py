@@ -1,4 +1,4 @@
-"""The twelve exercises: references match the lecture, known mistakes get their feedback, the stub and bad
+"""All the exercises: references match the lecture, known mistakes get their feedback, the stub and bad
 input get friendly messages, the static forms are reproducible, and the book's exercise titles are the
 definitions' titles. The JavaScript grader of the static forms is tested in test_exercises_js.py."""
 from __future__ import annotations
@@ -17,7 +17,7 @@ import pytest
 
 from labcore import exercises as E
 
-KS = list(range(1, 13))
+KS = list(range(1, len(E.EXERCISES) + 1))
 
 
 def _payload_or_skip(k):
@@ -64,6 +64,30 @@ def test_ex9_32_splits_beat_64_by_a_wave():
     assert math.ceil(ctx["est32"].waves) == 1 and math.ceil(ctx["est64"].waves) == 2
 
 
+def test_ex13_from_the_per_sm_rates():
+    """B200, BF16, M = N = 128, d = 64: the cycles of each unit from the preset's per-SM rates."""
+    import labcore
+
+    pl = _payload_or_skip(13)
+    ref = _ref_answer(pl)
+    g = labcore.get_gpu("B200")
+    M = N = 128
+    d = 64
+    mma = 4 * M * N * d / g.tensor_flop_per_clock_per_sm
+    exp = M * N / g.exp_ops_per_clock_per_sm
+    smem = 2 * 3 * M * N * d / 128 / g.smem_bytes_per_clock_per_sm
+    assert exp > mma > smem and ref["bound"] == "B"          # the exponential unit alone bounds the tile
+    assert ref["excess_pct"] == pytest.approx(100 * (exp / mma - 1), abs=1e-9)
+    assert ref["share_pct"] == pytest.approx(100 * (1 - mma / exp), abs=1e-9)
+    # the emulated share leaves exactly the MMA cycles on the exponential unit
+    assert (1 - ref["share_pct"] / 100) * exp == pytest.approx(mma)
+    # at the paper's d = 128 the two units tie (FlashAttention-4 Table 1): no share is needed
+    _, ctx = E.exercise(13).compute()
+    assert ctx["tile_d128"].mma == ctx["tile_d128"].exp and ctx["tile_d128"].bound == "MMA = exp"
+    wrong = E.check(13, {**ref, "bound": "D"}, quiet=True)
+    assert wrong.status == "wrong" and wrong.mistakes() == ["option_D"]
+
+
 # ------------------------------------------------------------------------------------- the definitions
 @pytest.mark.parametrize("k", KS)
 def test_definition_is_complete(k):
@@ -78,7 +102,7 @@ def test_definition_is_complete(k):
 
 
 def test_labels_unique():
-    assert len({e.label for e in E.EXERCISES}) == 12
+    assert len({e.label for e in E.EXERCISES}) == len(E.EXERCISES)
 
 
 @pytest.mark.parametrize("k", KS)
@@ -172,11 +196,12 @@ def test_partial_answer_is_incomplete():
 
 
 def test_bad_exercise_number():
-    for k in (0, 13, "1", 2.5, None):
+    n = len(E.EXERCISES)
+    for k in (0, n + 1, "1", 2.5, None):
         v = E.check(k, 1.0, quiet=True)
-        assert v.status == "malformed" and "1..12" in v.message
+        assert v.status == "malformed" and f"1..{n}" in v.message
     with pytest.raises(ValueError):
-        E.exercise(13)
+        E.exercise(n + 1)
 
 
 def test_choice_part_letters():
@@ -293,7 +318,7 @@ def _notebook_exercise_titles() -> dict:
 
 def test_notebook_titles_are_the_definitions_titles():
     titles = _notebook_exercise_titles()
-    assert len(titles) == 12, sorted(titles)
+    assert len(titles) == len(E.EXERCISES), sorted(titles)
     assert titles == {ex.label: ex.title for ex in E.EXERCISES}
 
 

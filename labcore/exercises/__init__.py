@@ -1,4 +1,4 @@
-"""The twelve exercises of lecture §12, self-graded in a live kernel and in the static HTML book.
+"""The exercises of lecture §12 (and one on §4b), self-graded in a live kernel and in the static HTML book.
 
 One definition per exercise drives everything; the package has one module per job:
 
@@ -27,7 +27,7 @@ __all__ = [
     "check", "reference", "payload", "grade_payload", "static_form", "solution_output", "GRADER_JS", "D_EXAMPLE", "MESSAGES",
 ]
 
-#: The twelve exercise definitions, in order (``EXERCISES[k - 1].number == k``).
+#: The exercise definitions, in order (``EXERCISES[k - 1].number == k``).
 EXERCISES = definitions.EXERCISES
 
 #: The small numeric example of exercise 6 (shown in the statement and the static form).

@@ -1,9 +1,9 @@
-"""The twelve exercises of lecture §12: one definition each, read by both graders and by the book.
+"""The exercises of lecture §12 (and one on §4b): one definition each, read by both graders and by the book.
 
 Each exercise is written in one place, top to bottom: its fixed inputs, the function that computes the
 reference answer *at run time* from ``labcore`` (never a typed literal), and its :class:`Exercise` record
 (number, sphinx-exercise label, title, statement, answer parts with units and tolerances, known mistakes
-with the feedback aimed at each, the answer-format hint). :data:`EXERCISES` holds the twelve records in
+with the feedback aimed at each, the answer-format hint). :data:`EXERCISES` holds the records in
 order; :func:`exercise` looks one up by number.
 
 The ``title`` is the one source of each exercise's title: the ``{exercise}`` directive of
@@ -98,10 +98,10 @@ class Mistake:
 
 @dataclass(frozen=True)
 class Exercise:
-    """One exercise of lecture §12.
+    """One exercise of lecture §12 (exercise 13: §4b).
 
     Args:
-        number: 1..12. label: stable sphinx-exercise label (``"ex-online-softmax"``).
+        number: 1..len(EXERCISES). label: stable sphinx-exercise label (``"ex-online-softmax"``).
         title: the title exactly as the book's ``{exercise}`` directive shows it (MyST; may hold ``$...$``
             math); the graders' messages use :attr:`plain_title`.
         statement: the question in one or two sentences (the notebook states it in full).
@@ -606,7 +606,67 @@ _define(number=12, label="ex-wave-tail", title="The tail", compute=_answer12,
         hint="a dict {'util192_pct': ..., 'util128_pct': ...} or a tuple, in percent")
 
 
-#: The twelve exercise definitions, in order (``EXERCISES[k - 1].number == k``).
+# ---- exercise 13: what bounds the forward tile on Blackwell ---------------------------------------------------
+_EX13 = dict(gpu="B200", M=128, N=128, d=64, dtype="bf16")
+
+_BOUND_OPTIONS = (
+    ("A", "the tensor cores (MMA)",
+     "Count both units' cycles: MMA is 4 M N d / (tensor FLOP per clock), exp is M N / (exps per clock). At "
+     "d = 64 the MMA cycles halve, the exponentials do not."),
+    ("B", "the exponential unit (MUFU)", ""),
+    ("C", "shared memory",
+     "Shared memory reads 3 N d operand elements of 2 bytes per 128-row MMA at 128 bytes per clock: fewer "
+     "cycles than the exponentials at d = 64."),
+    ("D", "MMA and the exponential unit, tied",
+     "That is the paper's d = 128 tile. At d = 64 the MMA work halves while the number of exponentials "
+     "(one per score, M x N) stays the same."),
+)
+
+
+def _answer13():
+    g = _lc("get_gpu")(_EX13["gpu"])
+    t = _lc("tile_roofline")(g, M=_EX13["M"], N=_EX13["N"], d=_EX13["d"], dtype=_EX13["dtype"])
+    units = {"A": t.mma, "B": t.exp, "C": t.smem}
+    top = max(units, key=units.get)
+    letter = "D" if t.mma == t.exp and top in ("A", "B") else top
+    # the least share s of each row's exponentials moved to the FMA units with (1 - s) x exp <= MMA
+    share = max(0.0, 1.0 - t.mma / t.exp)
+    return ({"bound": letter, "excess_pct": 100 * (t.exp / t.mma - 1), "share_pct": 100 * share},
+            {"tile": t, "mma": t.mma, "exp": t.exp, "smem": t.smem,
+             "mma_half": t.mma / 2,          # one matmul only, or a multiply-add counted as 1 FLOP
+             "tile_d128": _lc("tile_roofline")(g, M=_EX13["M"], N=_EX13["N"], d=128, dtype=_EX13["dtype"])})
+
+
+_define(number=13, label="ex-fa4-exp-bound", title="What bounds the forward tile on Blackwell", compute=_answer13,
+        statement="B200, BF16, one forward tile of M = N = 128 and head dim d = 64, from the per-SM rates (8192 "
+                  "tensor FLOP, 16 exponentials, 128 bytes of shared memory per clock): which unit bounds the "
+                  "tile, by how much (%) it exceeds the MMA cycles, and what share (%) of each row's "
+                  "exponentials the FMA units must emulate so that MMA bounds the tile again.",
+        parts=(Part("bound", "bounding unit", options=_BOUND_OPTIONS),
+               Part("excess_pct", "excess over MMA", "%", atol=0.5),
+               Part("share_pct", "share emulated on FMA units", "%", atol=0.5)),
+        mistakes=(
+            Mistake("ratio_not_excess", "excess_pct", lambda r, c: c["exp"] / c["mma"],
+                    "that is the ratio exp / MMA; the excess is (ratio - 1), in percent"),
+            Mistake("share_for_excess", "excess_pct", lambda r, c: r["share_pct"],
+                    "that is the share to remove from the exponential unit; the excess compares the exp cycles "
+                    "with the MMA cycles: exp / MMA - 1"),
+            Mistake("mma_halved", "excess_pct", lambda r, c: 100 * (c["exp"] / c["mma_half"] - 1),
+                    "the tile runs two matmuls (S = Q K^T and O = P V), each 2 FLOP per multiply-add: "
+                    "MMA cycles = 4 M N d / 8192"),
+            Mistake("excess_for_share", "share_pct", lambda r, c: r["excess_pct"],
+                    "that is the excess of exp over MMA; the emulated share s must satisfy (1 - s) x exp <= MMA, "
+                    "so s = 1 - MMA / exp"),
+            Mistake("mma_halved_share", "share_pct", lambda r, c: 100 * (1 - c["mma_half"] / c["exp"]),
+                    "the tile runs two matmuls (S = Q K^T and O = P V), each 2 FLOP per multiply-add: "
+                    "MMA cycles = 4 M N d / 8192"),
+            Mistake("fraction", "share_pct", lambda r, c: r["share_pct"] / 100, _PCT)),
+        hint="a dict {'bound': 'A'/'B'/'C'/'D', 'excess_pct': ..., 'share_pct': ...} or a tuple in that order",
+        source="FlashAttention-4 (Zadouri et al. 2026), Sec. 2.2 (per-SM rates), Sec. 3.1.1 (tile roofline), "
+               "Sec. 3.1.3 (exp emulation on 10-25% of each row)")
+
+
+#: The exercise definitions, in order (``EXERCISES[k - 1].number == k``).
 EXERCISES: tuple = tuple(_DEFINED)
 
 
@@ -614,9 +674,9 @@ def exercise(k) -> Exercise:
     """The definition of exercise ``k``.
 
     Args:
-        k: the exercise number, an integer 1..12 (not a bool, string or float).
+        k: the exercise number, an integer 1..len(EXERCISES) (not a bool, string or float).
     Raises:
-        ValueError: ``k`` is not an integer in 1..12.
+        ValueError: ``k`` is not an integer in 1..len(EXERCISES).
     Source: lecture §12.
     """
     if isinstance(k, bool) or not isinstance(k, numbers.Integral) or not 1 <= int(k) <= len(EXERCISES):
@@ -628,7 +688,7 @@ def reference(k) -> dict:
     """Reference answers of exercise ``k`` by part key, computed now with labcore (in the parts' units).
 
     Raises:
-        ValueError: ``k`` is not an integer in 1..12.
+        ValueError: ``k`` is not an integer in 1..len(EXERCISES).
         ExerciseUnavailable: a labcore function the reference needs is not in this checkout.
     """
     return exercise(k).compute()[0]

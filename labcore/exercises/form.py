@@ -49,13 +49,13 @@ def static_form(k) -> str:
     """Self-contained HTML form that self-grades exercise ``k`` in the static book (no kernel).
 
     Args:
-        k: the exercise number, 1..12.
+        k: the exercise number, 1..len(EXERCISES).
     Returns:
         One ``<form class="fb-exercise-form" data-exercise="k">`` holding the fields, a Check button, the
         payload as JSON and :data:`GRADER_JS`; the same ``k`` at the same commit gives the same bytes.
         If a labcore function the reference needs is missing, a short notice instead of the form.
     Raises:
-        ValueError: ``k`` is not an integer in 1..12.
+        ValueError: ``k`` is not an integer in 1..len(EXERCISES).
     """
     ex = exercise(k)
     try:

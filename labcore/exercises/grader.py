@@ -67,14 +67,14 @@ def payload(k) -> dict:
     """The JSON-ready grading payload of exercise ``k``: everything both graders need, computed now.
 
     Args:
-        k: the exercise number, 1..12.
+        k: the exercise number, 1..len(EXERCISES).
     Returns:
         A dict with keys ``id``, ``label``, ``title`` (plain text), ``hint``, ``messages``, ``data``, and
         ``parts`` (each: ``key``, ``label``, ``unit``, ``kind``; numeric parts: ``ref``, ``tol``
         (absolute), ``tol_text``, ``mistakes`` (``id``, ``value``, ``tol``, ``feedback``); choice parts:
         ``answer`` and ``options`` (``letter``, ``text``, ``feedback``)).
     Raises:
-        ValueError: ``k`` is not an integer in 1..12.
+        ValueError: ``k`` is not an integer in 1..len(EXERCISES).
         ExerciseUnavailable: a labcore function the reference needs is not in this checkout.
     """
     ex = exercise(k)
@@ -305,7 +305,7 @@ def check(k, answer=None, *, quiet: bool = False) -> Verdict:
     """Grade ``answer`` to exercise ``k`` and print the verdict (unless ``quiet``); never raises.
 
     Args:
-        k: exercise number 1..12 (anything else gives a ``malformed`` verdict naming the range).
+        k: exercise number 1..len(EXERCISES) (anything else gives a ``malformed`` verdict naming the range).
         answer: see the module docstring for the formats; ``None`` (the stub) means not attempted.
         quiet: do not print the message.
     Returns:

@@ -32,6 +32,7 @@ __all__ = [
     "speedup_data",
     "speedup_figure",
     "measured_table",
+    "last_wave_table",
 ]
 
 #: Slider labels for the split rule -> the ``num_splits`` argument of the model.
@@ -404,3 +405,36 @@ def measured_table(c):
                      f"{c['err_refined_fd'][i]:+.1%}"))
     return Table(rows, ["batch", "seqlen", "FA2 measured", "FA2 model", "error", "error (refined)",
                         "FD measured", "FD model (splits)", "error", "FD refined (splits)", "error"])
+
+
+def last_wave_table(by_rule: dict, variant: str = "base"):
+    """Each last-wave rule's error on every row of the flash-decoding post's A100 table, then its mean and max size.
+
+    Args:
+        by_rule: ``{rule: compare_flash_decoding_a100(last_wave=rule)}`` for the rules to show (``"full"``,
+            ``"shared"``), in column order.
+        variant: ``"base"`` or ``"refined"`` (which model's errors).
+    Returns:
+        :class:`labcore.widgets.Table`: batch, seqlen, then FlashAttention-2's and flash-decoding's relative
+        error (model / measured - 1) under each rule; the last two rows are the mean and the max of the absolute
+        error.
+    Raises:
+        ValueError: an unknown variant, an empty ``by_rule``, or comparisons of different tables.
+    Source: dao2023flashdecoding (the measurements); :func:`labcore.decode_model.compare_flash_decoding_a100`.
+    """
+    tag = {"base": "model", "refined": "refined"}.get(variant)
+    if tag is None:
+        raise ValueError(f"variant must be 'base' or 'refined', got {variant!r}")
+    if not by_rule:
+        raise ValueError("by_rule is empty; pass {rule: compare_flash_decoding_a100(last_wave=rule)}")
+    first = next(iter(by_rule.values()))
+    if any(not np.array_equal(c["batch"], first["batch"]) or not np.array_equal(c["seqlen"], first["seqlen"])
+           for c in by_rule.values()):
+        raise ValueError("the comparisons in by_rule are of different tables")
+    cols = [(f"{m} ({rule})", c[f"err_{tag}_{k}"]) for m, k in (("FA2", "fa2"), ("FD", "fd"))
+            for rule, c in by_rule.items()]
+    rows = [(int(first["batch"][i]), f"{int(first['seqlen'][i]):,}") + tuple(f"{e[i]:+.1%}" for _, e in cols)
+            for i in range(len(first["batch"]))]
+    rows.append(("mean |error|", "") + tuple(f"{np.abs(e).mean():.1%}" for _, e in cols))
+    rows.append(("max |error|", "") + tuple(f"{np.abs(e).max():.1%}" for _, e in cols))
+    return Table(rows, ["batch", "seqlen"] + [h for h, _ in cols])
