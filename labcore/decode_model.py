@@ -44,6 +44,7 @@ __all__ = [
     "DECODE_VARIANTS",
     "SPLIT_MODES",
     "decode_attention_time",
+    "last_wave_summary",
     "decode_time_grid",
     "best_num_splits",
     "num_splits_heuristic",
@@ -641,4 +642,52 @@ def compare_flash_decoding_a100(gpu="A100", *, num_splits=None, last_wave="full"
         out["splits_fd" if variant == "base" else "splits_fd_refined"] = fd["num_splits"]
         out[f"err_{tag}_fa2"] = fa["total"] / m["fa2"] - 1
         out[f"err_{tag}_fd"] = fd["total"] / m["flash_decoding"] - 1
+    return out
+
+
+def last_wave_summary(gpu="A100", **assumptions) -> dict:
+    """How the two last-wave rules fare against the flash-decoding post's table (§6, "Which last wave?").
+
+    Runs :func:`compare_flash_decoding_a100` once per rule of :data:`labcore.waves.LAST_WAVE_RULES` and
+    returns ``{"by_rule": {rule: comparison}, ...}`` plus the figures the page quotes, as plain Python
+    numbers: for FlashAttention-2 (``fa2``) and flash-decoding (``fd``), base model (``mae``/``max``) and
+    refined (``ref_``), the mean and largest absolute relative error under each rule (``_full``/``_shared``);
+    ``fa2_changed`` (rows whose FA-2 time the shared rule changes), ``fd_fewer`` (rows where flash-decoding's
+    best split count drops), and the row where FA-2 gains most (``row_batch``, ``row_seqlen``, ``row_ctas``,
+    ``row_waves``, ``row_last`` CTAs in its last wave, ``row_err_full``/``row_err_shared``).
+
+    Args: gpu: a GPU preset name or :class:`~labcore.hardware.GPU`; assumptions: as
+    :func:`decode_attention_time` (``last_wave`` is set by this function and may not be given).
+    Raises: ValueError/TypeError as :func:`compare_flash_decoding_a100`; ValueError if ``last_wave`` is given.
+    Source: flash-decoding post's table (Dao et al., 2023); the rules are documented in :func:`labcore.waves.waves_time`.
+    """
+    from .waves import LAST_WAVE_RULES
+
+    if "last_wave" in assumptions:
+        raise ValueError("last_wave_summary compares every last-wave rule; do not pass last_wave")
+    by_rule = {rule: compare_flash_decoding_a100(gpu, last_wave=rule, **assumptions) for rule in LAST_WAVE_RULES}
+    full, shared = by_rule["full"], by_rule["shared"]
+
+    def mae(c, k):
+        return float(np.abs(c[k]).mean())
+
+    def worst(c, k):
+        return float(np.abs(c[k]).max())
+
+    gain = np.abs(full["err_model_fa2"]) - np.abs(shared["err_model_fa2"])
+    i = int(np.argmax(gain))
+    shape = get_decode_shape("CodeLlama-34B (4-way TP)")
+    row = decode_attention_time(get_gpu(gpu) if isinstance(gpu, str) else gpu, batch=int(full["batch"][i]),
+                                seqlen=int(full["seqlen"][i]), method="fa2", **shape, **assumptions)
+    out = {"by_rule": by_rule,
+           "fa2_changed": int(np.sum(shared["model_fa2"] < full["model_fa2"])),
+           "fd_fewer": int(np.sum(shared["splits_fd"] < full["splits_fd"])),
+           "row_batch": int(full["batch"][i]), "row_seqlen": int(full["seqlen"][i]), "row_ctas": row.num_ctas,
+           "row_waves": row.waves, "row_last": row.running_last,
+           "row_err_full": float(abs(full["err_model_fa2"][i])), "row_err_shared": float(abs(shared["err_model_fa2"][i]))}
+    for name, key in (("fa2", "err_model_fa2"), ("fa2_ref", "err_refined_fa2"), ("fd", "err_model_fd"),
+                      ("fd_ref", "err_refined_fd")):
+        for rule, c in by_rule.items():
+            out[f"{name}_mae_{rule}"] = mae(c, key)
+            out[f"{name}_max_{rule}"] = worst(c, key)
     return out

@@ -154,3 +154,17 @@ def test_last_wave_table_lists_both_rules_errors():
         last_wave_table(by, variant="fitted")
     with pytest.raises(ValueError, match="empty"):
         last_wave_table({})
+
+
+def test_last_wave_summary_matches_the_two_comparisons():
+    """§6's quoted figures come from one call; each equals the same statistic taken by hand."""
+    import numpy as np
+    s = lc.last_wave_summary("A100")
+    full, shared = (lc.compare_flash_decoding_a100(last_wave=r) for r in ("full", "shared"))
+    assert s["fa2_mae_full"] == pytest.approx(np.abs(full["err_model_fa2"]).mean(), rel=1e-12)
+    assert s["fd_ref_max_shared"] == pytest.approx(np.abs(shared["err_refined_fd"]).max(), rel=1e-12)
+    assert s["fa2_changed"] == int(np.sum(shared["model_fa2"] < full["model_fa2"])) >= 1
+    assert s["row_err_shared"] < s["row_err_full"]                 # the row shown is one the shared rule helps
+    assert s["row_waves"] >= 2 and 0 < s["row_last"] < lc.get_gpu("A100").num_sms
+    with pytest.raises(ValueError, match="last_wave"):
+        lc.last_wave_summary("A100", last_wave="full")
