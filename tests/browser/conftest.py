@@ -81,7 +81,8 @@ def visit(site, browser):
             failed_local=failed_local,
             blocked=list(page.blocked),
         )
-        page.screenshot(path=str(SHOTS / (docname.replace("/", "__") + ".png")), full_page=True)
+        page.screenshot(path=str(SHOTS / (docname.replace("/", "__") + ".png")), full_page=True,
+                        timeout=120_000)  # the API page is long: a full-page shot takes a while on 2 cores
         page.context.close()
         cache[docname] = info
         return info
