@@ -36,6 +36,7 @@ from .hardware import GPU, get_gpu
 from .waves import LAST_WAVE_RULES, waves_time
 
 __all__ = [
+    "last_wave_summary",
     "MAX_SEQLEN",
     "MAX_BATCH",
     "MODEL_DEFAULTS",
@@ -44,7 +45,6 @@ __all__ = [
     "DECODE_VARIANTS",
     "SPLIT_MODES",
     "decode_attention_time",
-    "last_wave_summary",
     "decode_time_grid",
     "best_num_splits",
     "num_splits_heuristic",
@@ -645,49 +645,51 @@ def compare_flash_decoding_a100(gpu="A100", *, num_splits=None, last_wave="full"
     return out
 
 
-def last_wave_summary(gpu="A100", **assumptions) -> dict:
-    """How the two last-wave rules fare against the flash-decoding post's table (§6, "Which last wave?").
+def last_wave_summary(by_rule: dict | None = None, gpu="A100") -> dict:
+    """The numbers §6 quotes on the two last-wave rules against the flash-decoding post's ten rows, by name.
 
-    Runs :func:`compare_flash_decoding_a100` once per rule of :data:`labcore.waves.LAST_WAVE_RULES` and
-    returns ``{"by_rule": {rule: comparison}, ...}`` plus the figures the page quotes, as plain Python
-    numbers: for FlashAttention-2 (``fa2``) and flash-decoding (``fd``), base model (``mae``/``max``) and
-    refined (``ref_``), the mean and largest absolute relative error under each rule (``_full``/``_shared``);
-    ``fa2_changed`` (rows whose FA-2 time the shared rule changes), ``fd_fewer`` (rows where flash-decoding's
-    best split count drops), and the row where FA-2 gains most (``row_batch``, ``row_seqlen``, ``row_ctas``,
-    ``row_waves``, ``row_last`` CTAs in its last wave, ``row_err_full``/``row_err_shared``).
+    Args:
+        by_rule: ``{"full": ..., "shared": ...}``, results of :func:`compare_flash_decoding_a100` under each rule
+            (dict of dicts); default: computed here with the defaults on ``gpu``.
+        gpu: the preset the comparison ran on (name or :class:`labcore.GPU`; default the A100).
 
-    Args: gpu: a GPU preset name or :class:`~labcore.hardware.GPU`; assumptions: as
-    :func:`decode_attention_time` (``last_wave`` is set by this function and may not be given).
-    Raises: ValueError/TypeError as :func:`compare_flash_decoding_a100`; ValueError if ``last_wave`` is given.
-    Source: flash-decoding post's table (Dao et al., 2023); the rules are documented in :func:`labcore.waves.waves_time`.
+    Returns:
+        dict; errors are absolute relative errors (fractions, 0.07 = 7%): ``fa2_changed`` (int, FlashAttention-2
+        rows whose time the shared rule lowers), ``fa2_mae_full`` / ``fa2_mae_shared`` and ``fa2_max_full`` /
+        ``fa2_max_shared`` (mean / largest base-model error under each rule), ``fa2_ref_max_full`` /
+        ``fa2_ref_max_shared`` (largest refined-model error); the row the shared rule helps most:
+        ``row_batch``, ``row_seqlen`` (int), ``row_ctas``, ``row_waves``, ``row_last`` (CTAs in all, waves,
+        CTAs of the last wave, from :func:`decode_attention_time`), ``row_err_full`` / ``row_err_shared``;
+        flash-decoding: ``fd_mae_full`` / ``fd_mae_shared``, ``fd_ref_mae_full`` / ``fd_ref_mae_shared``,
+        ``fd_ref_max_shared`` and ``fd_fewer`` (int, rows where the shared rule picks fewer splits).
+
+    Raises: ValueError if ``by_rule`` lacks the rule ``"full"`` or ``"shared"``; TypeError if it is not a dict.
+
+    Source: dao2023flashdecoding (the post's table); lecture §6.3; the rules of :func:`labcore.waves.waves_time`.
     """
-    from .waves import LAST_WAVE_RULES
-
-    if "last_wave" in assumptions:
-        raise ValueError("last_wave_summary compares every last-wave rule; do not pass last_wave")
-    by_rule = {rule: compare_flash_decoding_a100(gpu, last_wave=rule, **assumptions) for rule in LAST_WAVE_RULES}
-    full, shared = by_rule["full"], by_rule["shared"]
-
-    def mae(c, k):
-        return float(np.abs(c[k]).mean())
-
-    def worst(c, k):
-        return float(np.abs(c[k]).max())
-
-    gain = np.abs(full["err_model_fa2"]) - np.abs(shared["err_model_fa2"])
-    i = int(np.argmax(gain))
-    shape = get_decode_shape("CodeLlama-34B (4-way TP)")
-    row = decode_attention_time(get_gpu(gpu) if isinstance(gpu, str) else gpu, batch=int(full["batch"][i]),
-                                seqlen=int(full["seqlen"][i]), method="fa2", **shape, **assumptions)
-    out = {"by_rule": by_rule,
-           "fa2_changed": int(np.sum(shared["model_fa2"] < full["model_fa2"])),
-           "fd_fewer": int(np.sum(shared["splits_fd"] < full["splits_fd"])),
-           "row_batch": int(full["batch"][i]), "row_seqlen": int(full["seqlen"][i]), "row_ctas": row.num_ctas,
-           "row_waves": row.waves, "row_last": row.running_last,
-           "row_err_full": float(abs(full["err_model_fa2"][i])), "row_err_shared": float(abs(shared["err_model_fa2"][i]))}
-    for name, key in (("fa2", "err_model_fa2"), ("fa2_ref", "err_refined_fa2"), ("fd", "err_model_fd"),
-                      ("fd_ref", "err_refined_fd")):
-        for rule, c in by_rule.items():
-            out[f"{name}_mae_{rule}"] = mae(c, key)
-            out[f"{name}_max_{rule}"] = worst(c, key)
-    return out
+    if by_rule is None:
+        by_rule = {rule: compare_flash_decoding_a100(gpu, last_wave=rule) for rule in ("full", "shared")}
+    if not isinstance(by_rule, dict):
+        raise TypeError(f"by_rule must be a dict {{rule: compare_flash_decoding_a100(...)}}, got {type(by_rule).__name__}")
+    missing = [r for r in ("full", "shared") if r not in by_rule]
+    if missing:
+        raise ValueError(f"by_rule lacks the rule(s) {', '.join(missing)}; it needs both 'full' and 'shared'")
+    f, s = by_rule["full"], by_rule["shared"]
+    mae = lambda c, k: float(np.abs(c[k]).mean())  # noqa: E731
+    mx = lambda c, k: float(np.abs(c[k]).max())  # noqa: E731
+    i = int(np.argmax(np.abs(f["err_model_fa2"]) - np.abs(s["err_model_fa2"])))
+    row = decode_attention_time(gpu, batch=int(f["batch"][i]), seqlen=int(f["seqlen"][i]), method="fa2",
+                                num_q_heads=f["num_q_heads"], num_kv_heads=f["num_kv_heads"], head_dim=f["head_dim"])
+    return {
+        "fa2_changed": int(np.sum(s["model_fa2"] < f["model_fa2"])),
+        "fa2_mae_full": mae(f, "err_model_fa2"), "fa2_mae_shared": mae(s, "err_model_fa2"),
+        "fa2_max_full": mx(f, "err_model_fa2"), "fa2_max_shared": mx(s, "err_model_fa2"),
+        "fa2_ref_max_full": mx(f, "err_refined_fa2"), "fa2_ref_max_shared": mx(s, "err_refined_fa2"),
+        "row_batch": int(f["batch"][i]), "row_seqlen": int(f["seqlen"][i]),
+        "row_ctas": row.num_ctas, "row_waves": row.waves, "row_last": row.running_last,
+        "row_err_full": abs(float(f["err_model_fa2"][i])), "row_err_shared": abs(float(s["err_model_fa2"][i])),
+        "fd_mae_full": mae(f, "err_model_fd"), "fd_mae_shared": mae(s, "err_model_fd"),
+        "fd_ref_mae_full": mae(f, "err_refined_fd"), "fd_ref_mae_shared": mae(s, "err_refined_fd"),
+        "fd_ref_max_shared": mx(s, "err_refined_fd"),
+        "fd_fewer": int(np.sum(s["splits_fd"] < f["splits_fd"])),
+    }

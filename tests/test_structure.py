@@ -143,11 +143,7 @@ MAX_CELL_LINES = 15
 DISPLAY_TAG = "display-only"
 #: Known offenders today, (notebook, cell index): each computes in more than MAX_CELL_LINES lines. This list is
 #: an explicit allow-list for the coordinator to empty (move the logic into labcore, then delete the entry).
-KNOWN_LONG_CELLS = {
-    ("04_flash_forward.ipynb", 29),   # glues the FP8 error figures one by one
-    ("04b_what_limits.ipynb", 2),     # imports plus local glue / glue_published helpers
-    ("04b_what_limits.ipynb", 22),    # derives the prefill comparison's glued quantities from masks
-}
+KNOWN_LONG_CELLS: set[tuple[str, int]] = set()
 
 
 def counted_lines(src: str) -> int:
