@@ -157,6 +157,8 @@ def lab_page(lab):
 _RENDERED_JS = r"""
 () => {
   const cells = Array.from(document.querySelectorAll('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook .jp-Cell'));
+  const ANSWER = ['.jp-RenderedMarkdown', '.jp-MarkdownOutput', '.myst'].flatMap(m => [m + ' p', m + ' li', m + ' td'])
+                 .concat(['.jp-OutputArea-output pre', '.jp-OutputArea-output td', '.jp-OutputArea-output p']).join(', ');
   return cells.map(c => {
     const md = c.classList.contains('jp-MarkdownCell');
     const rendered = c.querySelector('.jp-MarkdownOutput, .myst');
@@ -180,10 +182,11 @@ _RENDERED_JS = r"""
                      (c.querySelector('.jp-OutputArea').textContent.trim().length > 0 || !!c.querySelector('.jp-OutputArea img')),
       // Text a reader can see without opening anything: paragraphs, list items, preformatted output and
       // table cells, outside any closed <details> (a dropdown's summary/title is not an answer).
-      answerVisible: Array.from(c.querySelectorAll('.jp-RenderedMarkdown p, .jp-RenderedMarkdown li, .jp-OutputArea-output pre, .jp-OutputArea-output td'))
-                          .some(e => visible(e) && e.textContent.trim().length > 0 && !e.closest('details:not([open])')),
-      answerText: Array.from(c.querySelectorAll('.jp-RenderedMarkdown p, .jp-OutputArea-output pre'))
-                          .filter(e => visible(e)).map(e => e.textContent).join(' | ').slice(0, 300),
+      // (jupyterlab-myst renders into .jp-MarkdownOutput/.myst, not .jp-RenderedMarkdown)
+      answerVisible: Array.from(c.querySelectorAll(ANSWER))
+                          .some(e => visible(e) && e.textContent.trim().length > 0 && !e.closest('details:not([open]), summary')),
+      answerText: Array.from(c.querySelectorAll(ANSWER))
+                          .filter(e => visible(e) && !e.closest('details:not([open]), summary')).map(e => e.textContent).join(' | ').slice(0, 300),
       widgets: c.querySelectorAll('.jupyter-widgets.widget-slider, .widget-dropdown, .widget-toggle-buttons, .widget-hslider, .widget-islider').length,
       images: c.querySelectorAll('.jp-OutputArea img').length,
       prompt: (c.querySelector('.jp-InputPrompt') || {textContent: ''}).textContent.trim(),
@@ -250,15 +253,17 @@ def _open_and_run_all(page, base, token, name):
     The wait is on the kernel and on the Run All command itself (its promise resolves once every cell has
     run), not on counting prompts in the DOM: a notebook that renders quickly used to reach Run All before its
     kernel was connected, and JupyterLab then skipped every cell ("Session has no kernel.")."""
+    t_lab = time.monotonic()
     if not page.evaluate("() => !!window.jupyterapp"):
         page.goto(f"{base}/lab?reset&token={token}")
         page.wait_for_function("() => !!window.jupyterapp && window.jupyterapp.started !== undefined",
                                timeout=90_000, polling=100)
         page.evaluate("() => window.jupyterapp.restored")
-    print(f"{name}: opening", flush=True)
+        print(f"JupyterLab loaded in the page in {time.monotonic() - t_lab:.1f} s", flush=True)
+    t0 = time.monotonic()
     page.evaluate(_OPEN_JS, name)
     page.wait_for_function(_KERNEL_READY_JS, timeout=90_000, polling=100)
-    print(f"{name}: running", flush=True)
+    t1 = time.monotonic()
     state = page.evaluate(_RUN_ALL_JS, 120_000)
     assert state["ok"], f"{name}: Run All stopped before the end: execution counts {state['counts']}"
     assert all(isinstance(n, int) for n in state["counts"] if n != "empty"), \
@@ -266,11 +271,31 @@ def _open_and_run_all(page, base, token, name):
     # Markdown cells render their {eval} once the kernel answers: wait until the kernel is idle again
     page.wait_for_function(_KERNEL_READY_JS, timeout=30_000, polling=100)
     page.wait_for_timeout(300)
+    print(f"{name}: open + kernel {t1 - t0:.1f} s, Run All {time.monotonic() - t1:.1f} s", flush=True)
 
 
 def _image_src(cell):
     img = cell.locator(".jp-OutputArea img").last
     return img.get_attribute("src") if img.count() else None
+
+
+_IMAGE_CHANGED_JS = """([cell, before]) => {
+  const imgs = cell.querySelectorAll('.jp-OutputArea img');
+  const src = imgs.length ? imgs[imgs.length - 1].getAttribute('src') : null;
+  return src !== null && src !== before;
+}"""
+
+
+def _image_changed(page, cell, before, timeout_ms) -> bool:
+    """Whether the explorer's image differs from ``before`` within ``timeout_ms`` (polled in the page)."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    try:
+        page.wait_for_function(_IMAGE_CHANGED_JS, arg=[cell.element_handle(), before], timeout=timeout_ms,
+                               polling=50)
+        return True
+    except PlaywrightTimeout:
+        return False
 
 
 def _move_first_control(page, cell) -> str | None:
@@ -282,10 +307,10 @@ def _move_first_control(page, cell) -> str | None:
     if slider.count():
         slider.first.focus()
         page.keyboard.press("ArrowRight")
-        page.wait_for_timeout(100)
-        if _image_src(cell) == before:
-            page.keyboard.press("ArrowLeft")
-            page.keyboard.press("ArrowLeft")
+        if _image_changed(page, cell, before, 3_000):
+            return None
+        page.keyboard.press("ArrowLeft")   # a slider at its maximum: one step down instead
+        page.keyboard.press("ArrowLeft")
     elif select.count():
         options = select.first.locator("option").all_text_contents()
         current = select.first.input_value()
@@ -294,10 +319,8 @@ def _move_first_control(page, cell) -> str | None:
         assert len(options) > 1
     else:
         return "no slider or dropdown"
-    for _ in range(100):
-        if _image_src(cell) not in (None, before):
-            return None
-        page.wait_for_timeout(100)
+    if _image_changed(page, cell, before, 10_000):
+        return None
     return "moving the first control did not change the image"
 
 
@@ -310,6 +333,7 @@ def test_live_notebook(lab, lab_page, name):
     try:
         _open_and_run_all(page, base, token, name)
         cells = page.evaluate(_RENDERED_JS)
+        t_run = time.monotonic()
         source = _cells(name)
         assert len(cells) == len(source), f"{name}: {len(cells)} cells rendered, {len(source)} in the file"
         problems = []
@@ -339,13 +363,13 @@ def test_live_notebook(lab, lab_page, name):
             if cells[i]["answerVisible"]:
                 problems.append(f"cell {i}: a solution shows its answer before the reader asks: "
                                 f"{cells[i]['answerText'][:200]!r}")
-        (SHOTS.parent / "live").mkdir(parents=True, exist_ok=True)
-        page.screenshot(path=str(SHOTS.parent / "live" / (name + ".png")))
         assert not problems, f"{name}:\n" + "\n".join(problems)
         assert not page.js_errors, f"{name}: page errors {page.js_errors[:5]}"
         assert not page.blocked, f"{name}: JupyterLab tried to reach other hosts: {page.blocked[:5]}"
     finally:
-        print(f"{name}: {time.monotonic() - t0:.1f} s")
+        t_end = time.monotonic()
+        print(f"{name}: {t_end - t0:.1f} s in all, checks and control moves "
+              f"{t_end - locals().get('t_run', t_end):.1f} s")
         (SHOTS.parent / "live").mkdir(parents=True, exist_ok=True)
         page.screenshot(path=str(SHOTS.parent / "live" / (name + ".png")))
         if page.evaluate("() => !!window.jupyterapp"):
