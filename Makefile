@@ -24,7 +24,7 @@ $(STAMP): requirements.txt requirements-dev.txt pyproject.toml
 venv: $(STAMP)  ## create .venv and install requirements-dev.txt (includes requirements.txt and labcore)
 
 lab: $(STAMP)  ## open the book's notebooks live in JupyterLab (installs jupyterlab + jupyterlab-myst into .venv)
-	$(BIN)/jupyter lab book/
+	$(BIN)/jupyter lab book/ $$([ "$$(id -u)" = 0 ] && echo --allow-root)
 
 book: $(STAMP)  ## build the HTML book (re-executes every notebook) and print where it is
 	$(BIN)/jupyter-book build .
