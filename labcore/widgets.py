@@ -60,7 +60,8 @@ class Slider:
         default: initial value; must be one of ``values``.
         label: text shown beside the control (defaults to ``name``).
         live: optional denser tuple of values offered in a live kernel (defaults to ``values``).
-        fmt: format spec for numbers in the label (e.g. ``",d"`` or ``".2f"``).
+        fmt: format spec for numbers in the label (e.g. ``",d"`` or ``".2f"``), or a callable value -> str
+            (e.g. a :mod:`labcore.units` formatter, so a byte size is written in the one vocabulary).
     """
 
     name: str
@@ -68,7 +69,7 @@ class Slider:
     default: Any
     label: str | None = None
     live: tuple | None = None
-    fmt: str = ""
+    fmt: Any = ""
 
     def __post_init__(self):
         if not self.values:
@@ -85,6 +86,8 @@ class Slider:
     def show_value(self, v) -> str:
         if isinstance(v, bool) or isinstance(v, str):
             return str(v)
+        if callable(self.fmt):          # e.g. a labcore.units formatter: the one vocabulary of units
+            return self.fmt(v)
         try:
             return format(v, self.fmt)
         except (TypeError, ValueError):

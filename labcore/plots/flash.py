@@ -15,6 +15,7 @@ import numpy as np
 
 from .. import flash as F
 from .. import hbm as H
+from ..units import fmt_bytes
 from ..widgets import Explorer, Slider
 from . import clear_content, new_figure, register
 
@@ -24,6 +25,11 @@ __all__ = ["tiling_figure", "causal_map_figure", "traffic_vs_N_figure", "traffic
 _C = {"standard": "#555555", "fa1": "#1f77b4", "fa2": "#d62728", "law": "#2ca02c"}
 WALK_N, WALK_D, WALK_BR, WALK_BC = 256, 16, 64, 32
 KB = 1024  # bytes per KiB (100 KiB of FP16 = 51,200 elements)
+
+
+def _kib(kib) -> str:
+    """An SRAM size given in KiB, written by labcore.units (binary prefix): ``_kib(100) == "100 KiB"``."""
+    return fmt_bytes(kib * KB, binary=True, digits=0)
 
 
 def _block_rows(kb: int, d: int, br_override):
@@ -212,7 +218,7 @@ def _traffic_N_content(ax, bx, data, d, sram_kb, causal):
         ax.loglog(N, data[key] * 2 / 1e6, "o-", color=_C[key], label=key, ms=3)
     ax.loglog(N, data["law"] * 2 / 1e6, "--", color=_C["law"], label="N²d²/M (Theorem 2)")
     ax.legend(fontsize=8)
-    ax.set_title(f"d = {d}, M = {sram_kb} KiB = {data['M']:,} elements, B_r = {data['B_r']}, B_c = {data['B_c']}"
+    ax.set_title(f"d = {d}, M = {_kib(sram_kb)} = {data['M']:,} elements, B_r = {data['B_r']}, B_c = {data['B_c']}"
                  + (", causal" if causal else ""), fontsize=9)
     for key in ("fa1", "fa2"):
         bx.semilogx(N, data[key] / data["law"], "o-", color=_C[key], label=key, ms=3)
@@ -229,7 +235,7 @@ def update_traffic_vs_N(fig, data, d=64, sram_kb=100, causal=False, **_):
 register(Explorer(
     "flash_traffic_vs_N", _traffic_N_compute, traffic_vs_N_figure, update=update_traffic_vs_N,
     sliders=(Slider("d", (64, 128), 64, label="head dim d", live=(32, 64, 96, 128, 256)),
-             Slider("sram_kb", (16, 64, 100, 256), 100, label="SRAM M (KiB)", live=(16, 32, 48, 64, 100, 128, 164, 192, 228, 256)),
+             Slider("sram_kb", (16, 64, 100, 256), 100, label="SRAM M", fmt=_kib, live=(16, 32, 48, 64, 100, 128, 164, 192, 228, 256)),
              Slider("br_override", ("paper", "128"), "paper", label="B_r", live=("paper", "32", "64", "128", "256")),
              Slider("causal", (False, True), False, label="causal")),
     caption="Forward traffic vs N for Algorithm 0 and both FlashAttention loop orders, against N²d²/M.",
