@@ -60,6 +60,7 @@ test: unit nbval book-strict browser  ## run every test: unit, notebooks, strict
 
 bench: $(STAMP)  ## performance budget: notebook times, explorer latency, build time, import time, page weight
 	$(BIN)/python bench/run.py
+	$(BIN)/python -m pytest -q -s -p no:cacheprovider bench/live_latency.py   # browser-side live latency (JupyterLab)
 
 clean:  ## remove the build output (keeps .venv)
 	rm -rf _build artifacts .pytest_cache .hypothesis
