@@ -512,7 +512,7 @@ def prefill_comparison_summary(c: dict | None = None) -> dict:
         dict: ``n_checked`` and ``n_within`` (int: checked bars, and those within +-15%), ``share``,
         ``share_fa2``, ``share_fa3`` (% within +-15%: all checked, the A100 set, the H100 set), ``worst`` (%,
         the largest error among checked bars), ``worst_desc`` (str, e.g. ``"FA3, with a causal mask,"``),
-        ``worst_seqlen`` and ``worst_d`` (int, that bar's shape); ``long_max`` (% largest |error| over checked
+        ``worst_seqlen`` and ``worst_d`` (int, that bar's shape); ``long_max`` (% largest absolute error over checked
         bars with seqlen >= 8192 and d >= 128); ``short_blocks`` (key blocks a CTA visits at 512 tokens) and
         ``short_mean`` (% mean error of checked bars at 512 tokens); ``a100_512_c`` / ``a100_512_nc`` (% mean
         error of the A100 bars at 512 tokens with / without a causal mask); ``fa3_d64`` (% mean error of
@@ -526,7 +526,7 @@ def prefill_comparison_summary(c: dict | None = None) -> dict:
     Raises: TypeError if ``c`` is not a dict; ValueError if it lacks a key of :func:`compare_prefill`'s result.
 
     Source: as :func:`compare_prefill` and :func:`prefill_time`; the FA4 figure from
-    :mod:`labcore.published` (Zadouri et al. 2026, FlashAttention-4).
+    ``labcore.published`` (Zadouri et al. 2026, FlashAttention-4).
     """
     if c is None:
         c = compare_prefill()
