@@ -61,7 +61,7 @@ class Slider:
         label: text shown beside the control (defaults to ``name``).
         live: optional denser tuple of values offered in a live kernel (defaults to ``values``).
         fmt: format spec for numbers in the label (e.g. ``",d"`` or ``".2f"``), or a callable value -> str
-            (e.g. a :mod:`labcore.units` formatter, so a byte size is written in the one vocabulary).
+            (e.g. a ``labcore.units`` formatter, so a byte size is written in the one vocabulary).
     """
 
     name: str
