@@ -22,6 +22,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "browser"))
 
 import pytest  # noqa: E402
+from conftest import browser  # noqa: E402,F401  (the one Chromium of the session)
 from test_live_notebooks import (NOTEBOOKS, _cells, _image_changed, _image_src, _open_and_run_all,  # noqa: E402,F401
                                  _shutdown_kernels, lab, lab_page)
 

@@ -128,30 +128,27 @@ def lab(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def lab_page(lab):
-    """One JupyterLab page in headless Chromium (other hosts blocked); notebooks open in it one by one."""
-    if not Path(CHROMIUM).exists():
-        pytest.fail(f"{CHROMIUM} is missing: `make browser` installs Debian's chromium package")
-    from playwright.sync_api import sync_playwright
+def lab_page(lab, browser):
+    """One JupyterLab page in headless Chromium (other hosts blocked); notebooks open in it one by one.
 
+    It uses the session's one Chromium (``browser`` in conftest.py): Playwright's sync API allows one
+    instance per process, and the built-book tests share it."""
     base, token = lab
-    with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
-        context = browser.new_context(viewport={"width": 1280, "height": 1000})
-        page = context.new_page()
-        page.blocked, page.js_errors = [], []
+    context = browser.new_context(viewport={"width": 1280, "height": 1000})
+    page = context.new_page()
+    page.blocked, page.js_errors = [], []
 
-        def route(r):
-            if is_local(r.request.url):
-                r.continue_()
-            else:
-                page.blocked.append(r.request.url)
-                r.abort()
+    def route(r):
+        if is_local(r.request.url):
+            r.continue_()
+        else:
+            page.blocked.append(r.request.url)
+            r.abort()
 
-        context.route("**/*", route)
-        page.on("pageerror", lambda e: page.js_errors.append(str(e)))
-        yield page
-        browser.close()
+    context.route("**/*", route)
+    page.on("pageerror", lambda e: page.js_errors.append(str(e)))
+    yield page
+    context.close()
 
 
 _RENDERED_JS = r"""
