@@ -163,19 +163,7 @@ def backward_gaps():
     std = lc.standard_attention_backward(Q, K, V, dO, causal=True)
     std_gap = max(float(np.abs(a - b).max()) for a, b in zip(flash, std))
     q, k, v, do = Q[:9, :4], K[:11, :4], V[:11, :4], dO[:9, :4]
-
-    def loss(q, k, v):
-        return float((lc.reference_attention(q, k, v, causal=True)[0] * do).sum())
-
-    o, l_ = lc.flash_attention_forward(q, k, v, block_q=4, block_kv=3, causal=True)
-    grads = lc.flash_attention_backward(q, k, v, o, do, l_, block_q=4, block_kv=3, causal=True)
-    h, fd_gap = 1e-5, 0.0
-    for w, g in enumerate(grads):
-        for idx in np.ndindex(g.shape):
-            a, b = [q.copy(), k.copy(), v.copy()], [q.copy(), k.copy(), v.copy()]
-            a[w][idx] += h
-            b[w][idx] -= h
-            fd_gap = max(fd_gap, abs((loss(*a) - loss(*b)) / (2 * h) - g[idx]))
+    fd_gap = lc.finite_difference_gap(q, k, v, do, block_q=4, block_kv=3, causal=True, h=1e-5)
     return d_gap, std_gap, fd_gap
 
 
