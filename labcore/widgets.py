@@ -29,7 +29,7 @@ import hashlib
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-__all__ = ["Slider", "Explorer", "LiveFigure", "Table", "show", "glue", "static_mode", "frozen_layout", "MAX_FRAMES",
+__all__ = ["Slider", "Explorer", "LiveFigure", "Table", "show", "static_mode", "frozen_layout", "MAX_FRAMES",
            "STATIC_DPI", "LIVE_DPI", "LIVE_PNG_COMPRESSION", "LAYOUT_PAD"]
 
 #: Upper bound on precomputed frames per explorer (page weight: ~20-40 KB per frame).
@@ -455,24 +455,3 @@ class Table:
         cells = [list(self.headers)] + [self._cells(r) for r in self.rows]
         widths = [max(len(row[i]) for row in cells) for i in range(len(self.headers))]
         return "\n".join("  ".join(c.rjust(w) for c, w in zip(row, widths)) for row in cells)
-
-
-def glue(name: str, value, display: bool = False):
-    """``myst_nb.glue`` for the book's computed numbers, with numpy scalars turned into Python numbers
-    (so that MyST's ``glue:text`` role can format them); the one glue helper the notebooks share.
-
-    Args:
-        name: the glue key (str). value: the number (or object) to insert.
-        display: also show it in the cell's output (default False).
-    Raises:
-        TypeError: ``name`` is not a string.
-    Source: MyST-NB's ``glue`` (myst-nb.readthedocs.io, "Insert variables into pages").
-    """
-    import numpy as np
-    from myst_nb import glue as _myst_glue
-
-    if not isinstance(name, str):
-        raise TypeError(f"name must be a string glue key, got {type(name).__name__}")
-    if isinstance(value, np.generic):   # numpy scalar -> int/float/bool
-        value = value.item()
-    _myst_glue(name, value, display=display)
