@@ -42,7 +42,7 @@ unit: $(STAMP)  ## unit and property tests of labcore (not the browser suite)
 	$(BIN)/python -m pytest -q tests -m "not browser"
 
 nbval: $(STAMP)  ## execute every notebook under nbval (--nbval-lax: cells that assert must pass)
-	$(BIN)/python -m pytest -q --nbval-lax -p no:cacheprovider book/
+	FLASHBOOK_PREFETCH=0 $(BIN)/python -m pytest -q --nbval-lax -p no:cacheprovider book/
 
 $(CHROMIUM):
 	$(SUDO) apt-get update -q

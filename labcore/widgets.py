@@ -19,6 +19,7 @@ This module imports matplotlib and ipywidgets lazily, so ``import labcore`` stay
 from __future__ import annotations
 
 import base64
+import functools
 import html
 import io
 import itertools
@@ -26,11 +27,14 @@ import json
 import numbers
 import os
 import hashlib
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
 __all__ = ["Slider", "Explorer", "LiveFigure", "Table", "show", "static_mode", "frozen_layout", "MAX_FRAMES",
-           "STATIC_DPI", "LIVE_DPI", "LIVE_PNG_COMPRESSION", "LAYOUT_PAD"]
+           "STATIC_DPI", "LIVE_DPI", "LIVE_PNG_COMPRESSION", "LAYOUT_PAD", "LIVE_CACHE_SIZE", "Prefetcher",
+           "prefetch_enabled", "serve_drawings"]
 
 #: Upper bound on precomputed frames per explorer (page weight: ~20-40 KB per frame).
 MAX_FRAMES = 96
@@ -44,10 +48,20 @@ LIVE_DPI = 90
 #: larger (30-46 KB; they go to the kernel's own front end, not over the web).
 LIVE_PNG_COMPRESSION = 1
 
+#: Settings whose PNG a live explorer keeps (drawn on a move, or prefetched while the reader looks at the
+#: figure): 30-46 KB each, so at most ~3 MB per explorer.
+LIVE_CACHE_SIZE = 64
+
 
 def static_mode() -> bool:
     """True when rendering for the static HTML book (``FLASHBOOK_STATIC=1`` in the environment)."""
     return os.environ.get("FLASHBOOK_STATIC", "") == "1"
+
+
+def prefetch_enabled() -> bool:
+    """False when ``FLASHBOOK_PREFETCH=0`` is set (the test runs that execute notebooks without a reader:
+    drawing the settings a reader might pick next would only load the machine)."""
+    return os.environ.get("FLASHBOOK_PREFETCH", "1") != "0"
 
 
 @dataclass(frozen=True)
@@ -142,6 +156,30 @@ class Explorer:
         for combo in itertools.product(*ends):
             yield {**self.fixed, **dict(zip(names, combo))}
 
+    def neighbours(self, params: dict, moved: tuple | None = None) -> list[dict]:
+        """The settings a reader is likely to pick next from ``params``, likeliest first (live values).
+
+        ``moved`` is ``(slider name, +1 or -1)``, the reader's last step. Its next step in the same
+        direction comes first, then the step back and a second step on; then one step either way of
+        every other control. A value not among a control's live values has no neighbours on it.
+        """
+        order = sorted(self.sliders, key=lambda s: moved is None or s.name != moved[0])
+        out, seen = [], {_settings_key(params)}
+        for s in order:
+            vals = s.live_values
+            if params.get(s.name) not in vals:
+                continue
+            i = vals.index(params[s.name])
+            d = moved[1] if moved is not None and s.name == moved[0] else 1
+            steps = (d, -d, 2 * d) if moved is not None and s.name == moved[0] else (d, -d)
+            for k in steps:
+                if 0 <= i + k < len(vals):
+                    q = {**params, s.name: vals[i + k]}
+                    if _settings_key(q) not in seen:
+                        seen.add(_settings_key(q))
+                        out.append(q)
+        return out
+
     def n_frames(self) -> int:
         n = 1
         for s in self.sliders:
@@ -194,16 +232,46 @@ class LiveFigure:
     artists on every move, and leaves little garbage for Python's cyclic collector.
     """
 
-    def __init__(self, explorer: Explorer, dpi: int = LIVE_DPI):
+    def __init__(self, explorer: Explorer, dpi: int = LIVE_DPI, *, cache_size: int = LIVE_CACHE_SIZE):
+        if isinstance(cache_size, bool) or not isinstance(cache_size, numbers.Integral) or cache_size < 0:
+            raise ValueError(f"cache_size must be an integer >= 0, got {cache_size!r}")
         self.explorer = explorer
         self.dpi = dpi
         self.fig = None      # the persistent figure (frozen layout), None until the first render
         self.updates = 0     # moves served by the update hook (the rest drew a new figure)
+        self.hits = 0        # renders served from the cache (drawn before, or prefetched)
+        self.cache_size = cache_size
+        self._cache: OrderedDict = OrderedDict()   # settings key -> PNG, least recently used first
+        self._lock = threading.Lock()               # the cache is shared with a Prefetcher's thread
 
     def render(self, **params) -> bytes:
-        """PNG bytes of the explorer at ``params`` (missing ones take their defaults)."""
+        """PNG bytes of the explorer at ``params`` (missing ones take their defaults): from the cache
+        when this setting was drawn or prefetched before, else computed and drawn (and kept)."""
         p = {**self.explorer.defaults(), **params}
-        return self.png(self.explorer.compute(**p), p)
+        png = self.cached(p)
+        if png is not None:
+            self.hits += 1
+            return png
+        png = self.png(self.explorer.compute(**p), p)
+        self.keep(p, png)
+        return png
+
+    def cached(self, params: dict) -> bytes | None:
+        """The kept PNG of the full setting ``params``, or None."""
+        key = _settings_key(params)
+        with self._lock:
+            png = self._cache.get(key)
+            if png is not None:
+                self._cache.move_to_end(key)
+            return png
+
+    def keep(self, params: dict, png: bytes) -> None:
+        """Keep ``png`` as the image of the full setting ``params`` (the least recently used goes first)."""
+        with self._lock:
+            self._cache[_settings_key(params)] = png
+            self._cache.move_to_end(_settings_key(params))
+            while len(self._cache) > self.cache_size:
+                self._cache.popitem(last=False)
 
     def png(self, data, params: dict) -> bytes:
         """PNG bytes of ``data`` (from ``compute(**params)``), through the persistent figure."""
@@ -216,6 +284,150 @@ class LiveFigure:
         fig, png, frozen = ex._draw_png(data, params, self.dpi, LIVE_PNG_COMPRESSION)
         self.fig = fig if frozen else None
         return png
+
+
+def _settings_key(params: dict) -> tuple:
+    return tuple(sorted(params.items()))
+
+
+class Prefetcher:
+    """Draws, while the reader looks at a live figure, the settings they are likely to pick next.
+
+    Matplotlib needs 60-400 ms per figure on a 2-core machine (text and tick layout), more than the
+    100 ms a slider move may take. So when the widget first shows, and after each move, the
+    :meth:`Explorer.neighbours` of the setting shown are drawn into the :class:`LiveFigure`'s cache, one
+    at a time and likeliest first (the newest request first). A step to a neighbour is then a cache
+    hit, a dictionary lookup; a jump to a setting not drawn yet costs a full draw, as before.
+
+    The drawing happens in a helper process at low CPU priority (``nice`` 10, started on first use
+    with :func:`serve_drawings`), so it neither holds the kernel's interpreter lock while a move is
+    being answered nor takes a CPU from the reader's browser. One daemon thread of the kernel feeds it,
+    for every explorer of the kernel. An explorer that is not in the registry under its name (one made
+    in a notebook) is drawn on that thread instead, with its own persistent figure.
+    """
+
+    _todo: list = []                        # (Prefetcher, params) to draw, next first
+    _now: tuple | None = None               # (Prefetcher, settings key) being drawn
+    _cond = threading.Condition()
+    _thread: threading.Thread | None = None
+    _server = None                          # the helper process (subprocess.Popen), started on first use
+
+    def __init__(self, live: LiveFigure):
+        self.live = live
+        self.shadow = None        # the thread's own LiveFigure, for an explorer the helper process cannot build
+        self.drawn = 0            # settings prefetched so far
+
+    def request(self, params: dict, moved: tuple | None = None) -> None:
+        """Queue the neighbours of ``params`` not cached yet, replacing this explorer's older requests:
+        after a move (``moved`` given, see :meth:`Explorer.neighbours`) ahead of everything else, since the
+        reader is at this figure; when the widget first shows (``moved`` None) behind the figures shown
+        before it, as a reader meets them in that order."""
+        wanted = [(self, q) for q in self.live.explorer.neighbours(params, moved) if self.live.cached(q) is None]
+        cls = Prefetcher
+        with cls._cond:
+            others = [t for t in cls._todo if t[0] is not self]
+            cls._todo = wanted + others if moved is not None else others + wanted
+            if cls._todo and (cls._thread is None or not cls._thread.is_alive()):
+                cls._thread = threading.Thread(target=cls._work, name="flashbook-prefetch", daemon=True)
+                cls._thread.start()
+            cls._cond.notify_all()
+
+    def take(self, params: dict, timeout: float = 30.0) -> bytes | None:
+        """The PNG of the full setting ``params`` if it is cached or being drawn now (then waits for that
+        draw), else None; in either case it is no longer queued (a None means: draw it yourself)."""
+        key, cls = _settings_key(params), Prefetcher
+        with cls._cond:
+            cls._todo = [t for t in cls._todo if not (t[0] is self and _settings_key(t[1]) == key)]
+            cls._cond.wait_for(lambda: cls._now != (self, key), timeout)
+        return self.live.cached(params)
+
+    @classmethod
+    def idle(cls, timeout: float = 120.0) -> bool:
+        """Wait until nothing is queued or being drawn (for tests and benchmarks); True if so."""
+        with cls._cond:
+            return cls._cond.wait_for(lambda: not cls._todo and cls._now is None, timeout)
+
+    def _draw(self, params: dict) -> bytes | None:
+        from .plots import all_explorers
+
+        ex = self.live.explorer
+        if all_explorers().get(ex.name) is ex:
+            try:
+                return _draw_elsewhere(ex.name, params, self.live.dpi)
+            except (OSError, EOFError, ValueError):      # no helper process here: draw on this thread
+                pass
+        if self.shadow is None:
+            self.shadow = LiveFigure(ex, self.live.dpi, cache_size=0)
+        return self.shadow.png(ex.compute(**params), params)
+
+    @classmethod
+    def _work(cls):
+        while True:
+            with cls._cond:
+                cls._cond.wait_for(lambda: cls._todo)
+                owner, params = cls._todo.pop(0)
+                cls._now = (owner, _settings_key(params))
+            try:
+                if owner.live.cached(params) is None:
+                    png = owner._draw(params)
+                    if png is not None:
+                        owner.live.keep(params, png)
+                        owner.drawn += 1
+            except Exception:   # noqa: BLE001 -- not kept: a move to it draws on the main thread and raises there
+                pass
+            finally:
+                with cls._cond:
+                    cls._now = None
+                    cls._cond.notify_all()
+
+
+def _draw_elsewhere(name: str, params: dict, dpi: int) -> bytes | None:
+    """The PNG of registered explorer ``name`` at ``params``, drawn by the helper process (started here on
+    first use); None if it failed there. Called only from the prefetch thread."""
+    import pickle
+    import subprocess
+    import sys
+
+    srv = Prefetcher._server
+    if srv is None or srv.poll() is not None:
+        env = {k: v for k, v in os.environ.items() if k != "FLASHBOOK_STATIC"}
+        env["MPLBACKEND"] = "Agg"
+        srv = Prefetcher._server = subprocess.Popen(
+            [sys.executable, "-c", "from labcore.widgets import serve_drawings; serve_drawings()"],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, preexec_fn=lambda: os.nice(10))
+    pickle.dump((name, params, dpi), srv.stdin)
+    srv.stdin.flush()
+    ok, png = pickle.load(srv.stdout)
+    return png if ok else None
+
+
+def serve_drawings() -> None:
+    """The prefetch helper process's main loop (see :class:`Prefetcher`): read ``(explorer name, params,
+    dpi)`` requests pickled on stdin, answer ``(True, PNG bytes)`` or ``(False, error text)`` pickled on
+    stdout, one persistent :class:`LiveFigure` per explorer, until stdin closes (the kernel exited).
+    Anything else written to stdout goes to stderr, so it cannot corrupt the answers."""
+    import pickle
+    import sys
+
+    from .plots import get_explorer
+
+    inp, out = sys.stdin.buffer, os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)
+    figures: dict = {}
+    while True:
+        try:
+            name, params, dpi = pickle.load(inp)
+        except EOFError:
+            return
+        try:
+            live = figures.get((name, dpi))
+            if live is None:
+                live = figures[(name, dpi)] = LiveFigure(get_explorer(name), dpi, cache_size=0)
+            answer = (True, live.png(live.explorer.compute(**params), params))
+        except Exception as exc:   # noqa: BLE001 -- reported to the kernel, which then draws it itself
+            answer = (False, f"{type(exc).__name__}: {exc}")
+        pickle.dump(answer, out)
+        out.flush()
 
 
 #: Padding (inches) around each axes when the frozen layout is solved: room for tick labels that are
@@ -393,16 +605,34 @@ def _live_widget(explorer: Explorer):
                                                  layout=W.Layout(width="480px"))
 
     live = LiveFigure(explorer)
-    image = W.Image(value=live.render(**{k: c.value for k, c in controls.items()}), format="png")
+    prefetch = Prefetcher(live) if prefetch_enabled() else None
+
+    def settings():
+        return {**explorer.defaults(), **{k: c.value for k, c in controls.items()}}
+
+    image = W.Image(value=live.render(**settings()), format="png")
     image.add_class("fb-live-figure")
+    if prefetch is not None:
+        prefetch.request(settings())
 
-    def _update(_change=None):
-        image.value = live.render(**{k: c.value for k, c in controls.items()})
+    def _update(name, change):
+        p = settings()
+        png = prefetch.take(p) if prefetch is not None else None
+        if png is None:
+            png = live.render(**p)
+        else:
+            live.hits += 1
+        image.value = png
+        if prefetch is not None:
+            vals = next(s.live_values for s in explorer.sliders if s.name == name)
+            step = 1 if vals.index(change["new"]) >= vals.index(change["old"]) else -1
+            prefetch.request(p, (name, step))
 
-    for c in controls.values():
-        c.observe(_update, names="value")
+    for name, c in controls.items():
+        c.observe(functools.partial(_update, name), names="value")
     box = W.VBox([W.HBox(list(controls.values()), layout=W.Layout(flex_flow="row wrap")), image])
     box.live_figure = live     # for tests and benchmarks
+    box.prefetcher = prefetch
     return box
 
 

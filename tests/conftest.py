@@ -1,4 +1,6 @@
 """Shared fixtures of the unit tests."""
+import os
+
 import numpy as np
 import pytest
 
@@ -18,3 +20,8 @@ def qkv():
     Session-scoped (it holds no state), so hypothesis tests may use it too.
     """
     return _make_qkv
+
+
+# The live widgets' prefetcher (labcore.widgets.Prefetcher) draws in the background for a reader; the
+# tests switch it on where they test it.
+os.environ.setdefault("FLASHBOOK_PREFETCH", "0")

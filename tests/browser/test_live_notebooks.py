@@ -96,7 +96,7 @@ def lab(tmp_path_factory):
     token = secrets.token_hex(16)
     env = dict(os.environ, JUPYTER_CONFIG_DIR=str(tmp / "config"), JUPYTER_RUNTIME_DIR=str(tmp / "runtime"),
                JUPYTERLAB_SETTINGS_DIR=str(tmp / "settings"), JUPYTERLAB_WORKSPACES_DIR=str(tmp / "ws"),
-               MPLBACKEND="Agg")
+               MPLBACKEND="Agg", FLASHBOOK_PREFETCH="1")   # as a reader's kernel runs (unit tests turn it off)
     env.pop("FLASHBOOK_STATIC", None)
     log = open(tmp / "lab.log", "w")
     proc = subprocess.Popen(

@@ -1,0 +1,143 @@
+"""The live path's cache and prefetcher (labcore.widgets.LiveFigure, Prefetcher, serve_drawings): a slider
+step to a setting drawn while the reader looked at the figure is answered from the cache, with the same
+picture a draw at that setting gives."""
+from __future__ import annotations
+
+import io
+import os
+import pickle
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+pytest.importorskip("matplotlib")
+
+from labcore.plots import all_explorers, new_figure  # noqa: E402
+from labcore.widgets import LIVE_DPI, Explorer, LiveFigure, Prefetcher, Slider, show  # noqa: E402
+
+
+def _pixels(png: bytes) -> np.ndarray:
+    from PIL import Image
+
+    return np.asarray(Image.open(io.BytesIO(png)).convert("RGB"), dtype=np.int16)
+
+
+def _same_picture(a: bytes, b: bytes) -> bool:
+    """Equal up to anti-aliasing, as tests/test_live_update.py allows an in-place update."""
+    pa, pb = _pixels(a), _pixels(b)
+    return pa.shape == pb.shape and (np.abs(pa - pb).max(axis=2) > 16).mean() <= 0.002
+
+
+def _toy(name: str = "t_toy") -> Explorer:
+    def draw(data, a=1, b="x", **_):
+        fig, ax = new_figure(width=3, height=2)
+        ax.plot([0, 1], [0, data])
+        ax.set_title(f"{b}")
+        return fig
+
+    return Explorer(name, lambda a, b: float(a) * (1 + "xyz".index(b)), draw,
+                    (Slider("a", (1, 3, 5), 3, live=(1, 2, 3, 4, 5)), Slider("b", ("x", "y", "z"), "y")))
+
+
+def test_neighbours_likeliest_first():
+    ex = _toy()
+    p = {"a": 3, "b": "y"}
+    # after a step of `a` upwards: the next step on, the step back, two steps on; then `b` either way
+    assert ex.neighbours(p, ("a", 1)) == [{"a": 4, "b": "y"}, {"a": 2, "b": "y"}, {"a": 5, "b": "y"},
+                                          {"a": 3, "b": "z"}, {"a": 3, "b": "x"}]
+    assert ex.neighbours(p, ("b", -1)) == [{"a": 3, "b": "x"}, {"a": 3, "b": "z"}, {"a": 4, "b": "y"},
+                                           {"a": 2, "b": "y"}]
+    # no move yet: one step either way of each control, in the controls' order
+    assert ex.neighbours(p) == [{"a": 4, "b": "y"}, {"a": 2, "b": "y"}, {"a": 3, "b": "z"}, {"a": 3, "b": "x"}]
+    # at the end of a range only the steps that exist; a value outside the live values has no neighbours
+    assert ex.neighbours({"a": 5, "b": "z"}, ("a", 1)) == [{"a": 4, "b": "z"}, {"a": 5, "b": "y"}]
+    assert ex.neighbours({"a": 7, "b": "x"}) == [{"a": 7, "b": "y"}]
+
+
+def test_the_cache_answers_a_setting_drawn_before_and_forgets_the_oldest():
+    live = LiveFigure(_toy(), cache_size=2)
+    first = live.render(a=1)
+    assert live.hits == 0
+    assert live.render(a=1) == first and live.hits == 1
+    live.render(a=2)
+    live.render(a=3)                          # a=1 is now the least recently used of three: forgotten
+    assert live.cached({"a": 1, "b": "y"}) is None
+    assert live.cached({"a": 3, "b": "y"}) is not None
+    assert live.render(a=1) == first and live.hits == 1   # drawn again, the same picture
+
+
+@pytest.mark.parametrize("bad", [-1, 1.5, True, "8"])
+def test_cache_size_must_be_a_count(bad):
+    with pytest.raises(ValueError, match="cache_size"):
+        LiveFigure(_toy(), cache_size=bad)
+
+
+def test_prefetch_draws_the_neighbours_in_a_low_priority_helper_process():
+    """A registered explorer is drawn by the helper process (nice +10): after the prefetch, every
+    neighbour of the defaults is in the cache, with the picture a fresh draw gives."""
+    ex = all_explorers()["io_vs_N"]
+    live = LiveFigure(ex)
+    live.render()
+    pre = Prefetcher(live)
+    pre.request(ex.defaults())
+    assert Prefetcher.idle(timeout=120)
+    wanted = ex.neighbours(ex.defaults())
+    assert len(wanted) >= 2 and pre.drawn == len(wanted)
+    for q in wanted:
+        assert _same_picture(live.cached(q), ex.png(ex.compute(**q), q, dpi=LIVE_DPI)), q
+    server = Prefetcher._server
+    assert server is not None and server.poll() is None
+    assert os.getpriority(os.PRIO_PROCESS, server.pid) == min(19, os.getpriority(os.PRIO_PROCESS, 0) + 10)
+
+
+def test_an_explorer_outside_the_registry_is_prefetched_on_the_thread():
+    ex = _toy("t_unregistered")
+    live = LiveFigure(ex)
+    live.render()
+    pre = Prefetcher(live)
+    pre.request(ex.defaults(), ("a", 1))
+    assert Prefetcher.idle(timeout=60)
+    assert pre.drawn == len(ex.neighbours(ex.defaults(), ("a", 1))) == 4
+    q = {"a": 4, "b": "y"}
+    assert _same_picture(live.cached(q), ex.png(ex.compute(**q), q, dpi=LIVE_DPI))
+    # take() of a setting that is neither cached nor queued: None (the caller draws it)
+    assert pre.take({"a": 1, "b": "x"}) is None
+    assert pre.take(q) == live.cached(q)
+
+
+def test_the_widget_answers_a_step_from_the_prefetched_cache(monkeypatch):
+    W = pytest.importorskip("ipywidgets")
+    monkeypatch.delenv("FLASHBOOK_STATIC", raising=False)
+    monkeypatch.setenv("FLASHBOOK_PREFETCH", "1")
+    ex = all_explorers()["io_vs_N"]
+    box = show(ex)
+    controls, image = box.children
+    assert isinstance(image, W.Image) and box.prefetcher is not None
+    assert Prefetcher.idle(timeout=120)
+    slider = next(c for c in controls.children if c.description == "N")
+    vals = [v for _, v in slider.options]
+    step = vals[vals.index(slider.value) + 1]
+    slider.value = step
+    assert box.live_figure.hits == 1                     # answered from the cache, not drawn
+    p = {**ex.defaults(), "N": step}
+    assert _same_picture(bytes(image.value), ex.png(ex.compute(**p), p, dpi=LIVE_DPI))
+    monkeypatch.setenv("FLASHBOOK_PREFETCH", "0")
+    assert show(ex).prefetcher is None
+
+
+def test_serve_drawings_answers_each_request_and_reports_errors():
+    """The helper process's protocol: pickled (name, params, dpi) in, (ok, PNG or error text) out."""
+    ex = all_explorers()["roofline"]
+    reqs = b"".join(pickle.dumps(r) for r in [("no_such_explorer", {}, LIVE_DPI), ("roofline", ex.defaults(), LIVE_DPI)])
+    env = {**os.environ, "MPLBACKEND": "Agg"}
+    env.pop("FLASHBOOK_STATIC", None)
+    out = subprocess.run([sys.executable, "-c", "from labcore.widgets import serve_drawings; serve_drawings()"],
+                         input=reqs, capture_output=True, env=env, timeout=120, check=True).stdout
+    buf = io.BytesIO(out)
+    ok, err = pickle.load(buf)
+    assert not ok and "unknown explorer 'no_such_explorer'" in err
+    ok, png = pickle.load(buf)
+    assert ok and _same_picture(png, ex.png(ex.compute(**ex.defaults()), ex.defaults(), dpi=LIVE_DPI))
+    assert buf.read() == b""                              # nothing else on stdout
