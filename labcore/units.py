@@ -18,16 +18,24 @@ from __future__ import annotations
 import math
 import numbers
 
-__all__ = ["DECIMAL", "BINARY", "fmt_bytes", "fmt_seconds", "fmt_rate", "fmt_flops", "fmt_flop_rate", "KiB", "MiB"]
+__all__ = ["DECIMAL", "BINARY", "fmt_bytes", "fmt_seconds", "fmt_rate", "fmt_flops", "fmt_flop_rate", "KB", "MB", "GB",
+           "KiB", "MiB", "GiB"]
 
 #: Decimal byte prefixes (factor, symbol), largest first.
 DECIMAL = ((1e12, "TB"), (1e9, "GB"), (1e6, "MB"), (1e3, "KB"), (1.0, "B"))
 #: Binary byte prefixes (factor, symbol), largest first.
 BINARY = ((2.0 ** 30, "GiB"), (2.0 ** 20, "MiB"), (2.0 ** 10, "KiB"), (1.0, "B"))
 
-#: Bytes in one KiB and one MiB (for sizes typed as inputs, e.g. ``100 * KiB``).
+#: Bytes in one KB, MB and GB (decimal: 10^3, 10^6, 10^9), for converting a byte count to the unit a
+#: question or a table asks for (``n_bytes / MB``).
+KB = 1000
+MB = 1000 ** 2
+GB = 1000 ** 3
+
+#: Bytes in one KiB, MiB and GiB (binary: 2^10, 2^20, 2^30), for sizes typed as inputs (``100 * KiB``).
 KiB = 1024
-MiB = 1024 * 1024
+MiB = 1024 ** 2
+GiB = 1024 ** 3
 
 _TIME = ((1.0, "s"), (1e-3, "ms"), (1e-6, "µs"), (1e-9, "ns"))
 _FLOP = ((1e15, "PFLOP"), (1e12, "TFLOP"), (1e9, "GFLOP"), (1e6, "MFLOP"), (1e3, "kFLOP"), (1.0, "FLOP"))
