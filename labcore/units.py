@@ -18,8 +18,8 @@ from __future__ import annotations
 import math
 import numbers
 
-__all__ = ["DECIMAL", "BINARY", "fmt_bytes", "fmt_seconds", "fmt_rate", "fmt_flops", "fmt_flop_rate", "KB", "MB", "GB",
-           "KiB", "MiB", "GiB"]
+__all__ = ["DECIMAL", "BINARY", "SYMBOLS", "fmt_bytes", "fmt_seconds", "fmt_rate", "fmt_flops", "fmt_flop_rate",
+           "fmt_intensity", "unit_label", "KB", "MB", "GB", "KiB", "MiB", "GiB"]
 
 #: Decimal byte prefixes (factor, symbol), largest first.
 DECIMAL = ((1e12, "TB"), (1e9, "GB"), (1e6, "MB"), (1e3, "KB"), (1.0, "B"))
@@ -39,6 +39,15 @@ GiB = 1024 ** 3
 
 _TIME = ((1.0, "s"), (1e-3, "ms"), (1e-6, "µs"), (1e-9, "ns"))
 _FLOP = ((1e15, "PFLOP"), (1e12, "TFLOP"), (1e9, "GFLOP"), (1e6, "MFLOP"), (1e3, "kFLOP"), (1.0, "FLOP"))
+_INTENSITY = "FLOP/byte"
+
+#: Every unit symbol the helpers write: bytes (KB ... TB, KiB ... GiB), bandwidths (``GB/s``), times
+#: (s, ms, ``µs`` with the micro sign U+00B5, ns), FLOP counts and rates (``TFLOP``, ``TFLOP/s``) and
+#: arithmetic intensity (``FLOP/byte``). An axis, slider or table-header label names its unit through
+#: :func:`unit_label`, which accepts only these.
+SYMBOLS = frozenset([sym for _, sym in DECIMAL + BINARY] + [sym + "/s" for _, sym in DECIMAL]
+                    + [sym for _, sym in _TIME] + [sym for _, sym in _FLOP] + [sym + "/s" for _, sym in _FLOP]
+                    + [_INTENSITY])
 
 
 def _number(x, name: str) -> float:
@@ -105,3 +114,36 @@ def fmt_flop_rate(flop_per_s, *, unit: str | None = None, digits: int = 1) -> st
     ``unit`` is a FLOP symbol without "/s" (e.g. ``"TFLOP"``). Raises: TypeError/ValueError as :func:`fmt_bytes`.
     """
     return fmt_flops(flop_per_s, unit=unit, digits=digits) + "/s"
+
+
+def fmt_intensity(flop_per_byte, *, digits: int = 0) -> str:
+    """An arithmetic intensity in FLOP per byte as text: ``fmt_intensity(201.2) == '201 FLOP/byte'``.
+
+    Source: the roofline model (Williams, Waterman and Patterson 2009). Raises: TypeError/ValueError as
+    :func:`fmt_bytes`.
+    """
+    return _fmt(_number(flop_per_byte, "flop_per_byte"), ((1.0, _INTENSITY),), None, digits)
+
+
+def unit_label(quantity: str, unit: str, detail: str = "") -> str:
+    """An axis, slider or table-header label that names its unit: ``"quantity (unit)"``.
+
+    ``unit_label("model time", "µs") == "model time (µs)"``; ``detail`` follows the unit inside the
+    parentheses: ``unit_label("SRAM M", "KiB", "of FP16") == "SRAM M (KiB of FP16)"``.
+
+    Args:
+        quantity: what is measured (text without a unit symbol); "" gives the unit alone. unit: one of
+            :data:`SYMBOLS`.
+        detail: optional words after the unit (e.g. ``"of FP16"``), "" for none.
+    Raises:
+        TypeError: a non-string argument. ValueError: ``unit`` is not one of :data:`SYMBOLS` (e.g. ``"us"``
+        or ``"TFLOPS"``); the message lists the symbols.
+    Source: this book's one vocabulary of units (IEC 80000-13 and the SI brochure, as the module says).
+    """
+    for name, v in (("quantity", quantity), ("unit", unit), ("detail", detail)):
+        if not isinstance(v, str):
+            raise TypeError(f"{name} must be a string, got {v!r} ({type(v).__name__})")
+    if unit not in SYMBOLS:
+        raise ValueError(f"unit must be one of {sorted(SYMBOLS)}, got {unit!r}")
+    inner = f"{unit} {detail}" if detail else unit
+    return f"{quantity} ({inner})" if quantity else inner
