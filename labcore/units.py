@@ -2,7 +2,8 @@
 
 labcore computes in SI units (seconds, bytes, FLOP, bytes/s, FLOP/s). Everything the book shows as text
 (prose, table cells, axis labels, slider labels) goes through these helpers, so a byte count is written
-the same way everywhere:
+the same way everywhere: a value with its unit by ``fmt_*`` (``fmt_seconds(102e-6) == '102.0 µs'``), a
+label that names its unit by :func:`unit_label` (``"model time (µs)"``), both from :data:`SYMBOLS` only:
 
 - **decimal** prefixes for bytes, rates and FLOP: kB is not used; ``KB`` = 10^3, ``MB`` = 10^6,
   ``GB`` = 10^9, ``TB`` = 10^12 bytes (as the GPU datasheets and the lecture write bandwidth and memory);
