@@ -13,7 +13,7 @@ One definition per exercise drives everything; the package has one module per jo
   same rules to the same payload; the tests run it under node and compare verdicts with the Python grader.
 
 Sources: lecture §12 (exercises and answers); the numbers come from the labcore modules of each section.
-Importing this package imports only numpy and the standard library.
+Importing this package imports only numpy, the standard library and labcore's leaf modules checks and units.
 """
 from __future__ import annotations
 

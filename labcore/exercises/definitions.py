@@ -18,8 +18,9 @@ exercise's computed ``ctx`` (a preset value or a result, formatted by :mod:`labc
 types a number that a preset or the reference computes.
 
 Sources: lecture §12 (exercises and answers); the numbers come from the labcore modules of each section.
-This module imports only numpy and the standard library at import time; the labcore functions a
-reference needs are looked up when it is computed (:class:`ExerciseUnavailable` if one is missing).
+At import time this module imports numpy, the standard library and two leaf modules of labcore
+(``checks``, ``units``); the labcore functions a reference needs are looked up when it is computed
+(:class:`ExerciseUnavailable` if one is missing).
 """
 from __future__ import annotations
 
@@ -499,7 +500,8 @@ def _answer9():
              "qheads_32_us": qa.total * 1e6, "num_sms": g.num_sms, "splits_b": b.num_splits,
              "ctas_a": a.num_ctas, "ctas_b": b.num_ctas, "waves_b": b.waves, "last_wave_b": b.running_last,
              "kv_heads": _EX9["num_kv_heads"], "q_heads": _EX9["num_q_heads"],
-             "group": _EX9["num_q_heads"] // _EX9["num_kv_heads"], "bandwidth": fmt_rate(g.hbm_bandwidth, unit="GB", digits=0),
+             "group": _EX9["num_q_heads"] // _EX9["num_kv_heads"],
+             "bandwidth": fmt_rate(g.hbm_bandwidth, unit="GB", digits=0),
              "share_a": fmt_rate(a.bandwidth_per_sm, unit="GB", digits=0),
              "cap": fmt_rate(_lc("MODEL_DEFAULTS")["per_sm_bandwidth_cap"], unit="GB", digits=0)})
 
