@@ -43,11 +43,11 @@ class ExerciseUnavailable(RuntimeError):
 
 
 def fill(text: str, ctx: dict) -> str:
-    """``text`` with its ``{name}`` placeholders replaced by ``ctx[name]`` (:meth:`str.format_map` rules).
+    """``text`` with its ``{name}`` placeholders replaced by ``ctx[name]`` (the rules of ``str.format_map``).
 
     Args:
         text: a statement, feedback or option text of an exercise; ``{name}`` or ``{name:spec}`` names an
-            entry of ``ctx`` (a text already formatted by :mod:`labcore.units`, or a count).
+            entry of ``ctx`` (a text already formatted by a ``labcore.units`` helper, or a count).
         ctx: the intermediate quantities the exercise's ``compute`` returned.
     Raises:
         KeyError: a placeholder names no entry of ``ctx``.

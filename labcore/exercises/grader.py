@@ -73,7 +73,7 @@ def payload(k) -> dict:
         ``data``, and ``parts`` (each: ``key``, ``label``, ``unit``, ``kind``; numeric parts: ``ref``, ``tol``
         (absolute), ``tol_text``, ``mistakes`` (``id``, ``value``, ``tol``, ``feedback``); choice parts:
         ``answer`` and ``options`` (``letter``, ``text``, ``feedback``)). The statement, feedback and
-        option texts are filled from the computed quantities (:func:`labcore.exercises.definitions.fill`).
+        option texts are filled from the computed quantities (:func:`labcore.exercises.fill`).
     Raises:
         ValueError: ``k`` is not an integer in 1..len(EXERCISES).
         ExerciseUnavailable: a labcore function the reference needs is not in this checkout.
