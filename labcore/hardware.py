@@ -10,11 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from .checks import lookup, positive_float, positive_int
+from .units import KiB, MiB
 
 __all__ = ["GPU", "GPUS", "get_gpu", "gpu_table"]
-
-KiB = 1024
-MiB = 1024 * KiB
 
 #: The per-SM rate fields of :class:`GPU` (each has an entry in ``rate_notes``).
 _RATE_FIELDS = ("tensor_clock", "tensor_flop_per_clock_per_sm", "fp8_tensor_flops", "fp8_flop_per_clock_per_sm",

@@ -258,6 +258,19 @@ def test_static_form_is_self_contained(k):
         assert html.count("<script") == 2 and "http" not in html.split("fb-ex-payload", 1)[1].split("</script>")[0]
 
 
+@pytest.mark.parametrize("k", [ex.number for ex in E.EXERCISES if any(p.kind == "choice" for p in ex.parts)])
+def test_choice_labels_look_like_the_other_labels(k):
+    """A choice part's label ("bounding unit", "why") is a <legend>, which the book's theme sets in heading
+    type: its inline style brings it back to body text, written "label:" like a numeric part's label."""
+    html = E.static_form(k)
+    legends = re.findall(r'<legend style="([^"]*)">([^<]*)</legend>', html)
+    choices = [p.label for p in E.exercise(k).parts if p.kind == "choice"]
+    assert [text for _, text in legends] == [f"{lab}:" for lab in choices]
+    for style, _ in legends:
+        assert "font-size:inherit" in style and "font-weight:inherit" in style and "float:none" in style
+    assert "<h" not in html.split("<script", 1)[0]
+
+
 def test_static_mode_check_shows_form(monkeypatch, capsys):
     monkeypatch.setenv("FLASHBOOK_STATIC", "1")
     v = E.check(2, None)

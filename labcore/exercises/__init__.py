@@ -13,18 +13,18 @@ One definition per exercise drives everything; the package has one module per jo
   same rules to the same payload; the tests run it under node and compare verdicts with the Python grader.
 
 Sources: lecture §12 (exercises and answers); the numbers come from the labcore modules of each section.
-Importing this package imports only numpy and the standard library.
+Importing this package imports only numpy, the standard library and labcore's leaf modules checks and units.
 """
 from __future__ import annotations
 
 from . import definitions, form, grader
-from .definitions import Exercise, ExerciseUnavailable, Mistake, Part, exercise, reference
+from .definitions import Exercise, ExerciseUnavailable, Mistake, Part, exercise, fill, reference
 from .form import solution_output, static_form
 from .grader import PartVerdict, Verdict, check, grade_payload, payload
 
 __all__ = [
     "Part", "Mistake", "Exercise", "ExerciseUnavailable", "PartVerdict", "Verdict", "EXERCISES", "exercise",
-    "check", "reference", "payload", "grade_payload", "static_form", "solution_output", "GRADER_JS", "D_EXAMPLE", "MESSAGES",
+    "check", "reference", "fill", "payload", "grade_payload", "static_form", "solution_output", "GRADER_JS", "D_EXAMPLE", "MESSAGES",
 ]
 
 #: The exercise definitions, in order (``EXERCISES[k - 1].number == k``).

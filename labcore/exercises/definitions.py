@@ -12,11 +12,15 @@ The ``title`` is the one source of each exercise's title: the ``{exercise}`` dir
 
 A known mistake's value is a function of the reference answers and the reference's intermediate
 quantities (elements vs bytes, MB vs MiB, the factor 2 of a multiply-add, ...), so a changed preset
-moves the reference and its mistakes together.
+moves the reference and its mistakes together. The texts do the same: a statement, a mistake's feedback
+and a choice option may hold ``{name}`` placeholders that :func:`fill` replaces with the entries of the
+exercise's computed ``ctx`` (a preset value or a result, formatted by :mod:`labcore.units`), so no text
+types a number that a preset or the reference computes.
 
 Sources: lecture §12 (exercises and answers); the numbers come from the labcore modules of each section.
-This module imports only numpy and the standard library at import time; the labcore functions a
-reference needs are looked up when it is computed (:class:`ExerciseUnavailable` if one is missing).
+At import time this module imports numpy, the standard library and two leaf modules of labcore
+(``checks``, ``units``); the labcore functions a reference needs are looked up when it is computed
+(:class:`ExerciseUnavailable` if one is missing).
 """
 from __future__ import annotations
 
@@ -28,15 +32,28 @@ from typing import Callable
 import numpy as np
 
 from ..checks import cdiv
+from ..units import GB, MB, GiB, MiB, fmt_bytes, fmt_flop_rate, fmt_rate, fmt_seconds
 
 __all__ = ["Part", "Mistake", "Exercise", "ExerciseUnavailable", "EXERCISES", "exercise", "reference",
-           "D_EXAMPLE"]
-
-MB, GB, MiB, GiB = 1e6, 1e9, 2.0 ** 20, 2.0 ** 30
+           "D_EXAMPLE", "fill"]
 
 
 class ExerciseUnavailable(RuntimeError):
     """The labcore function an exercise's reference needs is not in this checkout."""
+
+
+def fill(text: str, ctx: dict) -> str:
+    """``text`` with its ``{name}`` placeholders replaced by ``ctx[name]`` (the rules of ``str.format_map``).
+
+    Args:
+        text: a statement, feedback or option text of an exercise; ``{name}`` or ``{name:spec}`` names an
+            entry of ``ctx`` (a text already formatted by a ``labcore.units`` helper, or a count).
+        ctx: the intermediate quantities the exercise's ``compute`` returned.
+    Raises:
+        KeyError: a placeholder names no entry of ``ctx``.
+    Source: this book's presentation layer.
+    """
+    return text.format_map(ctx)
 
 
 def _lc(name: str):
@@ -87,7 +104,8 @@ class Mistake:
         part: key of the part it applies to.
         value: ``f(ref, ctx) -> float``: the value this mistake produces, from the reference answers
             ``ref`` (dict by part key) and the reference's intermediate quantities ``ctx``.
-        feedback: what to tell a reader who made it (never the answer itself).
+        feedback: what to tell a reader who made it (never the answer itself); ``{name}`` placeholders
+            are filled from ``ctx`` by :func:`fill`.
     """
 
     id: str
@@ -104,7 +122,8 @@ class Exercise:
         number: 1..len(EXERCISES). label: stable sphinx-exercise label (``"ex-online-softmax"``).
         title: the title exactly as the book's ``{exercise}`` directive shows it (MyST; may hold ``$...$``
             math); the graders' messages use :attr:`plain_title`.
-        statement: the question in one or two sentences (the notebook states it in full).
+        statement: the question in one or two sentences (the notebook states it in full); like the
+            feedback and the options' texts, it may hold ``{name}`` placeholders (:func:`fill`).
         parts: the answer fields (:class:`Part`).
         compute: ``() -> (ref, ctx)``: reference answers by part key (in the parts' units) and
             intermediate quantities, computed with labcore at run time.
@@ -399,19 +418,23 @@ _EX7 = dict(gpu="A100", nonmatmul_share_pct=1.0)
 
 
 def _answer7():
-    r = _lc("get_gpu")(_EX7["gpu"]).nonmatmul_cost_ratio
-    return {"pct": _EX7["nonmatmul_share_pct"] * r}, {"ratio": r}
+    g = _lc("get_gpu")(_EX7["gpu"])
+    r = g.nonmatmul_cost_ratio
+    return {"pct": _EX7["nonmatmul_share_pct"] * r}, {
+        "ratio": r, "matmul_rate": fmt_flop_rate(g.tensor_flops, digits=0),
+        "nonmatmul_rate": fmt_flop_rate(g.fp32_flops, digits=1), "share_pct": _EX7["nonmatmul_share_pct"]}
 
 
 _define(number=7, label="ex-nonmatmul-cost", title="Why non-matmul FLOPs are expensive", compute=_answer7,
-        statement="A100: 312 TFLOP/s FP16 matmul, 19.5 TFLOP/s FP32 non-matmul. If non-matmul work is 1% of the "
-                  "matmul FLOPs, its time is what percentage of the matmul time?",
+        statement="A100: {matmul_rate} FP16 matmul, {nonmatmul_rate} FP32 non-matmul. If non-matmul work is "
+                  "{share_pct:g}% of the matmul FLOPs, its time is what percentage of the matmul time?",
         parts=(Part("pct", "non-matmul time", "% of matmul time", atol=0.5),),
         mistakes=(
             Mistake("no_cost_ratio", "pct", lambda r, c: r["pct"] / c["ratio"],
-                    "a non-matmul FLOP is not as cheap as a matmul FLOP: scale by 312 / 19.5"),
+                    "a non-matmul FLOP is not as cheap as a matmul FLOP: scale by {matmul_rate} / {nonmatmul_rate}"),
             Mistake("ratio_inverted", "pct", lambda r, c: r["pct"] / c["ratio"] ** 2,
-                    "you divided by the cost ratio; non-matmul FLOPs are slower, so multiply by 312 / 19.5"),
+                    "you divided by the cost ratio; non-matmul FLOPs are slower, so multiply by {matmul_rate} / "
+                    "{nonmatmul_rate}"),
             Mistake("share_of_total", "pct", lambda r, c: 100 * r["pct"] / (100 + r["pct"]),
                     "that is the share of the total time; the question compares with the matmul time alone"),
             Mistake("fraction", "pct", lambda r, c: r["pct"] / 100, _PCT)),
@@ -431,26 +454,30 @@ def _answer8():
     eff = float(est.flops_per_sm / g.tensor_flops_per_sm)   # the model's efficiency assumption
     return ({"GFLOP": flops / 1e9, "ms": est.total * 1e3},
             {"flops": flops, "rows": est.rows_padded, "per_sm": g.tensor_flops_per_sm, "eff": eff,
-             "heads": _EX8["num_q_heads"], "gpu_flops": g.tensor_flops, "est": est})
+             "heads": _EX8["num_q_heads"], "gpu_flops": g.tensor_flops, "est": est,
+             "rows_real": est.rows_real, "eff_pct": 100 * eff, "num_sms": g.num_sms,
+             "gpu_rate": fmt_flop_rate(g.tensor_flops, digits=0),
+             "sm_rate": fmt_flop_rate(g.tensor_flops_per_sm, unit="TFLOP", digits=2)})
 
 
 _define(number=8, label="ex-decode-padding", title="Padding at decode", compute=_answer8,
         statement="Batch 1, 64K keys, 16 query heads, d = 128: FLOPs of one FlashAttention-2 CTA computing two "
-                  "matmuls on a 128-row Q tile, and the time at 70% of one A100 SM's tensor throughput.",
+                  "matmuls on a {rows}-row Q tile, and the time at {eff_pct:.0f}% of one A100 SM's tensor "
+                  "throughput.",
         parts=(Part("GFLOP", "FLOPs per CTA", "GFLOP", rtol=1e-2), Part("ms", "time", "ms", rtol=3e-2)),
         mistakes=(
             Mistake("no_padding", "GFLOP", lambda r, c: r["GFLOP"] / c["rows"],
-                    "the tensor cores compute the whole 128-row tile, of which 1 row is real: count the padded "
-                    "rows too"),
+                    "the tensor cores compute the whole {rows}-row tile, of which {rows_real} row is real: count the "
+                    "padded rows too"),
             Mistake("no_factor_2", "GFLOP", lambda r, c: r["GFLOP"] / 2,
                     "a multiply-add is 2 FLOPs: each of the two matmuls is 2 x rows x N x d"),
             Mistake("all_heads", "GFLOP", lambda r, c: r["GFLOP"] * c["heads"],
-                    "that is all 16 CTAs together; the question asks for one CTA (one query head)"),
+                    "that is all {heads} CTAs together; the question asks for one CTA (one query head)"),
             Mistake("no_efficiency", "ms", lambda r, c: c["flops"] / c["per_sm"] * 1e3,
-                    "you used the SM's peak; at 70% efficiency the time is longer"),
+                    "you used the SM's peak; at {eff_pct:.0f}% efficiency the time is longer"),
             Mistake("whole_gpu", "ms", lambda r, c: c["flops"] / (c["gpu_flops"] * c["eff"]) * 1e3,
-                    "one CTA runs on one SM: use one SM's share of the tensor throughput (312/108 TFLOP/s), not "
-                    "the whole GPU's"),
+                    "one CTA runs on one SM: use one SM's share of the tensor throughput ({gpu_rate} / "
+                    "{num_sms} SMs = {sm_rate}), not the whole GPU's"),
             Mistake("no_factor_2_time", "ms", lambda r, c: c["flops"] / 2 / (c["per_sm"] * c["eff"]) * 1e3,
                     "a multiply-add is 2 FLOPs; your time is half of what the tile costs")),
         hint="a dict {'GFLOP': ..., 'ms': ...} or a tuple (GFLOP, ms)")
@@ -470,34 +497,41 @@ def _answer9():
     qa = f(g, num_kv_heads=_EX9["num_q_heads"], num_splits=_EX9["splits"][0], **kw)
     return ({"t32_us": a.total * 1e6, "t64_us": b.total * 1e6, "cause": "A"},
             {"est32": a, "est64": b, "one_wave_64_us": (b.total - (b.waves - 1) * b.cta_time) * 1e6,
-             "qheads_32_us": qa.total * 1e6})
+             "qheads_32_us": qa.total * 1e6, "num_sms": g.num_sms, "splits_b": b.num_splits,
+             "ctas_a": a.num_ctas, "ctas_b": b.num_ctas, "waves_b": b.waves, "last_wave_b": b.running_last,
+             "kv_heads": _EX9["num_kv_heads"], "q_heads": _EX9["num_q_heads"],
+             "group": _EX9["num_q_heads"] // _EX9["num_kv_heads"],
+             "bandwidth": fmt_rate(g.hbm_bandwidth, unit="GB", digits=0),
+             "share_a": fmt_rate(a.bandwidth_per_sm, unit="GB", digits=0),
+             "cap": fmt_rate(_lc("MODEL_DEFAULTS")["per_sm_bandwidth_cap"], unit="GB", digits=0)})
 
 
 _CAUSE_OPTIONS = (
-    ("A", "64 splits give 128 CTAs on 108 SMs: a second wave of only 20 CTAs costs a whole per-CTA time",
-     ""),
+    ("A", "{splits_b} splits give {ctas_b} CTAs on {num_sms} SMs: a second wave of only {last_wave_b} CTAs "
+     "costs a whole per-CTA time", ""),
     ("B", "64 splits do more floating-point work than 32",
      "Both split counts visit the same keys, so the FLOPs are the same; and decode attention here is bound by "
      "reading K and V, not by arithmetic."),
     ("C", "merging 64 partial results costs more than the attention itself",
      "The merge reads 64 partial outputs of 16 x 128 numbers, tiny next to the 64K-long K and V; it is not "
      "what separates the two."),
-    ("D", "each CTA is capped at 80 GB/s, so more CTAs cannot go faster",
-     "With 64 CTAs each gets about 1555/64 = 24 GB/s of HBM bandwidth, well below the 80 GB/s cap; the "
-     "cap does not bind here. Count the CTAs against the 108 SMs instead."),
+    ("D", "each CTA is capped at {cap}, so more CTAs cannot go faster",
+     "With {ctas_a} CTAs each gets about {bandwidth} / {ctas_a} = {share_a} of HBM bandwidth, well below the "
+     "{cap} cap; the cap does not bind here. Count the CTAs against the {num_sms} SMs instead."),
 )
 
 _define(number=9, label="ex-num-splits", title="Choosing the number of splits", compute=_answer9,
-        statement="Batch 1, 64K keys, 16 query heads, 2 KV heads, d = 128 on an A100 (108 SMs): the model's time "
+        statement="Batch 1, 64K keys, 16 query heads, 2 KV heads, d = 128 on an A100 ({num_sms} SMs): the model's time "
                   "with 32 and with 64 splits, and why 32 wins.",
         parts=(Part("t32_us", "32 splits", "µs", rtol=5e-2), Part("t64_us", "64 splits", "µs", rtol=5e-2),
                Part("cause", "why", options=_CAUSE_OPTIONS)),
         mistakes=(
             Mistake("one_wave", "t64_us", lambda r, c: c["one_wave_64_us"],
-                    "that is the time if all 128 CTAs ran at once; 128 CTAs on 108 SMs take two waves"),
+                    "that is the time if all {ctas_b} CTAs ran at once; {ctas_b} CTAs on {num_sms} SMs take "
+                    "{waves_b} waves"),
             Mistake("query_heads", "t32_us", lambda r, c: c["qheads_32_us"],
-                    "flash-decoding launches one CTA per (sequence, KV head, split): 2 KV heads, not 16 query "
-                    "heads (the 8 query heads of a group are packed into one tile)"),
+                    "flash-decoding launches one CTA per (sequence, KV head, split): {kv_heads} KV heads, not "
+                    "{q_heads} query heads (the {group} query heads of a group are packed into one tile)"),
             Mistake("swapped", "t32_us", lambda r, c: r["t64_us"],
                     "that is the 64-split time; the two answers look swapped")),
         hint="a dict {'t32_us': ..., 't64_us': ..., 'cause': 'A'/'B'/'C'/'D'} (times from "
@@ -518,7 +552,7 @@ def _answer10():
     total = float(kv(**shape, num_layers=m.num_layers))
     return ({"layer_MB": per_layer / MB, "total_GB": total / GB, "ms": total / g.hbm_bandwidth * 1e3},
             {"per_layer": per_layer, "total": total, "bw": g.hbm_bandwidth, "layers": total / per_layer,
-             "q_over_kv": m.num_heads / m.num_kv_heads})
+             "q_over_kv": m.num_heads / m.num_kv_heads, "kv_heads": m.num_kv_heads, "q_heads": m.num_heads})
 
 
 _define(number=10, label="ex-kv-cache", title="The floor of decode attention", compute=_answer10,
@@ -529,7 +563,7 @@ _define(number=10, label="ex-kv-cache", title="The floor of decode attention", c
         mistakes=(
             Mistake("K_only", "layer_MB", lambda r, c: r["layer_MB"] / 2, _K_ONLY),
             Mistake("query_heads", "layer_MB", lambda r, c: r["layer_MB"] * c["q_over_kv"],
-                    "with GQA the cache holds the 8 KV heads, not the 32 query heads"),
+                    "with GQA the cache holds the {kv_heads} KV heads, not the {q_heads} query heads"),
             _binary_unit("MiB", "layer_MB", lambda r, c: c["per_layer"]),
             Mistake("K_only_total", "total_GB", lambda r, c: r["total_GB"] / 2, _K_ONLY),
             _binary_unit("GiB", "total_GB", lambda r, c: c["total"]),
@@ -552,19 +586,22 @@ def _answer11():
     over = n_kernels * _EX11["overhead_s"]
     return ({"fps": 1 / t, "util_pct": 100 * t / (t + over)},
             {"weights": w, "t": t, "kernels": n_kernels, "overhead": over, "params": float(m.num_params),
-             "per_layer_overhead": _EX11["kernels_per_layer"] * _EX11["overhead_s"]})
+             "per_layer_overhead": _EX11["kernels_per_layer"] * _EX11["overhead_s"],
+             "weights_text": fmt_bytes(w, unit="GB", digits=2), "layers": m.num_layers,
+             "kernels_per_layer": _EX11["kernels_per_layer"], "extra_kernels": _EX11["extra_kernels"],
+             "gap": fmt_seconds(_EX11["overhead_s"], unit="µs", digits=0)})
 
 
 _define(number=11, label="ex-megakernel-ideal", title="The megakernel's ideal", compute=_answer11,
         statement="Llama-3.2-1B in BF16 on an H100: the most forward passes per second at batch 1 (weights read "
-                  "once per pass), and the bandwidth utilisation if 114 kernels each add 4 µs.",
+                  "once per pass), and the bandwidth utilisation if {kernels} kernels each add {gap}.",
         parts=(Part("fps", "forwards per second", "1/s", rtol=1e-2),
                Part("util_pct", "bandwidth utilisation", "%", atol=1.0)),
         mistakes=(
             Mistake("params_not_bytes", "fps", lambda r, c: r["fps"] * c["weights"] / c["params"],
                     "you divided by the number of parameters; each BF16 parameter is 2 bytes"),
             Mistake("GiB", "fps", lambda r, c: r["fps"] * GB / GiB,
-                    "you read 2.48 GB as GiB; bandwidth and weight sizes here are decimal (10^9 bytes)"),
+                    "you read {weights_text} as GiB; bandwidth and weight sizes here are decimal (10^9 bytes)"),
             Mistake("time_not_rate", "fps", lambda r, c: c["t"] * 1e3,
                     "that is the time per forward in ms; the question asks for forwards per second"),
             Mistake("overhead_share", "util_pct", lambda r, c: 100 - r["util_pct"],
@@ -572,7 +609,8 @@ _define(number=11, label="ex-megakernel-ideal", title="The megakernel's ideal", 
                     "total"),
             Mistake("one_layer_only", "util_pct",
                     lambda r, c: 100 * c["t"] / (c["t"] + c["per_layer_overhead"]),
-                    "you counted the 7 kernels of one layer; all 114 kernels (7 x 16 layers + 2) add their 4 µs"),
+                    "you counted the {kernels_per_layer} kernels of one layer; all {kernels} kernels "
+                    "({kernels_per_layer} x {layers} layers + {extra_kernels}) add their {gap}"),
             Mistake("fraction", "util_pct", lambda r, c: r["util_pct"] / 100, _PCT)),
         hint="a dict {'fps': ..., 'util_pct': ...} or a tuple (fps, util_pct)")
 
@@ -586,15 +624,15 @@ def _answer12():
     wu = _lc("wave_utilization")
     a, b = _EX12["blocks"]
     return ({"util192_pct": 100 * float(wu(a, sms)), "util128_pct": 100 * float(wu(b, sms))},
-            {"sms": sms, "a": a, "b": b})
+            {"sms": sms, "a": a, "b": b, "waves_a": cdiv(a, sms)})
 
 
 _define(number=12, label="ex-wave-tail", title="The tail", compute=_answer12,
-        statement="192 equal blocks on an H100's 132 SMs: average SM utilisation (%)? And with 128 larger blocks?",
+        statement="192 equal blocks on an H100's {sms} SMs: average SM utilisation (%)? And with 128 larger blocks?",
         parts=(Part("util192_pct", "192 blocks", "%", atol=0.5), Part("util128_pct", "128 blocks", "%", atol=0.5)),
         mistakes=(
             Mistake("fractional_waves", "util192_pct", lambda r, c: 100.0,
-                    "waves are whole: 192 blocks on 132 SMs take 2 waves, the second only partly full"),
+                    "waves are whole: {a} blocks on {sms} SMs take {waves_a} waves, the last only partly full"),
             Mistake("last_wave_only", "util192_pct", lambda r, c: 100 * (c["a"] - c["sms"]) / c["sms"],
                     "that is the last wave alone; average over both waves"),
             Mistake("blocks_over_sms", "util192_pct", lambda r, c: 100 * c["a"] / c["sms"],
@@ -615,8 +653,8 @@ _BOUND_OPTIONS = (
      "d = 64 the MMA cycles halve, the exponentials do not."),
     ("B", "the exponential unit (MUFU)", ""),
     ("C", "shared memory",
-     "Shared memory reads 3 N d operand elements of 2 bytes per 128-row MMA at 128 bytes per clock: fewer "
-     "cycles than the exponentials at d = 64."),
+     "Shared memory reads 3 N d operand elements of 2 bytes per 128-row MMA at {smem_per_clock:.0f} bytes "
+     "per clock: fewer cycles than the exponentials at d = 64."),
     ("D", "MMA and the exponential unit, tied",
      "That is the paper's d = 128 tile. At d = 64 the MMA work halves while the number of exponentials "
      "(one per score, M x N) stays the same."),
@@ -634,12 +672,15 @@ def _answer13():
     return ({"bound": letter, "excess_pct": 100 * (t.exp / t.mma - 1), "share_pct": 100 * share},
             {"tile": t, "mma": t.mma, "exp": t.exp, "smem": t.smem,
              "mma_half": t.mma / 2,          # one matmul only, or a multiply-add counted as 1 FLOP
-             "tile_d128": _lc("tile_roofline")(g, M=_EX13["M"], N=_EX13["N"], d=128, dtype=_EX13["dtype"])})
+             "tile_d128": _lc("tile_roofline")(g, M=_EX13["M"], N=_EX13["N"], d=128, dtype=_EX13["dtype"]),
+             "mma_per_clock": g.tensor_flop_per_clock_per_sm, "exp_per_clock": g.exp_ops_per_clock_per_sm,
+             "smem_per_clock": g.smem_bytes_per_clock_per_sm})
 
 
 _define(number=13, label="ex-fa4-exp-bound", title="What bounds the forward tile on Blackwell", compute=_answer13,
-        statement="B200, BF16, one forward tile of M = N = 128 and head dim d = 64, from the per-SM rates (8192 "
-                  "tensor FLOP, 16 exponentials, 128 bytes of shared memory per clock): which unit bounds the "
+        statement="B200, BF16, one forward tile of M = N = 128 and head dim d = 64, from the per-SM rates "
+                  "({mma_per_clock:,.0f} tensor FLOP, {exp_per_clock:.0f} exponentials, {smem_per_clock:.0f} bytes "
+                  "of shared memory per clock): which unit bounds the "
                   "tile, by how much (%) it exceeds the MMA cycles, and what share (%) of each row's "
                   "exponentials the FMA units must emulate so that MMA bounds the tile again.",
         parts=(Part("bound", "bounding unit", options=_BOUND_OPTIONS),
@@ -653,13 +694,13 @@ _define(number=13, label="ex-fa4-exp-bound", title="What bounds the forward tile
                     "with the MMA cycles: exp / MMA - 1"),
             Mistake("mma_halved", "excess_pct", lambda r, c: 100 * (c["exp"] / c["mma_half"] - 1),
                     "the tile runs two matmuls (S = Q K^T and O = P V), each 2 FLOP per multiply-add: "
-                    "MMA cycles = 4 M N d / 8192"),
+                    "MMA cycles = 4 M N d / {mma_per_clock:.0f}"),
             Mistake("excess_for_share", "share_pct", lambda r, c: r["excess_pct"],
                     "that is the excess of exp over MMA; the emulated share s must satisfy (1 - s) x exp <= MMA, "
                     "so s = 1 - MMA / exp"),
             Mistake("mma_halved_share", "share_pct", lambda r, c: 100 * (1 - c["mma_half"] / c["exp"]),
                     "the tile runs two matmuls (S = Q K^T and O = P V), each 2 FLOP per multiply-add: "
-                    "MMA cycles = 4 M N d / 8192"),
+                    "MMA cycles = 4 M N d / {mma_per_clock:.0f}"),
             Mistake("fraction", "share_pct", lambda r, c: r["share_pct"] / 100, _PCT)),
         hint="a dict {'bound': 'A'/'B'/'C'/'D', 'excess_pct': ..., 'share_pct': ...} or a tuple in that order",
         source="FlashAttention-4 (Zadouri et al. 2026), Sec. 2.2 (per-SM rates), Sec. 3.1.1 (tile roofline), "

@@ -27,6 +27,12 @@ __all__ = ["GRADER_JS", "static_form", "solution_output"]
 GRADER_JS: str = resources.files(__package__).joinpath("grader.js").read_text(encoding="utf-8")
 
 
+#: Inline styles of a choice part's fieldset and legend: the legend is set like the other parts' labels
+#: (body text, not the theme's heading-sized legend), the fieldset without a frame.
+FIELDSET_STYLE = "border:0;margin:0;padding:0;min-width:0"
+LEGEND_STYLE = "font-size:inherit;font-weight:inherit;line-height:inherit;float:none;width:auto;margin:0;padding:0"
+
+
 def _form_id(pl: dict) -> str:
     """``fb-ex<number>-<first 10 hex digits of the payload's SHA-256>``: the same for the same content."""
     digest = hashlib.sha256(json.dumps(pl, sort_keys=True).encode("utf-8")).hexdigest()[:10]
@@ -40,7 +46,9 @@ def _field(uid: str, p: dict) -> str:
         opts = "".join(
             f'<label style="display:block"><input type="radio" name="{uid}-{p["key"]}" '
             f'value="{o["letter"]}"> {o["letter"]}. {html.escape(o["text"])}</label>' for o in p["options"])
-        return f'<fieldset><legend>{lab}</legend>{opts}</fieldset>'
+        # the theme sets <legend> in heading type (Bootstrap: 1.5rem, floated): LEGEND_STYLE makes it read
+        # like the numeric parts' "label: [field]" (same size and weight, one line above the options)
+        return f'<fieldset style="{FIELDSET_STYLE}"><legend style="{LEGEND_STYLE}">{lab}:</legend>{opts}</fieldset>'
     return (f'<label style="display:block">{lab}: <input type="text" inputmode="decimal" size="12" '
             f'data-part="{p["key"]}" aria-label="{lab}"> {html.escape(p["unit"])}</label>')
 

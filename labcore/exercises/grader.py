@@ -31,7 +31,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .definitions import Exercise, ExerciseUnavailable, Part, exercise
+from .definitions import Exercise, ExerciseUnavailable, Part, exercise, fill
 
 __all__ = ["MESSAGES", "payload", "PartVerdict", "Verdict", "grade_payload", "check"]
 
@@ -69,10 +69,11 @@ def payload(k) -> dict:
     Args:
         k: the exercise number, 1..len(EXERCISES).
     Returns:
-        A dict with keys ``id``, ``label``, ``title`` (plain text), ``hint``, ``messages``, ``data``, and
-        ``parts`` (each: ``key``, ``label``, ``unit``, ``kind``; numeric parts: ``ref``, ``tol``
+        A dict with keys ``id``, ``label``, ``title`` (plain text), ``statement``, ``hint``, ``messages``,
+        ``data``, and ``parts`` (each: ``key``, ``label``, ``unit``, ``kind``; numeric parts: ``ref``, ``tol``
         (absolute), ``tol_text``, ``mistakes`` (``id``, ``value``, ``tol``, ``feedback``); choice parts:
-        ``answer`` and ``options`` (``letter``, ``text``, ``feedback``)).
+        ``answer`` and ``options`` (``letter``, ``text``, ``feedback``)). The statement, feedback and
+        option texts are filled from the computed quantities (:func:`labcore.exercises.fill`).
     Raises:
         ValueError: ``k`` is not an integer in 1..len(EXERCISES).
         ExerciseUnavailable: a labcore function the reference needs is not in this checkout.
@@ -84,7 +85,7 @@ def payload(k) -> dict:
         d = {"key": p.key, "label": p.label, "unit": p.unit, "kind": p.kind}
         if p.kind == "choice":
             d["answer"] = ref[p.key]
-            d["options"] = [{"letter": a, "text": t, "feedback": f} for a, t, f in p.options]
+            d["options"] = [{"letter": a, "text": fill(t, ctx), "feedback": fill(f, ctx)} for a, t, f in p.options]
         else:
             r = float(ref[p.key])
             d["ref"] = r
@@ -96,10 +97,10 @@ def payload(k) -> dict:
                     v = float(m.value(ref, ctx))
                     # the same relative precision as the reference's window, scaled to the mistake's size
                     tol = d["tol"] * abs(v) / abs(r) if r != 0 else d["tol"]
-                    d["mistakes"].append({"id": m.id, "value": v, "tol": tol, "feedback": m.feedback})
+                    d["mistakes"].append({"id": m.id, "value": v, "tol": tol, "feedback": fill(m.feedback, ctx)})
         parts.append(d)
-    return {"id": ex.number, "label": ex.label, "title": ex.plain_title, "hint": ex.hint, "messages": MESSAGES,
-            "parts": parts, "data": ex.data}
+    return {"id": ex.number, "label": ex.label, "title": ex.plain_title, "statement": fill(ex.statement, ctx),
+            "hint": ex.hint, "messages": MESSAGES, "parts": parts, "data": ex.data}
 
 
 # ----------------------------------------------------------------------------------------------- verdicts

@@ -18,6 +18,7 @@ from .. import decode as lc_decode
 from .. import decode_model as dm
 from ..checks import cdiv
 from ..hardware import get_gpu
+from ..units import fmt_seconds, unit_label
 from ..widgets import Explorer, Slider, Table
 from . import clear_content, new_figure, register
 
@@ -104,7 +105,7 @@ def _occupancy_content(axes, data, splits=None):
         more = f" (first {grid.shape[0]} of {e.waves} waves drawn)" if e.waves > grid.shape[0] else ""
         why = ": efficiency has no effect" if e.bound == "memory" else ": efficiency sets the time"
         ax.set_title(f"{name}: {e.num_ctas:,} CTAs, {e.waves} wave(s), {e.wave_efficiency:.0%} of SM slots busy\n"
-                     f"{e.rows_real}/{e.rows_padded} rows real, {e.total_us:,.1f} µs ({e.bound}-bound{why}){more}",
+                     f"{e.rows_real}/{e.rows_padded} rows real, {fmt_seconds(e.total, unit='µs')} ({e.bound}-bound{why}){more}",
                      fontsize=8)
         ax.set_yticks(np.arange(grid.shape[0]) + 0.5 if grid.shape[0] <= 8 else [])
         if grid.shape[0] <= 8:
@@ -150,7 +151,7 @@ def splits_figure(d, **_):
     """Time vs split count; background shading alternates with the wave count; markers for the choices."""
     fig, ax = new_figure(width=7.2, height=3.8)
     ax.set_xlabel("splits per (sequence, KV head)   (shading alternates with the number of waves)")
-    ax.set_ylabel("model time (µs)")
+    ax.set_ylabel(unit_label("model time", "µs"))
     _splits_content(ax, d)
     ax.set_xscale("log", base=2)
     return fig
@@ -177,10 +178,10 @@ def _splits_content(ax, d):
     for val, lab, mk, col in ((d["best"], "model-best", "o", _C_FD), (d["heur"], "flash-attn heuristic", "s", _C_REF),
                               (d["heur2"], "heuristic, SMs x2 (≥ 2.5.7)", "^", _C_FA2)):
         ax.plot([val], [t[val - 1]], mk, color=col, ms=8, mfc="none", mew=2,
-                label=f"{lab}: {val} split(s), {t[val - 1]:.1f} µs")
+                label=f"{lab}: {val} split(s), {fmt_seconds(d['total'][val - 1], unit='µs')}")
     ax.set_ylim(0, min(t.max(), 4 * t.min()) * 1.1)
     ax.set_title(f"{d['gpu']}, batch {d['batch']}, seqlen {d['seqlen']:,}: FlashAttention-2 would take "
-                 f"{d['fa2'] * 1e6:,.0f} µs\n{_bound_note(d)}", fontsize=9)
+                 f"{fmt_seconds(d['fa2'], unit='µs', digits=0)}\n{_bound_note(d)}", fontsize=9)
     ax.legend(fontsize=7.5, loc="lower right", framealpha=0.9)
 
 
@@ -211,7 +212,7 @@ def measured_figure(c, **_):
     """Top: measured and modelled times (log scale) for the 10 rows. Bottom: model / measured."""
     fig, (ax, ax2) = new_figure(2, 1, width=7.6, height=5.6, sharex=True, gridspec_kw=dict(height_ratios=[3, 2]))
     _measured_content(ax, ax2, c)
-    ax.set_ylabel("time per call (µs)")
+    ax.set_ylabel(unit_label("time per call", "µs"))
     ax2.set_ylabel("model / measured")
     ax2.set_xlabel("batch / sequence length (A100, 16 q heads, 2 KV heads, d = 128)")
     return fig

@@ -15,7 +15,7 @@ import numpy as np
 
 from .. import flash as F
 from .. import hbm as H
-from ..units import fmt_bytes
+from ..units import MB, KiB, fmt_bytes, unit_label
 from ..widgets import Explorer, Slider
 from . import clear_content, new_figure, register
 
@@ -24,16 +24,15 @@ __all__ = ["tiling_figure", "causal_map_figure", "traffic_vs_N_figure", "traffic
 
 _C = {"standard": "#555555", "fa1": "#1f77b4", "fa2": "#d62728", "law": "#2ca02c"}
 WALK_N, WALK_D, WALK_BR, WALK_BC = 256, 16, 64, 32
-KB = 1024  # bytes per KiB (100 KiB of FP16 = 51,200 elements)
 
 
 def _kib(kib) -> str:
     """An SRAM size given in KiB, written by labcore.units (binary prefix): ``_kib(100) == "100 KiB"``."""
-    return fmt_bytes(kib * KB, binary=True, digits=0)
+    return fmt_bytes(kib * KiB, binary=True, digits=0)
 
 
 def _block_rows(kb: int, d: int, br_override):
-    M = kb * KB // 2
+    M = kb * KiB // 2  # FP16 elements (100 KiB = 51,200 elements)
     B_r, B_c = F.paper_block_sizes(M, d)
     if br_override not in (None, "paper"):
         B_r = int(br_override)
@@ -204,7 +203,7 @@ def traffic_vs_N_figure(data, d=64, sram_kb=100, causal=False, **_):
     """Forward HBM traffic (MB, FP16) vs N, and traffic / (N^2 d^2 / M), for both loop orders."""
     fig, (ax, bx) = new_figure(1, 2, width=9.0, height=3.6)
     ax.set_xlabel("N")
-    ax.set_ylabel("forward HBM traffic (MB, FP16)")
+    ax.set_ylabel(unit_label("forward HBM traffic", "MB", "of FP16"))
     bx.set_xlabel("N")
     bx.set_ylabel("traffic ÷ (N²d²/M)")
     bx.set_title("flat in N: the Θ(N²d²/M) of Theorem 2", fontsize=9)
@@ -215,8 +214,8 @@ def traffic_vs_N_figure(data, d=64, sram_kb=100, causal=False, **_):
 def _traffic_N_content(ax, bx, data, d, sram_kb, causal):
     N = data["N"]
     for key in ("standard", "fa1", "fa2"):
-        ax.loglog(N, data[key] * 2 / 1e6, "o-", color=_C[key], label=key, ms=3)
-    ax.loglog(N, data["law"] * 2 / 1e6, "--", color=_C["law"], label="N²d²/M (Theorem 2)")
+        ax.loglog(N, data[key] * 2 / MB, "o-", color=_C[key], label=key, ms=3)
+    ax.loglog(N, data["law"] * 2 / MB, "--", color=_C["law"], label="N²d²/M (Theorem 2)")
     ax.legend(fontsize=8)
     ax.set_title(f"d = {d}, M = {_kib(sram_kb)} = {data['M']:,} elements, B_r = {data['B_r']}, B_c = {data['B_c']}"
                  + (", causal" if causal else ""), fontsize=9)
@@ -248,7 +247,7 @@ SRAM_KB = (16, 24, 32, 48, 64, 100, 128, 164, 192, 228, 256)
 
 def _traffic_M_compute(N=4096, d=64, causal=False):
     kb = np.array(SRAM_KB, float)
-    M = kb * KB / 2
+    M = kb * KiB / 2
     fa1, fa2 = (np.array([F.flash_forward_io_at_sram(N, d, M=int(m), loop_order=lo, causal=causal) for m in M], float)
                 for lo in ("fa1", "fa2"))
     std = np.full(kb.shape, float(H.standard_attention_io(N, d)))
@@ -260,15 +259,15 @@ def traffic_vs_M_figure(data, N=4096, d=64, causal=False, **_):
     """Forward traffic (MB, FP16) vs SRAM size M (log-log) against the N^2 d^2 / M law."""
     fig, ax = new_figure(width=6.4, height=3.8)
     _traffic_M_content(ax, data, N, d, causal)
-    ax.set_xlabel("SRAM M (KiB of FP16)")
-    ax.set_ylabel("forward HBM traffic (MB)")
+    ax.set_xlabel(unit_label("SRAM M", "KiB", "of FP16"))
+    ax.set_ylabel(unit_label("forward HBM traffic", "MB", "of FP16"))
     return fig
 
 
 def _traffic_M_content(ax, data, N, d, causal):
     for key in ("standard", "fa1", "fa2"):
-        ax.loglog(data["kb"], data[key] * 2 / 1e6, "o-", color=_C[key], label=key, ms=3)
-    ax.loglog(data["kb"], data["law"] * 2 / 1e6, "--", color=_C["law"], label="N²d²/M")
+        ax.loglog(data["kb"], data[key] * 2 / MB, "o-", color=_C[key], label=key, ms=3)
+    ax.loglog(data["kb"], data["law"] * 2 / MB, "--", color=_C["law"], label="N²d²/M")
     ax.set_title(f"N = {N:,}, d = {d}" + (", causal" if causal else "") + " (paper block sizes)", fontsize=9)
     ax.legend(fontsize=8)
 
@@ -371,7 +370,7 @@ def gpt2_medium_figure(cmp: dict | None = None):
             a.text(xi, v, f"{v:.1f}", ha="center", va="bottom", fontsize=7)
         a.set_xticks(x, ["standard", "FlashAttention"])
         a.set_yscale("log")
-        a.set_ylabel(unit)
+        a.set_ylabel(unit_label("", unit))
     ax.set_title("FLOPs, forward + backward", fontsize=9)
     bx.set_title("HBM reads + writes, forward + backward", fontsize=9)
     ax.legend(fontsize=7, loc="lower right")

@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..hbm import softmax_fusion_io
+from ..units import fmt_bytes
 from ..widgets import Explorer, Slider
 from . import new_figure, register
 
@@ -43,7 +44,7 @@ def fusion_traffic_figure(data: dict):
     ax.axhline(4, color="k", lw=0.6, ls="--")
     pt = data["point"]
     ax.plot([data["N"]], [pt["ratio"]], "o", color="#de2d26", ms=8)
-    ax.annotate(f"N = {data['N']:,}: {pt['unfused'] * 2 / 1e6:.1f} MB vs {pt['fused'] * 2 / 1e6:.1f} MB "
+    ax.annotate(f"N = {data['N']:,}: {fmt_bytes(pt['unfused'] * 2, unit='MB')} vs {fmt_bytes(pt['fused'] * 2, unit='MB')} "
                 f"({pt['ratio']:.2f}x)", (data["N"], pt["ratio"]), textcoords="offset points", xytext=(-8, 12),
                 ha="right", fontsize=8)
     ax.set_xscale("log", base=2)

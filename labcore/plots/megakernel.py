@@ -10,6 +10,7 @@ from functools import lru_cache
 import numpy as np
 
 from ..megakernel import HAZY_MEASURED, TIMELINE_DEFAULTS, mode_sensitivity, timeline
+from ..units import fmt_seconds, unit_label
 from ..widgets import Explorer, Slider
 from . import clear_content, new_figure, register
 
@@ -128,7 +129,7 @@ def gantt_figure(data: dict, *, zoom: float = 100e-6):
     """
     fig, axes = new_figure(2, 1, width=8.0, height=6.4, gridspec_kw={"height_ratios": [1, 1.25]})
     for ax in axes:
-        ax.set_xlabel("time since the forward pass started (µs)")
+        ax.set_xlabel(unit_label("time since the forward pass started", "µs"))
     _gantt_content(axes, data, zoom)
     return fig
 
@@ -141,8 +142,8 @@ def update_gantt(fig, data: dict, *, zoom: float = 100e-6):
 
 def _gantt_content(axes, data, zoom):
     mk, pdl, mg, lanes = data["multi"], data["pdl"], data["mega"], data["lanes"]
-    gap_us = mk.assumptions["launch_gap"] / US
-    rows = [(f"multi-kernel ({'CUDA Graphs' if data['cuda_graphs'] else 'stream'}, {gap_us:.1f} µs gaps)", mk),
+    gap = fmt_seconds(mk.assumptions["launch_gap"], unit="µs")
+    rows = [(f"multi-kernel ({'CUDA Graphs' if data['cuda_graphs'] else 'stream'}, {gap} gaps)", mk),
             ("multi-kernel + PDL", pdl)]
     n_rows = len(rows) + len(lanes)
     for ax, t_max in ((axes[0], None), (axes[1], zoom)):
@@ -166,13 +167,13 @@ def _gantt_content(axes, data, zoom):
     t_end = max(mk.total, pdl.total, mg.total)
     axes[0].set_xlim(0, t_end / US * 1.13)
     for i, (_, tl) in enumerate(rows):
-        axes[0].text(tl.total / US, n_rows - 1 - i, f" {tl.total / US:.0f} µs ({100 * tl.bandwidth_utilization:.0f}%)",
+        axes[0].text(tl.total / US, n_rows - 1 - i, f" {fmt_seconds(tl.total, unit='µs', digits=0)} ({100 * tl.bandwidth_utilization:.0f}%)",
                      va="center", fontsize=7)
     axes[0].text(mg.total / US, n_rows - 1 - len(rows) - (len(lanes) - 1) / 2,
-                 f" {mg.total / US:.0f} µs ({100 * mg.bandwidth_utilization:.0f}%)", va="center", fontsize=7)
+                 f" {fmt_seconds(mg.total, unit='µs', digits=0)} ({100 * mg.bandwidth_utilization:.0f}%)", va="center", fontsize=7)
     axes[0].set_title(f"{mk.model.name}, batch-1 decode on {mk.gpu.name}: one forward pass", fontsize=9)
     axes[1].set_xlim(0, zoom / US)
-    axes[1].set_title(f"the first {zoom / US:.0f} µs: white = launch gap or wait, grey = prologue, "
+    axes[1].set_title(f"the first {fmt_seconds(zoom, unit='µs', digits=0)}: white = launch gap or wait, grey = prologue, "
                       "pale = tail", fontsize=8)
     from matplotlib.patches import Patch
     handles = [Patch(color=c, label=k) for k, c in KIND_COLORS.items()]
@@ -201,7 +202,7 @@ def breakdown_figure(data: dict):
     """Horizontal stacked bars: each mode's time per forward pass split by cause (µs), with the
     bandwidth utilisation at the end of each bar."""
     fig, ax = new_figure(width=8.0, height=3.4)
-    ax.set_xlabel("µs per forward pass")
+    ax.set_xlabel(unit_label("time per forward pass", "µs"))
     _breakdown_content(ax, data)
     return fig
 
@@ -225,7 +226,7 @@ def _breakdown_content(ax, data):
             seen.add(CAUSE_LABELS[cause])
             ax.barh(y, sec / US, left=left, color=CAUSE_COLORS[cause], label=lab, height=0.6)
             left += sec / US
-        ax.text(left, y, f" {tl.total / US:.0f} µs, {100 * tl.bandwidth_utilization:.0f}% of peak",
+        ax.text(left, y, f" {fmt_seconds(tl.total, unit='µs', digits=0)}, {100 * tl.bandwidth_utilization:.0f}% of peak",
                 va="center", fontsize=8)
     ax.set_yticks(range(len(bars)), [b[0] for b in reversed(bars)], fontsize=8)
     ax.set_xlim(0, max(tl.total for _, tl in bars) / US * 1.3)
@@ -294,11 +295,13 @@ _GPU = Slider("gpu", ("H100", "B200"), "H100", label="hardware", live=("A100", "
 _MODEL = Slider("model", ("Llama-3.2-1B", "Llama-3.1-8B"), "Llama-3.2-1B", label="model",
                 live=("GPT-2-medium", "Llama-3.2-1B", "Llama-3.1-8B"))
 _GRAPHS = Slider("cuda_graphs", (True, False), True,
-                 label=f"CUDA Graphs ({_gap(True) / US:.1f} µs gap; off: {_gap(False) / US:.1f} µs)")
+                 label=f"CUDA Graphs ({fmt_seconds(_gap(True), unit='µs')} gap; off: {fmt_seconds(_gap(False), unit='µs')})")
 
 
 def _us_slider(name, default, live, label):
-    return Slider(name, (default,), default, label=label, live=live, fmt=".2e")
+    """A slider over a duration in seconds, its values shown in µs by labcore.units."""
+    return Slider(name, (default,), default, label=label, live=live,
+                  fmt=lambda t: fmt_seconds(t, unit="µs", digits=2))
 
 
 register(Explorer(
@@ -323,11 +326,11 @@ register(Explorer(
     sliders=(_GPU, _MODEL, _GRAPHS,
              Slider("bandwidth_efficiency", (0.8, 0.9, 0.95), 0.9, label="bandwidth efficiency",
                     live=(0.7, 0.8, 0.85, 0.9, 0.95, 1.0)),
-             _us_slider("prologue", 1e-6, (0.0, 0.5e-6, 1e-6, 2e-6, 4e-6), "prologue (s)"),
-             _us_slider("small_kernel", 2e-6, (1e-6, 2e-6, 3e-6, 4e-6), "small-kernel cost (s)"),
-             _us_slider("sync", 1e-6, (0.0, 0.5e-6, 1e-6, 2e-6, 4e-6), "sync (s)"),
+             _us_slider("prologue", 1e-6, (0.0, 0.5e-6, 1e-6, 2e-6, 4e-6), "prologue"),
+             _us_slider("small_kernel", 2e-6, (1e-6, 2e-6, 3e-6, 4e-6), "small-kernel cost"),
+             _us_slider("sync", 1e-6, (0.0, 0.5e-6, 1e-6, 2e-6, 4e-6), "sync"),
              _us_slider("instruction_overhead", 0.5e-6, (0.0, 0.25e-6, 0.5e-6, 1e-6, 2e-6),
-                        "instruction overhead (s)")),
+                        "instruction overhead")),
     caption="Where a forward pass's time goes, multi-kernel vs PDL vs megakernel.",
 ))
 

@@ -16,6 +16,7 @@ import numpy as np
 
 from .. import prefill as pf
 from ..hardware import get_gpu
+from ..units import fmt_flop_rate, unit_label
 from ..widgets import Explorer, Slider, Table
 from . import new_figure, register
 
@@ -99,12 +100,12 @@ def limits_figure(d, **_):
     if d["point"] is not None:
         y = float(d["point"]["tflops"])
         ax2.plot([d["seqlen"]], [y], "o", ms=9, mfc="none", color="k")
-        ax2.annotate(f"{y:,.0f} TFLOP/s ({float(d['point']['fraction_of_peak']):.0%})", (d["seqlen"], y),
+        ax2.annotate(f"{fmt_flop_rate(y * 1e12, unit='TFLOP', digits=0)} ({float(d['point']['fraction_of_peak']):.0%})", (d["seqlen"], y),
                      xytext=(0, -16), textcoords="offset points", ha="center", fontsize=7.5)
     ax2.set_xscale("log", base=2)
     ax2.set_ylim(0, d["peak"] * 1.12)
     ax2.set_xlabel("sequence length (batch = 16k tokens / seqlen)")
-    ax2.set_ylabel("model TFLOP/s (papers' count)")
+    ax2.set_ylabel(unit_label("model rate", "TFLOP/s", "in the papers' count"))
     ax2.set_title(f"{d['gpu']}, {d['heads']} heads x d = {d['head_dim']}, "
                   f"{'causal' if d['causal'] else 'non-causal'}, {d['pass_']}", fontsize=8.5)
     ax2.legend(fontsize=7, loc="lower right")
@@ -135,7 +136,7 @@ def measured_figure(c, **_):
         ax.plot(c["seqlen"][s], c["flops_per_s"][s] / 1e12, "o", color=cmap[k], label=f"measured, {lab}")
         ax.plot(c["seqlen"][s], c["model_flops_per_s"][s] / 1e12, "-", color=cmap[k])
         ax2.plot(c["seqlen"][s], c["error"][s] * 100, "o-", color=cmap[k], ms=4)
-    ax.set_ylabel("TFLOP/s")
+    ax.set_ylabel(unit_label("", "TFLOP/s"))
     ax.set_ylim(0, None)
     ax.set_title(f"{c['dataset']}: dots measured, lines model", fontsize=9)
     ax.legend(fontsize=6.5, ncol=2, loc="lower right")

@@ -7,6 +7,7 @@ import numpy as np
 
 from .. import flops, hbm, precision, softmax
 from ..hardware import GPUS, get_gpu
+from ..units import fmt_bytes, fmt_intensity, fmt_seconds, unit_label
 from ..widgets import Explorer, Slider
 from . import clear_content, new_figure, register, rescale
 
@@ -29,8 +30,8 @@ def roofline_data(gpu: str = "A100-40GB-SXM", d: int = 64, N: int = 4096) -> dic
 def draw_roofline(data, **_):
     fig, ax = new_figure(width=6.4, height=3.6)
     _roofline_content(ax, data)
-    ax.set_xlabel("arithmetic intensity (FLOP/byte)")
-    ax.set_ylabel("attainable TFLOP/s (FP16 dense)")
+    ax.set_xlabel(unit_label("arithmetic intensity", "FLOP/byte"))
+    ax.set_ylabel(unit_label("attainable rate", "TFLOP/s", "FP16 dense"))
     ax.set_ylim(0.05, 5e3)
     return fig
 
@@ -38,9 +39,9 @@ def draw_roofline(data, **_):
 def _roofline_content(ax, data):
     ax.loglog(data["x"], data["y"] / 1e12, color="C0", lw=2, label=f"{data['name']} roofline")
     ax.axvline(data["ridge"], color="C0", ls=":", lw=1)
-    ax.annotate(f"ridge {data['ridge']:.0f} FLOP/B", (data["ridge"], data["peak"] / 1e12 / 3), fontsize=8)
+    ax.annotate(f"ridge {fmt_intensity(data['ridge'])}", (data["ridge"], data["peak"] / 1e12 / 3), fontsize=8)
     ax.plot([data["att"]], [data["att_perf"] / 1e12], "o", color="C3",
-            label=f"standard attention: {data['att']:.0f} FLOP/B")
+            label=f"standard attention: {fmt_intensity(data['att'])}")
     ax.legend(loc="lower right", fontsize=8)
 
 
@@ -80,14 +81,15 @@ def draw_io_vs_N(data, **_):
     ax.axvline(data["N"], color="gray", lw=1)
     ax.set_title(_io_title(data), fontsize=8)
     ax.set_xlabel("sequence length N")
-    ax.set_ylabel("HBM traffic of one head (MB, FP16)")
+    ax.set_ylabel(unit_label("HBM traffic of one head", "MB", "of FP16"))
     ax.legend(fontsize=8)
     return fig
 
 
 def _io_title(data):
-    return (f"N = {data['N']:,}, d = {data['d']}: {data['total'] / 1e6:,.1f} MB, "
-            f"{data['time'] * 1e6:,.0f} µs on {data['gpu']}; {data['intensity']:.0f} FLOP/B vs ridge {data['ridge']:.0f}")
+    return (f"N = {data['N']:,}, d = {data['d']}: {fmt_bytes(data['total'], unit='MB')}, "
+            f"{fmt_seconds(data['time'], unit='µs', digits=0)} on {data['gpu']}; {fmt_intensity(data['intensity'])} "
+            f"vs ridge {fmt_intensity(data['ridge'])}")
 
 
 def update_io_vs_N(fig, data, **_):
