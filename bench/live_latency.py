@@ -33,11 +33,13 @@ from conftest import browser  # noqa: E402,F401  (the one Chromium of the sessio
 from test_live_notebooks import NOTEBOOKS, _cells, _open_and_run_all, _shutdown_kernels, lab, lab_page  # noqa: E402,F401
 
 #: One-step moves timed per explorer (the first control, stepped on and back at its ends).
-MOVES = 12
+MOVES = 20
 #: Jumps timed per explorer (settings the prefetcher cannot foresee).
 JUMPS = 3
-#: Seconds the reader looks at the figure before each move.
-READ_S = float(__import__("os").environ.get("FB_READ_S", "1.0"))
+#: Seconds the reader looks at the figure before each move, and before the first move of an explorer (after
+#: Run All, scrolling to it and reading its caption).
+READ_S = 1.0
+READ_FIRST_S = 3.0
 OUT = ROOT / "artifacts" / "live_latency.json"
 EXPLORER = re.compile(r"show\(get_explorer\(\"(\w+)\"\)")
 RESULTS: dict[str, dict] = {}
@@ -62,11 +64,11 @@ _ARM_JS = """(cell) => {
 }"""
 
 
-def _timed(page, cell, act) -> float | None:
+def _timed(page, cell, act, read_s: float = READ_S) -> float | None:
     """Milliseconds from the input event that ``act()`` causes to the new image (None: no new image in 15 s)."""
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
-    page.wait_for_timeout(1e3 * READ_S)       # the reader looks at the figure first
+    page.wait_for_timeout(1e3 * read_s)       # the reader looks at the figure first
     page.evaluate(_ARM_JS, cell.element_handle())
     act()
     try:
@@ -82,16 +84,22 @@ def _time_moves(page, cell) -> tuple[list[float], list[float]]:
                           ".widget-slider .noUi-handle, .widget-hslider .noUi-handle")
     select = cell.locator(".widget-dropdown select")
     steps, jumps, key = [], [], "ArrowRight"
+    page.wait_for_timeout(1e3 * (READ_FIRST_S - READ_S))
     if slider.count():
         handle = slider.first
         handle.focus()
+
+        def at(end: str) -> bool:           # the handle's position against its aria bounds
+            return float(handle.get_attribute("aria-valuenow")) == float(handle.get_attribute(f"aria-value{end}"))
+
         for _ in range(MOVES):
-            t = _timed(page, cell, lambda: page.keyboard.press(key))
-            if t is None:                   # at the slider's end: nothing changed, step the other way
+            if at("max" if key == "ArrowRight" else "min"):     # at the slider's end: step the other way
                 key = "ArrowLeft" if key == "ArrowRight" else "ArrowRight"
-                continue
-            steps.append(t)
-        for k in ("End", "Home", "End")[:JUMPS]:
+            t = _timed(page, cell, lambda: page.keyboard.press(key))
+            if t is not None:
+                steps.append(t)
+        for _ in range(JUMPS):
+            k = "Home" if at("max") else "End"
             t = _timed(page, cell, lambda: page.keyboard.press(k))
             if t is not None:
                 jumps.append(t)
@@ -136,6 +144,44 @@ def test_live_latency(lab, lab_page, name):
                                    "p95_ms": _p95(steps), "max_ms": max(steps), "jumps": len(jumps),
                                    "jump_p50_ms": statistics.median(jumps) if jumps else None,
                                    "jump_max_ms": max(jumps) if jumps else None}
+    _shutdown_kernels(base, token)
+
+
+#: The floor: the same widget round trip with nothing to draw (a slider over images drawn beforehand).
+FLOOR_NOTEBOOK = {
+    "cells": [{"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [], "source": [
+        "import ipywidgets as W\n",
+        "from labcore.plots import get_explorer\n",
+        "from labcore.widgets import LiveFigure\n",
+        "ex = get_explorer('io_vs_N'); live = LiveFigure(ex); s = ex.sliders[0]\n",
+        "pngs = {v: live.render(**{s.name: v}) for v in s.live_values}\n",
+        "slider = W.SelectionSlider(options=[(str(v), v) for v in s.live_values], value=s.default,\n",
+        "                           description=s.text, continuous_update=False)\n",
+        "image = W.Image(value=pngs[s.default], format='png')\n",
+        "slider.observe(lambda change: setattr(image, 'value', pngs[change['new']]), names='value')\n",
+        "W.VBox([W.HBox([slider]), image])"]}],
+    "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}},
+    "nbformat": 4, "nbformat_minor": 5}
+
+
+def test_floor(lab, lab_page):
+    """The round trip alone (no compute, no drawing): what every move costs on top of its figure."""
+    import urllib.request
+
+    base, token = lab
+    req = urllib.request.Request(f"{base}/api/contents/zz_floor.ipynb?token={token}", method="PUT",
+                                 data=json.dumps({"type": "notebook", "format": "json",
+                                                  "content": FLOOR_NOTEBOOK}).encode(),
+                                 headers={"Content-Type": "application/json"})
+    urllib.request.urlopen(req, timeout=10).close()
+    _open_and_run_all(lab_page, base, token, "zz_floor.ipynb")
+    cell = lab_page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook .jp-Cell").nth(0)
+    steps, jumps = _time_moves(lab_page, cell)
+    assert steps, "the floor widget never redrew"
+    RESULTS["(floor: images drawn beforehand)"] = {
+        "notebook": "zz_floor.ipynb", "moves": len(steps), "p50_ms": statistics.median(steps),
+        "p95_ms": _p95(steps), "max_ms": max(steps), "jumps": len(jumps),
+        "jump_p50_ms": statistics.median(jumps) if jumps else None, "jump_max_ms": max(jumps) if jumps else None}
     _shutdown_kernels(base, token)
 
 

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 __all__ = ["Slider", "Explorer", "LiveFigure", "Table", "show", "static_mode", "frozen_layout", "MAX_FRAMES",
-           "STATIC_DPI", "LIVE_DPI", "LIVE_PNG_COMPRESSION", "LAYOUT_PAD", "LIVE_CACHE_SIZE", "Prefetcher",
+           "STATIC_DPI", "LIVE_DPI", "LIVE_PNG_COMPRESSION", "LAYOUT_PAD", "LIVE_CACHE_SIZE", "STEP_ASIDE_S", "Prefetcher",
            "prefetch_enabled", "serve_drawings"]
 
 #: Upper bound on precomputed frames per explorer (page weight: ~20-40 KB per frame).
@@ -47,6 +47,10 @@ LIVE_DPI = 90
 #: CPU time of PIL's default 6 (6-12 ms instead of 13-18 ms, measured under load), for files 0-12%
 #: larger (30-46 KB; they go to the kernel's own front end, not over the web).
 LIVE_PNG_COMPRESSION = 1
+
+#: Seconds the prefetch helper process stands still after each move (:meth:`Prefetcher.step_aside`): the
+#: widget round trip and the browser's decoding of the new image take 40-100 ms on a 2-core machine.
+STEP_ASIDE_S = 0.25
 
 #: Settings whose PNG a live explorer keeps (drawn on a move, or prefetched while the reader looks at the
 #: figure): 30-46 KB each, so at most ~3 MB per explorer.
@@ -311,6 +315,7 @@ class Prefetcher:
     _cond = threading.Condition()
     _thread: threading.Thread | None = None
     _server = None                          # the helper process (subprocess.Popen), started on first use
+    _resume: threading.Timer | None = None  # the timer that lets a stopped helper go on (see step_aside)
 
     def __init__(self, live: LiveFigure):
         self.live = live
@@ -340,6 +345,24 @@ class Prefetcher:
             cls._todo = [t for t in cls._todo if not (t[0] is self and _settings_key(t[1]) == key)]
             cls._cond.wait_for(lambda: cls._now != (self, key), timeout)
         return self.live.cached(params)
+
+    @classmethod
+    def step_aside(cls, seconds: float = STEP_ASIDE_S) -> None:
+        """Stop the helper process for ``seconds`` (POSIX: SIGSTOP, then SIGCONT from a timer), so that the
+        move being answered, its image's trip to the browser and the browser's decoding of it get the
+        CPUs; called on every move. A no-op where the helper is not running or signals cannot stop it."""
+        import signal
+
+        srv = cls._server
+        if srv is None or srv.poll() is not None or not hasattr(signal, "SIGSTOP"):
+            return
+        with cls._cond:
+            if cls._resume is not None:
+                cls._resume.cancel()
+            os.kill(srv.pid, signal.SIGSTOP)
+            cls._resume = threading.Timer(seconds, os.kill, (srv.pid, signal.SIGCONT))
+            cls._resume.daemon = True
+            cls._resume.start()
 
     @classmethod
     def idle(cls, timeout: float = 120.0) -> bool:
@@ -384,6 +407,7 @@ class Prefetcher:
 def _draw_elsewhere(name: str, params: dict, dpi: int) -> bytes | None:
     """The PNG of registered explorer ``name`` at ``params``, drawn by the helper process (started here on
     first use); None if it failed there. Called only from the prefetch thread."""
+    import atexit
     import pickle
     import subprocess
     import sys
@@ -394,7 +418,9 @@ def _draw_elsewhere(name: str, params: dict, dpi: int) -> bytes | None:
         env["MPLBACKEND"] = "Agg"
         srv = Prefetcher._server = subprocess.Popen(
             [sys.executable, "-c", "from labcore.widgets import serve_drawings; serve_drawings()"],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, preexec_fn=lambda: os.nice(10))
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env,
+            preexec_fn=(lambda: os.nice(10)) if hasattr(os, "nice") else None)
+        atexit.register(srv.kill)          # the kernel exits: so does its helper (even a stopped one)
     pickle.dump((name, params, dpi), srv.stdin)
     srv.stdin.flush()
     ok, png = pickle.load(srv.stdout)
@@ -618,6 +644,8 @@ def _live_widget(explorer: Explorer):
     def _update(name, change):
         p = settings()
         png = prefetch.take(p) if prefetch is not None else None
+        if prefetch is not None:
+            Prefetcher.step_aside()
         if png is None:
             png = live.render(**p)
         else:

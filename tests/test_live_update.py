@@ -85,7 +85,7 @@ def test_a_declined_update_draws_a_new_figure():
         return None
 
     ex = Explorer("t_declined", lambda k: float(k), draw, (Slider("k", (1, 2, 3), 1),), update=update)
-    live = LiveFigure(ex)
+    live = LiveFigure(ex, cache_size=0)    # every render draws (no cache answers)
     live.render(k=1)
     first = live.fig
     live.render(k=2)
@@ -112,7 +112,7 @@ def test_a_label_past_the_canvas_edge_falls_back_to_a_fresh_layout():
         fig.axes[0].set_title(" ".join(["overflowing"] * data))
 
     ex = Explorer("t_overflow", lambda words: words, draw, (Slider("words", (1, 12), 1),), update=update)
-    live = LiveFigure(ex)
+    live = LiveFigure(ex, cache_size=0)    # every render draws (no cache answers)
     live.render(words=1)
     assert live.fig is not None
     wide = _pixels(live.render(words=12))

@@ -92,6 +92,27 @@ def test_prefetch_draws_the_neighbours_in_a_low_priority_helper_process():
     assert os.getpriority(os.PRIO_PROCESS, server.pid) == min(19, os.getpriority(os.PRIO_PROCESS, 0) + 10)
 
 
+def _state(pid: int) -> str:
+    """The process state letter from /proc (T: stopped)."""
+    with open(f"/proc/{pid}/stat") as f:
+        return f.read().rsplit(")", 1)[1].split()[0]
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/stat"), reason="reads the process state from /proc")
+def test_the_helper_steps_aside_while_a_move_is_answered():
+    ex = all_explorers()["roofline"]
+    live = LiveFigure(ex)
+    Prefetcher(live).request(ex.defaults())
+    assert Prefetcher.idle(timeout=120)
+    pid = Prefetcher._server.pid
+    Prefetcher.step_aside(0.5)
+    assert _state(pid) == "T"                             # stopped while the move's image travels
+    import time
+
+    time.sleep(1.0)
+    assert _state(pid) in "SR"                            # and going on afterwards
+
+
 def test_an_explorer_outside_the_registry_is_prefetched_on_the_thread():
     ex = _toy("t_unregistered")
     live = LiveFigure(ex)
@@ -99,7 +120,7 @@ def test_an_explorer_outside_the_registry_is_prefetched_on_the_thread():
     pre = Prefetcher(live)
     pre.request(ex.defaults(), ("a", 1))
     assert Prefetcher.idle(timeout=60)
-    assert pre.drawn == len(ex.neighbours(ex.defaults(), ("a", 1))) == 4
+    assert pre.drawn == len(ex.neighbours(ex.defaults(), ("a", 1))) == 5
     q = {"a": 4, "b": "y"}
     assert _same_picture(live.cached(q), ex.png(ex.compute(**q), q, dpi=LIVE_DPI))
     # take() of a setting that is neither cached nor queued: None (the caller draws it)

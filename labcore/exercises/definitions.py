@@ -589,7 +589,7 @@ def _answer11():
              "per_layer_overhead": _EX11["kernels_per_layer"] * _EX11["overhead_s"],
              "weights_text": fmt_bytes(w, unit="GB", digits=2), "layers": m.num_layers,
              "kernels_per_layer": _EX11["kernels_per_layer"], "extra_kernels": _EX11["extra_kernels"],
-             "gap": fmt_seconds(_EX11["overhead_s"], unit="µs", digits=0)})
+             "gap": fmt_seconds(_EX11["overhead_s"], unit="µs", digits=0), "overhead_s": _EX11["overhead_s"]})
 
 
 _define(number=11, label="ex-megakernel-ideal", title="The megakernel's ideal", compute=_answer11,

@@ -401,11 +401,12 @@ def measured_table(c):
         rows.append((c["batch"][i], f"{c['seqlen'][i]:,}",
                      f"{c['fa2'][i] * us:,.1f}", f"{c['model_fa2'][i] * us:,.1f}", f"{c['err_model_fa2'][i]:+.1%}",
                      f"{c['refined_fa2'][i] / c['fa2'][i] - 1:+.1%}",
-                     f"{c['flash_decoding'][i] * us:.1f}", f"{c['model_fd'][i] * us:.1f} ({c['splits_fd'][i]})",
-                     f"{c['err_model_fd'][i]:+.1%}", f"{c['refined_fd'][i] * us:.1f} ({c['splits_fd_refined'][i]})",
+                     f"{c['flash_decoding'][i] * us:.1f}", f"{c['model_fd'][i] * us:.1f} [{c['splits_fd'][i]}]",
+                     f"{c['err_model_fd'][i]:+.1%}", f"{c['refined_fd'][i] * us:.1f} [{c['splits_fd_refined'][i]}]",
                      f"{c['err_refined_fd'][i]:+.1%}"))
-    return Table(rows, ["batch", "seqlen", "FA2 measured", "FA2 model", "error", "error (refined)",
-                        "FD measured", "FD model (splits)", "error", "FD refined (splits)", "error"])
+    return Table(rows, ["batch", "seqlen", unit_label("FA2 measured", "µs"), unit_label("FA2 model", "µs"), "error",
+                        "error (refined)", unit_label("FD measured", "µs"), unit_label("FD model", "µs") + " [splits]",
+                        "error", unit_label("FD refined", "µs") + " [splits]", "error"])
 
 
 def last_wave_table(by_rule: dict, variant: str = "base"):
