@@ -15,10 +15,14 @@ SUDO     := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | sed 's/:.*##/\t/' | expand -t 14
 
-$(STAMP): requirements.txt requirements-dev.txt pyproject.toml
+$(STAMP): requirements.txt requirements-dev.txt pyproject.toml jupyter-config/labconfig/default_setting_overrides.json
 	@test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q -r requirements-dev.txt
+	@# JupyterLab's default settings for the book (every cell rendered, so Run All fills every {eval} number);
+	@# Binder's postBuild does the same
+	mkdir -p $(VENV)/etc/jupyter/labconfig
+	cp jupyter-config/labconfig/default_setting_overrides.json $(VENV)/etc/jupyter/labconfig/
 	@touch $(STAMP)
 
 venv: $(STAMP)  ## create .venv and install requirements-dev.txt (includes requirements.txt and labcore)

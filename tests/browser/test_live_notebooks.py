@@ -36,9 +36,12 @@ NOTEBOOKS = sorted(p.name for p in BOOK.glob("*.ipynb"))
 JUPYTER = Path(sys.executable).parent / "jupyter"
 RAW_MYST = re.compile(r"\{(glue|eval|cite|doc|ref|numref|eq|exercise|solution|admonition)[:}]|:class:|:label:"
                       r"|```\{|\{glue:text\}")
+EVAL_ROLE = re.compile(r"\{eval\}`([^`]+)`")
 SETTINGS = {
     "@jupyterlab/apputils-extension/notification": {"fetchNews": "false", "checkForUpdates": False},
-    "@jupyterlab/notebook-extension/tracker": {"windowingMode": "none", "autoStartDefaultKernel": True},
+    # windowingMode is left to the book's own default (jupyter-config/labconfig, installed by make venv), which a
+    # reader's JupyterLab gets too: the test must see what a reader sees
+    "@jupyterlab/notebook-extension/tracker": {"autoStartDefaultKernel": True},
     "@jupyterlab/docmanager-extension/plugin": {"autosave": False},
 }
 
@@ -342,6 +345,9 @@ def test_live_notebook(lab, lab_page, name):
                 raw = RAW_MYST.search(c["text"]) or RAW_MATH.search(c["text"])
                 if raw:
                     problems.append(f"cell {i}: raw markup {raw.group(0)!r} in {c['text'][max(0, raw.start() - 60):raw.end() + 60]!r}")
+                for expr in EVAL_ROLE.findall(src):      # an {eval} left unevaluated shows its expression
+                    if expr.strip() and expr.strip() in c["text"]:
+                        problems.append(f"cell {i}: {{eval}} not evaluated, its expression {expr.strip()!r} shows")
                 if src.count("```{admonition}") > c["admonitions"]:
                     problems.append(f"cell {i}: {src.count('```{admonition}')} admonitions, {c['admonitions']} rendered")
                 if src.count("```{exercise}") > c["exercises"]:
