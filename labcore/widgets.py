@@ -643,14 +643,10 @@ def _live_widget(explorer: Explorer):
 
     def _update(name, change):
         p = settings()
-        png = prefetch.take(p) if prefetch is not None else None
         if prefetch is not None:
+            prefetch.take(p)             # no longer queued; if its draw is under way, wait for it
             Prefetcher.step_aside()
-        if png is None:
-            png = live.render(**p)
-        else:
-            live.hits += 1
-        image.value = png
+        image.value = live.render(**p)   # from the cache when prefetched, else drawn now
         if prefetch is not None:
             vals = next(s.live_values for s in explorer.sliders if s.name == name)
             step = 1 if vals.index(change["new"]) >= vals.index(change["old"]) else -1

@@ -8,10 +8,10 @@ Jupyter Book hands to Sphinx and the deepest heading of every page.
 """
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 
+from book_pages import markdown_pages
 from jupyter_book.config import get_final_config
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -29,20 +29,13 @@ def _deepest_heading(markdown: str) -> int:
     return max((len(m.group(1)) for m in HEADING.finditer(FENCE.sub("", markdown))), default=0)
 
 
-def _pages():
-    for p in sorted((ROOT / "book").glob("*.ipynb")):
-        nb = json.loads(p.read_text(encoding="utf-8"))
-        yield p.name, "\n".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "markdown")
-    for p in sorted((ROOT / "book").glob("*.md")):
-        yield p.name, p.read_text(encoding="utf-8")
-
 
 def test_the_page_toc_lists_every_heading_level():
     opts = _theme_options()
     level = opts.get("show_toc_level", 1)            # the theme's default is 1
-    deep = {name: d for name, text in _pages() if (d := _deepest_heading(text)) - 1 > level}
+    deep = {name: d for name, text in markdown_pages() if (d := _deepest_heading(text)) - 1 > level}
     assert deep == {}, f"show_toc_level = {level} hides the headings of level {sorted(set(deep.values()))}"
-    assert _deepest_heading(dict(_pages())["06_flash_decoding.ipynb"]) == 3   # the case that was hidden
+    assert _deepest_heading(dict(markdown_pages())["06_flash_decoding.ipynb"]) == 3   # the case that was hidden
 
 
 def test_the_theme_option_keeps_the_derived_options():

@@ -15,6 +15,7 @@ import re
 from pathlib import Path
 
 import pytest
+from book_pages import markdown_pages
 
 import labcore.units as units
 from labcore.plots import all_explorers
@@ -34,13 +35,6 @@ WRONG_SYMBOL = re.compile(r"(?<=[\d}])\s?(?:us|μs|usecs?|msecs?|secs?)\b|\b[kKM
 UNIT_IN_TEXT = re.compile(r"(?<![\w/])(?:[kKMGTP]i?B(?:/s)?|[kKMGTP]?FLOP(?:/s|/B|/byte)?|[mµμun]s)(?![\w/])")
 
 
-def _markdown_sources():
-    for p in sorted((ROOT / "book").glob("*.ipynb")):
-        nb = json.loads(p.read_text(encoding="utf-8"))
-        yield p.name, "\n".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "markdown")
-    for p in sorted((ROOT / "book").glob("*.md")):
-        yield p.name, p.read_text(encoding="utf-8")
-
 
 def _bad_units(text):
     text = EXERCISE_MISTAKES.sub(" ", text)
@@ -48,7 +42,7 @@ def _bad_units(text):
             + [m.group().strip() for m in WRONG_SYMBOL.finditer(text)])
 
 
-@pytest.mark.parametrize("name,text", list(_markdown_sources()), ids=lambda x: x if x.endswith(("ipynb", "md")) else "")
+@pytest.mark.parametrize("name,text", list(markdown_pages()), ids=lambda x: x if x.endswith(("ipynb", "md")) else "")
 def test_prose_uses_the_helpers_symbols(name, text):
     assert _bad_units(text) == [], name
 
