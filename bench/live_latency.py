@@ -10,7 +10,7 @@ live-notebook test's server and page (``tests/browser/test_live_notebooks.py``) 
 Two kinds of move, reported apart:
 
 - **steps**: :data:`MOVES` one-step moves of the first control (back at its ends), each after the reader has
-  looked at the figure for :data:`READ_S` seconds. While the reader looks, ``labcore.widgets.Prefetcher``
+  looked at the figure for :data:`READ_S` seconds. While the reader looks, ``flashbook.prefetch.Prefetcher``
   draws the likely next settings, so a step is usually a cache hit;
 - **jumps**: :data:`JUMPS` moves to a setting several steps away (the slider's Home/End keys, or a dropdown
   choice two or more places on), which the prefetcher does not foresee: a full compute and draw.
@@ -151,8 +151,8 @@ def test_live_latency(lab, lab_page, name):
 FLOOR_NOTEBOOK = {
     "cells": [{"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [], "source": [
         "import ipywidgets as W\n",
-        "from labcore.plots import get_explorer\n",
-        "from labcore.widgets import LiveFigure\n",
+        "from flashbook import get_explorer\n",
+        "from flashbook.live import LiveFigure\n",
         "ex = get_explorer('io_vs_N'); live = LiveFigure(ex); s = ex.sliders[0]\n",
         "pngs = {v: live.render(**{s.name: v}) for v in s.live_values}\n",
         "slider = W.SelectionSlider(options=[(str(v), v) for v in s.live_values], value=s.default,\n",

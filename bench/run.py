@@ -4,7 +4,7 @@
     (``FLASHBOOK_STATIC=1``: interactive figures render all their frames), kernel start included;
 (b) for every registered explorer: kernel-side slider-update latency, p50/p95 over a sweep of its sliders
     (the static grid plus each slider's live values, one at a time): the update a live kernel does on each
-    move (compute + the persistent figure updated in place, drawn and encoded: labcore.widgets.LiveFigure),
+    move (compute + the persistent figure updated in place, drawn and encoded: flashbook.live.LiveFigure),
     its compute part (the numpy model), and the cost of a new figure instead (draw + encode);
 (c) a clean book build (``jupyter-book build`` into a temporary folder, so ``_build`` is untouched);
 (d) ``import labcore`` in a fresh interpreter (median of 5; also checks matplotlib stays unimported);
@@ -38,7 +38,7 @@ TARGETS = {"notebooks_total_s": 60.0, "update_p95_ms": 100.0, "compute_p95_ms": 
 
 
 def toc_pages() -> list[str]:
-    from labcore.sections import toc_pages as pages
+    from flashbook.sections import toc_pages as pages
 
     return pages(ROOT / "_toc.yml")
 
@@ -113,14 +113,15 @@ def sweep_points(explorer, limit: int) -> list[dict]:
 def bench_explorers(limit: int) -> list[dict]:
     """Kernel-side latency of a live slider move, per explorer, over :func:`sweep_points` in order.
 
-    ``update`` is what the live widget does on each move (``labcore.widgets.LiveFigure``): compute, then
+    ``update`` is what the live widget does on each move (``flashbook.live.LiveFigure``): compute, then
     update the persistent figure in place (or draw a new one where the explorer has no ``update`` hook or
     it declines), draw it once and encode the PNG. ``draw`` is the new-figure path for comparison (what
     each move cost before, and what the static book's frames cost). The garbage collector runs as usual.
     """
     os.environ.pop("FLASHBOOK_STATIC", None)
-    from labcore.plots import all_explorers
-    from labcore.widgets import LIVE_DPI, LiveFigure
+    from flashbook.explorer import all_explorers
+    from flashbook.drawing import LIVE_DPI
+    from flashbook.live import LiveFigure
 
     rows = []
     for name, ex in sorted(all_explorers().items()):

@@ -2,9 +2,9 @@
 
 Every number the book shows is computed here. Layers (GUIDE §1): data (hardware, models, published with
 ``labcore/data``) -> number formats (precision, fp8) -> algorithms (softmax, attention, flash, decode) ->
-accounting (hbm, flops, waves) -> performance models (decode_model, prefill, megakernel) -> display (units) ->
-presentation (``labcore.plots``, ``labcore.widgets``, ``labcore.exercises``, ``labcore.sections``; imported on
-their own, never here). Argument checks shared by every module live in ``labcore.checks``.
+accounting (hbm, flops, waves) -> performance models (decode_model, prefill, megakernel) -> display (units).
+It imports numpy, ml_dtypes and the standard library only. The presentation (figures, explorers, the live face,
+exercises) is the separate package ``flashbook``, which imports labcore; labcore never imports it. Argument checks shared by every module live in ``labcore.checks``.
 """
 from .hbm import *  # noqa: F401,F403
 from .attention import *  # noqa: F401,F403
@@ -25,8 +25,7 @@ from .units import *  # noqa: F401,F403
 from . import (attention, decode, decode_model, flash, flops, fp8, hardware, hbm, megakernel, models, precision, prefill, published,
                softmax, units, waves)
 
-#: Every public name of the engine (the union of its modules' ``__all__``; the presentation layer,
-#: ``labcore.plots``, ``labcore.widgets``, ``labcore.exercises`` and ``labcore.sections``, is imported on its own).
+#: Every public name of the engine (the union of its modules' ``__all__``).
 __all__ = sorted({name for mod in (hbm, attention, softmax, flops, precision, fp8, hardware, flash, decode,
                                    decode_model, models,
                                    waves, megakernel, prefill, units) for name in mod.__all__})

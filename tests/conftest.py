@@ -22,6 +22,6 @@ def qkv():
     return _make_qkv
 
 
-# The live widgets' prefetcher (labcore.widgets.Prefetcher) draws in the background for a reader; the
+# The live widgets' prefetcher (flashbook.prefetch.Prefetcher) draws in the background for a reader; the
 # tests switch it on where they test it.
 os.environ.setdefault("FLASHBOOK_PREFETCH", "0")

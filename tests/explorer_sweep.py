@@ -11,7 +11,7 @@ import numbers
 
 import numpy as np
 
-#: Most frames one explorer may precompute for the static book (page weight; ``widgets.MAX_FRAMES`` is the
+#: Most frames one explorer may precompute for the static book (page weight; ``flashbook.player.MAX_FRAMES`` is the
 #: hard limit of the player itself).
 STATIC_FRAME_BUDGET = 48
 

@@ -140,7 +140,7 @@ def test_unknown_last_wave_rule_is_refused(call):
 
 
 def test_last_wave_table_lists_both_rules_errors():
-    from labcore.plots.decode import last_wave_table
+    from flashbook.figures.decode import last_wave_table
 
     by = {r: lc.compare_flash_decoding_a100(last_wave=r) for r in lc.LAST_WAVE_RULES}
     t = last_wave_table(by)

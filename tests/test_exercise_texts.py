@@ -1,7 +1,7 @@
 """The exercises' texts type no preset value (issue 13): statements, feedback and options are filled from labcore.
 
 A statement, a mistake's feedback or a choice option that needs a GPU's rate, an SM count or a computed
-result names it as a ``{placeholder}`` that :func:`labcore.exercises.definitions.fill` fills from the
+result names it as a ``{placeholder}`` that :func:`flashbook.exercises.definitions.fill` fills from the
 exercise's computed quantities, formatted by :mod:`labcore.units`. So the messages show the presets'
 values, change when a preset changes, and ``definitions.py`` holds none of those numbers as text.
 """
@@ -13,12 +13,13 @@ from pathlib import Path
 
 import pytest
 
+import flashbook.exercises
 import labcore
 from labcore import MODEL_DEFAULTS, GPUS, fmt_flop_rate, fmt_rate, get_gpu, get_model
-from labcore.exercises import EXERCISES, payload
-from labcore.exercises.definitions import fill
+from flashbook.exercises import EXERCISES, payload
+from flashbook.exercises.definitions import fill
 
-DEFINITIONS = Path(labcore.__file__).parent / "exercises" / "definitions.py"
+DEFINITIONS = Path(flashbook.exercises.__file__).parent / "definitions.py"
 
 
 def _texts(pl: dict) -> str:

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from labcore import exercises as E
+from flashbook import exercises as E
 
 KS = list(range(1, len(E.EXERCISES) + 1))
 
@@ -294,7 +294,7 @@ def test_static_forms_are_reproducible():
     ids = [_form_ids(h)[0] for h in forms.values()]
     assert len(set(ids)) == len(ids)
     # the same bytes in a fresh interpreter with another hash seed (a second book build is a new process)
-    code = ("import hashlib, labcore.exercises as E; "
+    code = ("import hashlib, flashbook.exercises as E; "
             f"print(' '.join(hashlib.sha256(E.static_form(k).encode()).hexdigest() for k in {sorted(forms)}))")
     env = {**os.environ, "PYTHONHASHSEED": "12345"}
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)

@@ -1,4 +1,4 @@
-"""The browser grader (labcore/exercises/grader.js) as JavaScript: it parses, it is what the forms inline and
+"""The browser grader (flashbook/exercises/grader.js) as JavaScript: it parses, it is what the forms inline and
 what the wheel ships, and under node it gives the same verdicts as the Python grader on the same inputs."""
 from __future__ import annotations
 
@@ -12,10 +12,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from labcore import exercises as E
+from flashbook import exercises as E
 
 KS = list(range(1, len(E.EXERCISES) + 1))
-GRADER = Path(str(resources.files("labcore.exercises").joinpath("grader.js")))
+GRADER = Path(str(resources.files("flashbook.exercises").joinpath("grader.js")))
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -67,9 +67,9 @@ def test_wheel_ships_the_grader():
     """pyproject.toml lists the package and its .js as package data, so a non-editable install has it."""
     tomllib = pytest.importorskip("tomllib")
     cfg = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"]
-    assert "labcore.exercises" in cfg["packages"]
-    globs = cfg["package-data"]["labcore.exercises"]
-    pkg = ROOT / "labcore" / "exercises"
+    assert "flashbook.exercises" in cfg["packages"]
+    globs = cfg["package-data"]["flashbook.exercises"]
+    pkg = ROOT / "flashbook" / "exercises"
     shipped = [f.name for f in pkg.iterdir() if f.is_file() and f.suffix not in (".py", ".pyc")]
     assert shipped == ["grader.js"]
     assert all(any(Path(name).match(g) for g in globs) for name in shipped)

@@ -2,8 +2,8 @@
 import pytest
 
 from explorer_sweep import CHECKS, STATIC_FRAME_BUDGET, check_for, sweep
-from labcore.plots import all_explorers
-from labcore.widgets import MAX_FRAMES, render_static
+from flashbook.explorer import all_explorers
+from flashbook.player import MAX_FRAMES, render_static
 
 EXPLORERS = all_explorers()
 
@@ -41,8 +41,8 @@ def test_static_player_has_every_frame():
 
 def test_static_player_keys_include_fixed_sliders():
     """A slider with one static value still takes its place in the frame key (hidden input)."""
-    from labcore.plots import new_figure
-    from labcore.widgets import Explorer, Slider
+    from flashbook.figures.base import new_figure
+    from flashbook.explorer import Explorer, Slider
 
     def draw(y, **_):
         fig, ax = new_figure(width=2, height=1.5)
@@ -56,8 +56,8 @@ def test_static_player_keys_include_fixed_sliders():
 
 
 def test_table_html_and_text():
-    """labcore.widgets.Table: a scrolling wrapper, numbers right-aligned (class), text escaped, plain repr."""
-    from labcore.widgets import Table
+    """flashbook.display.Table: a scrolling wrapper, numbers right-aligned (class), text escaped, plain repr."""
+    from flashbook.display import Table
 
     t = Table([("a<b", 1.5, True), ("c", 2, False)], ["name", "value", "flag"], [None, ".2f", None], caption="cap")
     h = t._repr_html_()

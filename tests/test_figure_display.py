@@ -1,4 +1,4 @@
-"""Figures built with labcore.plots.new_figure display as PNG in IPython (never as '<Figure size ...>')."""
+"""Figures built with flashbook.figures.base.new_figure display as PNG in IPython (never as '<Figure size ...>')."""
 from __future__ import annotations
 
 import pytest
@@ -9,7 +9,7 @@ IPython = pytest.importorskip("IPython")
 def test_new_figure_registers_png_formatter():
     from IPython.core.interactiveshell import InteractiveShell
 
-    from labcore.plots import new_figure
+    from flashbook.figures.base import new_figure
 
     shell = InteractiveShell.instance()
     try:
@@ -23,7 +23,7 @@ def test_new_figure_registers_png_formatter():
 
 
 def test_power_labels_are_plain_unicode():
-    from labcore.plots import power_label
+    from flashbook.figures.base import power_label
 
     assert power_label(1000) == "10³"
     assert power_label(0.01) == "10⁻²"
@@ -37,7 +37,7 @@ def test_log_axes_get_lean_ticks_when_drawn():
 
     from matplotlib.ticker import NullLocator
 
-    from labcore.plots import new_figure
+    from flashbook.figures.base import new_figure
 
     fig, ax = new_figure(width=3, height=2)
     ax.loglog([1e2, 1e6], [1e1, 1e5])
@@ -56,8 +56,8 @@ def test_log_axes_get_lean_ticks_when_drawn():
 
 
 def _title_explorer():
-    from labcore.plots import new_figure
-    from labcore.widgets import Explorer, Slider
+    from flashbook.figures.base import new_figure
+    from flashbook.explorer import Explorer, Slider
 
     def draw(data, words=1, **_):
         fig, ax = new_figure(width=3, height=2)
@@ -70,18 +70,18 @@ def _title_explorer():
 
 def test_png_keeps_the_frozen_layout_and_never_clips(monkeypatch):
     """Frames share the defaults' axes positions; a frame that would not fit is laid out on its own."""
-    from labcore import widgets
+    from flashbook import drawing
 
     ex = _title_explorer()
     calls = []
-    real = widgets._encode_png
+    real = drawing.encode_png
 
     def spy(fig, dpi, check, *rest):
         png, inside = real(fig, dpi, check, *rest)
         calls.append((check, inside, fig.get_layout_engine() is None or "w_pad" not in fig.get_layout_engine().get()))
         return png, inside
 
-    monkeypatch.setattr(widgets, "_encode_png", spy)
+    monkeypatch.setattr(drawing, "encode_png", spy)
     short = ex.png(ex.compute(words=1), {"words": 1})
     assert short[:4] == b"\x89PNG"
     assert calls == [(True, True, True)]            # frozen layout, fits: drawn once

@@ -1,4 +1,4 @@
-"""The live path (labcore.widgets.LiveFigure): an explorer's ``update`` hook, which changes one persistent
+"""The live path (flashbook.live.LiveFigure): an explorer's ``update`` hook, which changes one persistent
 figure in place, shows what a fresh ``draw`` at the same setting shows."""
 from __future__ import annotations
 
@@ -9,8 +9,9 @@ import pytest
 
 pytest.importorskip("matplotlib")
 
-from labcore.plots import all_explorers  # noqa: E402
-from labcore.widgets import LIVE_DPI, LiveFigure  # noqa: E402
+from flashbook.explorer import all_explorers  # noqa: E402
+from flashbook.drawing import LIVE_DPI
+from flashbook.live import LiveFigure  # noqa: E402
 
 WITH_UPDATE = sorted(name for name, ex in all_explorers().items() if ex.update is not None)
 
@@ -64,8 +65,8 @@ def test_update_in_place_matches_a_fresh_draw(name):
 
 def test_a_declined_update_draws_a_new_figure():
     """An update hook that returns False makes LiveFigure draw a new figure (and keep that one)."""
-    from labcore.plots import new_figure
-    from labcore.widgets import Explorer, Slider
+    from flashbook.figures.base import new_figure
+    from flashbook.explorer import Explorer, Slider
 
     seen = []
 
@@ -99,8 +100,8 @@ def test_a_declined_update_draws_a_new_figure():
 def test_a_label_past_the_canvas_edge_falls_back_to_a_fresh_layout():
     """An in-place update whose title no longer fits the frozen layout is not shown clipped: LiveFigure
     draws a new figure, which gets its own constrained layout."""
-    from labcore.plots import new_figure
-    from labcore.widgets import Explorer, Slider
+    from flashbook.figures.base import new_figure
+    from flashbook.explorer import Explorer, Slider
 
     def draw(data, **_):
         fig, ax = new_figure(width=3, height=2)
@@ -127,7 +128,7 @@ def test_the_live_widget_swaps_the_image_bytes(monkeypatch):
     """show() in a live kernel: one ipywidgets.Image whose value a control's move replaces with the
     explorer's figure at the new setting (no output area cleared and rebuilt)."""
     W = pytest.importorskip("ipywidgets")
-    from labcore.widgets import show
+    from flashbook.display import show
 
     monkeypatch.delenv("FLASHBOOK_STATIC", raising=False)
     ex = all_explorers()["io_vs_N"]

@@ -1,4 +1,4 @@
-"""The live path's cache and prefetcher (labcore.widgets.LiveFigure, Prefetcher, serve_drawings): a slider
+"""The live path's cache and prefetcher (flashbook.live.LiveFigure, Prefetcher, serve_drawings): a slider
 step to a setting drawn while the reader looked at the figure is answered from the cache, with the same
 picture a draw at that setting gives."""
 from __future__ import annotations
@@ -14,8 +14,13 @@ import pytest
 
 pytest.importorskip("matplotlib")
 
-from labcore.plots import all_explorers, new_figure  # noqa: E402
-from labcore.widgets import LIVE_DPI, Explorer, LiveFigure, Prefetcher, Slider, show  # noqa: E402
+from flashbook.explorer import all_explorers
+from flashbook.figures.base import new_figure  # noqa: E402
+from flashbook.drawing import LIVE_DPI
+from flashbook.explorer import Explorer, Slider
+from flashbook.live import LiveFigure
+from flashbook.prefetch import Prefetcher
+from flashbook.display import show  # noqa: E402
 
 
 def _pixels(png: bytes) -> np.ndarray:
@@ -154,7 +159,7 @@ def test_serve_drawings_answers_each_request_and_reports_errors():
     reqs = b"".join(pickle.dumps(r) for r in [("no_such_explorer", {}, LIVE_DPI), ("roofline", ex.defaults(), LIVE_DPI)])
     env = {**os.environ, "MPLBACKEND": "Agg"}
     env.pop("FLASHBOOK_STATIC", None)
-    out = subprocess.run([sys.executable, "-c", "from labcore.widgets import serve_drawings; serve_drawings()"],
+    out = subprocess.run([sys.executable, "-c", "from flashbook.prefetch import serve_drawings; serve_drawings()"],
                          input=reqs, capture_output=True, env=env, timeout=120, check=True).stdout
     buf = io.BytesIO(out)
     ok, err = pickle.load(buf)

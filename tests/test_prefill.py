@@ -204,8 +204,8 @@ def test_model_vs_measured_regression_guard():
 # ------------------------------------------------------------------------------------- figures
 
 def test_explorers_frames_speed_and_tables():
-    from labcore.plots import get_explorer
-    from labcore.plots import prefill as pp
+    from flashbook.explorer import get_explorer
+    from flashbook.figures import prefill as pp
 
     ex = get_explorer("prefill_limits")
     assert ex.n_frames() <= 48

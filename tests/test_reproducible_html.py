@@ -8,15 +8,15 @@ import os
 import subprocess
 import sys
 
-from labcore.plots import get_explorer
-from labcore.widgets import render_static
+from flashbook.explorer import get_explorer
+from flashbook.player import render_static
 
 _BUILD = r"""
 import sys
-from labcore.plots import get_explorer
-from labcore.widgets import render_static
-from labcore.exercises import static_form
-from labcore.exercises.definitions import ExerciseUnavailable
+from flashbook.explorer import get_explorer
+from flashbook.player import render_static
+from flashbook.exercises import static_form
+from flashbook.exercises.definitions import ExerciseUnavailable
 out = [render_static(get_explorer("merge_orders"))]
 for k in range(1, 13):
     try:
@@ -40,7 +40,7 @@ def test_two_builds_give_identical_html():
 
 _FRAMES = r"""
 import hashlib, sys
-from labcore.plots import all_explorers
+from flashbook.explorer import all_explorers
 for name, ex in sorted(all_explorers().items()):
     params = {**ex.fixed, **{s.name: s.default for s in ex.sliders}}
     print(name, hashlib.sha256(ex.png(ex.compute(**params), params)).hexdigest())

@@ -1,4 +1,4 @@
-"""labcore.sections: every public name links back to the book page that explains it."""
+"""flashbook.sections: every public name links back to the book page that explains it."""
 from __future__ import annotations
 
 import sys
@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 import labcore
-import labcore.sections
-from labcore.sections import MODULE_PAGES, SECTIONS, section_for, toc_pages
+import flashbook.sections
+from flashbook.sections import MODULE_PAGES, SECTIONS, section_for, toc_pages
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "book" / "_ext"))
@@ -28,7 +28,7 @@ def test_every_public_name_resolves_to_a_page_in_the_book():
     # every algorithm/model name is explained somewhere (only plumbing may map to None)
     plumbing = ("sections.SECTIONS", "sections.MODULE_PAGES", "sections.section_for", "sections.toc_pages")
     unexplained = sorted(k for k, p in pages.items()
-                         if p is None and not (k.startswith(("widgets.", "plots.")) or k in plumbing))
+                         if p is None and not (k.split(".")[0] in ("display", "explorer", "live", "player", "prefetch", "drawing", "mode", "figures") or k in plumbing))
     assert not unexplained, f"public names no section explains: {unexplained}"
 
 
@@ -47,9 +47,9 @@ def test_every_page_is_in_the_book():
 def test_section_for():
     assert section_for("reference_attention") == "book/02_io_awareness"
     assert section_for("labcore.flash_attention_backward") == "book/05_flash_backward"
-    assert section_for("plots.decode.splits_figure") == "book/06_flash_decoding"
-    assert section_for("widgets.show") is None
-    assert labcore.sections.section_for is section_for and labcore.sections.SECTIONS is SECTIONS
+    assert section_for("figures.decode.splits_figure") == "book/06_flash_decoding"
+    assert section_for("display.show") is None
+    assert flashbook.sections.section_for is section_for and flashbook.sections.SECTIONS is SECTIONS
 
 
 @pytest.mark.parametrize("bad, exc", [(3, TypeError), (None, TypeError), ("no_such_function", ValueError),

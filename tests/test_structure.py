@@ -11,7 +11,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 LABCORE = ROOT / "labcore"
-MODULES = sorted(LABCORE.rglob("*.py"))
+MODULES = sorted(LABCORE.rglob("*.py")) + sorted((ROOT / "flashbook").rglob("*.py"))
 NOTEBOOKS = sorted((ROOT / "book").rglob("*.ipynb"))
 
 

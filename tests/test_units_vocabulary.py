@@ -18,7 +18,7 @@ import pytest
 from book_pages import markdown_pages
 
 import labcore.units as units
-from labcore.plots import all_explorers
+from flashbook.explorer import all_explorers
 from labcore.units import BINARY, DECIMAL
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -101,7 +101,7 @@ def _typed_units_in_labels(source: str) -> list[str]:
     return out
 
 
-@pytest.mark.parametrize("path", sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "labcore").rglob("*.py")
+@pytest.mark.parametrize("path", sorted(p.relative_to(ROOT).as_posix() for pkg in ("labcore", "flashbook") for p in (ROOT / pkg).rglob("*.py")
                                         if p.name != "units.py"))
 def test_labels_in_labcore_name_their_unit_through_the_helpers(path):
     """Axis labels, titles, figure texts, legend entries and slider labels: no unit symbol typed by hand."""

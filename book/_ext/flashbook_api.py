@@ -1,11 +1,11 @@
 """Sphinx extension: the ``labcore-api`` directive that renders the API reference (``book/api.md``).
 
-The page is generated, never hand-maintained: every public module of ``labcore`` (found with
+The page is generated, never hand-maintained: every public module of ``labcore`` and then of ``flashbook`` (found with
 ``pkgutil``; private ``_*`` modules skipped) gets a section, and every name in its ``__all__`` an autodoc
 entry built from its docstring. A name re-exported at the top level is documented as ``labcore.NAME``
 (what notebooks call) and is also resolvable under its defining module (``labcore.attention.NAME``), so
 ``{py:func}`labcore.reference_attention``` and ``:func:`reference_attention``` inside docstrings both
-link here. Under each entry, "Explained in" links to the section named in ``labcore.sections`` (d2l's
+link here. Under each entry, "Explained in" links to the section named in ``flashbook.sections`` (d2l's
 API appendix is the model); a page named there that is missing from the book fails the strict build.
 """
 from __future__ import annotations
@@ -20,26 +20,18 @@ from sphinx.util.docutils import SphinxDirective
 from sphinx.util.nodes import nested_parse_with_titles
 
 #: Presentation-layer packages documented after the algorithm modules (their names keep the dotted path).
-PRESENTATION = ("widgets", "plots", "exercises", "sections")
+PACKAGES = ("labcore", "flashbook")
 
 
 def _public_modules():
-    """(dotted module name, module) for every public labcore module, algorithms first, then presentation."""
-    import labcore
-
-    algo, pres = [], []
-    for info in pkgutil.iter_modules(labcore.__path__):
-        if info.name.startswith("_"):
-            continue
-        (pres if info.name in PRESENTATION else algo).append(info.name)
+    """(dotted module name, module) for every public labcore module, the engine first, then the presentation package."""
     out = []
-    for name in sorted(algo) + [p for p in PRESENTATION if p in pres]:
-        mod = importlib.import_module(f"labcore.{name}")
-        out.append((f"labcore.{name}", mod))
-        if name == "plots":  # the section figure modules under labcore.plots
-            for sub in pkgutil.iter_modules(mod.__path__):
-                if not sub.name.startswith("_"):
-                    out.append((f"labcore.plots.{sub.name}", importlib.import_module(f"labcore.plots.{sub.name}")))
+    for package in PACKAGES:
+        top = importlib.import_module(package)
+        for info in sorted(pkgutil.walk_packages(top.__path__, f"{package}."), key=lambda i: i.name):
+            if any(part.startswith("_") for part in info.name.split(".")):
+                continue
+            out.append((info.name, importlib.import_module(info.name)))
     return out
 
 
@@ -61,7 +53,7 @@ def api_entries():
             seen.add(id(obj))
             top = getattr(labcore, name, None) is obj
             documented = f"labcore.{name}" if top else f"{modname}.{name}"
-            key = name if top else f"{modname[len('labcore.'):]}.{name}"
+            key = name if top else f"{modname.split('.', 1)[1]}.{name}"
             kind = "class" if inspect.isclass(obj) else "function" if callable(obj) else "data"
             rows.append((documented, key, f"{modname}.{name}", obj, kind))
         out.append((modname, mod, rows))
@@ -95,7 +87,7 @@ class LabcoreAPI(SphinxDirective):
     has_content = False
 
     def run(self):
-        from labcore.sections import section_for
+        from flashbook.sections import section_for
 
         result = []
         py = self.env.get_domain("py")

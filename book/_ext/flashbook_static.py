@@ -1,7 +1,7 @@
 """Sphinx extension: mark the book build as static before any notebook kernel starts.
 
 myst-nb starts the kernels from this Sphinx process, so they inherit ``FLASHBOOK_STATIC=1`` and
-``labcore.widgets.show`` renders its precomputed HTML players instead of ipywidgets (which would be dead
+``flashbook.show`` renders its precomputed HTML players instead of ipywidgets (which would be dead
 controls in a page without a kernel). Live kernels (Jupyter, Binder, Colab, nbval) never see it.
 """
 import os

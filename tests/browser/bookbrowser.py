@@ -29,7 +29,7 @@ CHROMIUM_ARGS = [
 
 def toc_pages(toc_path: Path = ROOT / "_toc.yml") -> list[str]:
     """Every docname in the table of contents (root first), e.g. ``["book/intro", "book/01_bottlenecks"]``."""
-    from labcore.sections import toc_pages as pages
+    from flashbook.sections import toc_pages as pages
 
     return pages(toc_path)
 

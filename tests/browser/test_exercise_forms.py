@@ -1,9 +1,9 @@
-"""The static-HTML exercise graders work in a real browser and agree with labcore.exercises.check."""
+"""The static-HTML exercise graders work in a real browser and agree with flashbook.exercises.check."""
 from __future__ import annotations
 
 from bookbrowser import new_offline_page
 
-import labcore.exercises as E
+import flashbook.exercises as E
 
 DOC = "book/12_exercises"
 

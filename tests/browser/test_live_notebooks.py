@@ -65,7 +65,7 @@ def _solution_cells(cells: list[dict]) -> list[int]:
 def test_solution_cells_are_folded_in_the_source(name):
     """Every worked solution is folded: prose in a dropdown ``{solution}``, code with its source collapsed in
     JupyterLab and hidden in the book, and its printed answer inside a closed ``<details>``
-    (``labcore.exercises.solution_output``); no gated ``{solution-start}`` left (its prose would show live)."""
+    (``flashbook.exercises.solution_output``); no gated ``{solution-start}`` left (its prose would show live)."""
     cells = _cells(name)
     assert not any("{solution-start}" in "".join(c["source"]) for c in cells), \
         f"{name}: gated solution-start/solution-end shows its prose in JupyterLab; fold it (tests/tools/fold_solutions.py)"

@@ -1,4 +1,4 @@
-"""Static frame players (``labcore.widgets.show`` in the book build): moving a slider changes the figure."""
+"""Static frame players (``flashbook.display.show`` in the book build): moving a slider changes the figure."""
 from __future__ import annotations
 
 import numpy as np
@@ -44,9 +44,10 @@ def _wiggle_every_slider(page, where: str) -> list[str]:
 
 
 def test_player_mechanism(browser):
-    """A player rendered by labcore.widgets.render_static responds to its sliders (no book needed)."""
-    from labcore.plots import new_figure
-    from labcore.widgets import Explorer, Slider, render_static
+    """A player rendered by flashbook.player.render_static responds to its sliders (no book needed)."""
+    from flashbook.figures.base import new_figure
+    from flashbook.explorer import Explorer, Slider
+    from flashbook.player import render_static
 
     def compute(a, b):
         return np.linspace(0.0, 1.0, 20) * a + b
@@ -82,7 +83,7 @@ def test_book_players_respond(visit, site, browser):
 
 def test_every_registered_explorer_shown_somewhere(visit):
     """Each registered explorer appears as a player on some page (otherwise it is dead code)."""
-    from labcore.plots import all_explorers
+    from flashbook.explorer import all_explorers
 
     shown = set()
     for doc in PAGES:

@@ -5,11 +5,11 @@ from functools import lru_cache
 
 import numpy as np
 
-from .. import flops, hbm, precision, softmax
-from ..hardware import GPUS, get_gpu
-from ..units import fmt_bytes, fmt_intensity, fmt_seconds, unit_label
-from ..widgets import Explorer, Slider
-from . import clear_content, new_figure, register, rescale
+from labcore import flops, hbm, precision, softmax
+from labcore.hardware import GPUS, get_gpu
+from labcore.units import fmt_bytes, fmt_intensity, fmt_seconds, unit_label
+from ..explorer import Explorer, Slider, register
+from .base import clear_content, new_figure, rescale
 
 __all__ = ["roofline_data", "draw_roofline", "io_vs_N_data", "draw_io_vs_N", "trace_data", "draw_trace",
            "merge_data", "draw_merge", "precision_data", "draw_precision"]

@@ -3,7 +3,7 @@
 Both graders grade through the same JSON payload (:func:`payload`), built at run time from an exercise's
 definition: reference values, absolute tolerances, mistake values and feedback, and the message
 templates (:data:`MESSAGES`). :func:`grade_payload` applies the rules in Python; ``grader.js`` (the
-browser grader of the static book, see :mod:`labcore.exercises.form`) applies the same rules in
+browser grader of the static book, see :mod:`flashbook.exercises.form`) applies the same rules in
 JavaScript, and the tests run it under node on the same inputs and compare the verdicts.
 
 Answer formats (what ``answer`` may be):
@@ -73,7 +73,7 @@ def payload(k) -> dict:
         ``data``, and ``parts`` (each: ``key``, ``label``, ``unit``, ``kind``; numeric parts: ``ref``, ``tol``
         (absolute), ``tol_text``, ``mistakes`` (``id``, ``value``, ``tol``, ``feedback``); choice parts:
         ``answer`` and ``options`` (``letter``, ``text``, ``feedback``)). The statement, feedback and
-        option texts are filled from the computed quantities (:func:`labcore.exercises.fill`).
+        option texts are filled from the computed quantities (:func:`flashbook.exercises.fill`).
     Raises:
         ValueError: ``k`` is not an integer in 1..len(EXERCISES).
         ExerciseUnavailable: a labcore function the reference needs is not in this checkout.
@@ -151,7 +151,7 @@ class Verdict:
 
 
 def _static() -> bool:
-    from ..widgets import static_mode
+    from ..mode import static_mode
 
     return static_mode()
 

@@ -9,10 +9,10 @@ from functools import lru_cache
 
 import numpy as np
 
-from ..megakernel import HAZY_MEASURED, TIMELINE_DEFAULTS, mode_sensitivity, timeline
-from ..units import fmt_seconds, unit_label
-from ..widgets import Explorer, Slider
-from . import clear_content, new_figure, register
+from labcore.megakernel import HAZY_MEASURED, TIMELINE_DEFAULTS, mode_sensitivity, timeline
+from labcore.units import fmt_seconds, unit_label
+from ..explorer import Explorer, Slider, register
+from .base import clear_content, new_figure
 
 __all__ = ["KIND_COLORS", "CAUSE_COLORS", "gantt_figure", "breakdown_figure", "sensitivity_figure",
            "timeline_data", "breakdown_data", "sensitivity_data"]

@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import flash as F
-from .. import hbm as H
-from ..units import MB, KiB, fmt_bytes, unit_label
-from ..widgets import Explorer, Slider
-from . import clear_content, new_figure, register
+from labcore import flash as F
+from labcore import hbm as H
+from labcore.units import MB, KiB, fmt_bytes, unit_label
+from ..explorer import Explorer, Slider, register
+from .base import clear_content, new_figure
 
 __all__ = ["tiling_figure", "causal_map_figure", "traffic_vs_N_figure", "traffic_vs_M_figure",
            "backward_traffic_figure", "gpt2_medium_figure"]

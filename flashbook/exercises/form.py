@@ -2,7 +2,7 @@
 
 During the book build (``FLASHBOOK_STATIC=1``) each exercise's check cell shows :func:`static_form`: a
 small self-contained form whose inline script is :data:`GRADER_JS` (the file ``grader.js`` shipped with
-this package) followed by one call that wires the form. Its payload is :func:`labcore.exercises.payload`
+this package) followed by one call that wires the form. Its payload is :func:`flashbook.exercises.payload`
 as JSON, the same one the Python grader grades through, so the two graders read one definition.
 
 The form's element id is derived from its content (the exercise number and a hash of its payload),
@@ -22,8 +22,8 @@ from .grader import payload
 
 __all__ = ["GRADER_JS", "static_form", "solution_output"]
 
-#: The browser grader (``labcore/exercises/grader.js``, package data): the rules of
-#: :func:`labcore.exercises.grade_payload` in dependency-free JavaScript, inlined into every form.
+#: The browser grader (``flashbook/exercises/grader.js``, package data): the rules of
+#: :func:`flashbook.exercises.grade_payload` in dependency-free JavaScript, inlined into every form.
 GRADER_JS: str = resources.files(__package__).joinpath("grader.js").read_text(encoding="utf-8")
 
 
@@ -80,7 +80,7 @@ def static_form(k) -> str:
     wire = f"fbAttachForm(document.getElementById({json.dumps(uid)}));"
     return (f'<form class="fb-exercise-form" id="{uid}" data-exercise="{ex.number}" onsubmit="return false">'
             f'<p><strong>Check your answer</strong> (graded in your browser, same rules as '
-            f'<code>labcore.exercises.check({ex.number}, answer)</code>)</p>'
+            f'<code>flashbook.exercises.check({ex.number}, answer)</code>)</p>'
             f'{"".join(rows)}<button type="button" class="fb-check">Check</button>'
             f'<pre class="fb-verdict" aria-live="polite" style="white-space:pre-wrap"></pre>'
             f'<script type="application/json" class="fb-ex-payload">{data}</script>'

@@ -2,13 +2,13 @@
 
 One definition per exercise drives everything; the package has one module per job:
 
-- :mod:`labcore.exercises.definitions`: each exercise's title, statement, answer parts with units and
+- :mod:`flashbook.exercises.definitions`: each exercise's title, statement, answer parts with units and
   tolerances, the function computing its reference answer from ``labcore`` at run time, and its known
   mistakes with feedback (:data:`EXERCISES`, :func:`exercise`, :func:`reference`).
-- :mod:`labcore.exercises.grader`: the grading payload (:func:`payload`), the Python grader
+- :mod:`flashbook.exercises.grader`: the grading payload (:func:`payload`), the Python grader
   (:func:`grade_payload`) and :func:`check` (live kernel: ``check(k, answer)`` prints a verdict and returns a
   :class:`Verdict`; never raises).
-- :mod:`labcore.exercises.form`: :func:`static_form` (book build, ``FLASHBOOK_STATIC=1``), a small
+- :mod:`flashbook.exercises.form`: :func:`static_form` (book build, ``FLASHBOOK_STATIC=1``), a small
   self-contained HTML form graded in the browser by ``grader.js`` (:data:`GRADER_JS`), which applies the
   same rules to the same payload; the tests run it under node and compare verdicts with the Python grader.
 
@@ -37,5 +37,5 @@ D_EXAMPLE = definitions.D_EXAMPLE
 MESSAGES = grader.MESSAGES
 
 #: The browser grader (the package file ``grader.js``): the rules of
-#: :func:`labcore.exercises.grade_payload` in JavaScript.
+#: :func:`flashbook.exercises.grade_payload` in JavaScript.
 GRADER_JS = form.GRADER_JS

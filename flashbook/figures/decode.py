@@ -14,13 +14,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import decode as lc_decode
-from .. import decode_model as dm
-from ..checks import cdiv
-from ..hardware import get_gpu
-from ..units import fmt_seconds, unit_label
-from ..widgets import Explorer, Slider, Table
-from . import clear_content, new_figure, register
+from labcore import decode as lc_decode
+from labcore import decode_model as dm
+from labcore.checks import cdiv
+from labcore.hardware import get_gpu
+from labcore.units import fmt_seconds, unit_label
+from ..display import Table
+from ..explorer import Explorer, Slider, register
+from .base import clear_content, new_figure
 
 __all__ = [
     "SPLIT_CHOICES",
@@ -417,7 +418,7 @@ def last_wave_table(by_rule: dict, variant: str = "base"):
             ``"shared"``), in column order.
         variant: ``"base"`` or ``"refined"`` (which model's errors).
     Returns:
-        :class:`labcore.widgets.Table`: batch, seqlen, then FlashAttention-2's and flash-decoding's relative
+        :class:`flashbook.display.Table`: batch, seqlen, then FlashAttention-2's and flash-decoding's relative
         error (model / measured - 1) under each rule; the last two rows are the mean and the max of the absolute
         error.
     Raises:

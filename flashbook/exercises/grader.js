@@ -1,11 +1,11 @@
 // The browser grader of flashbook's exercises (lecture §12), used by the static book's forms.
 //
-// It applies the rules of labcore.exercises.grade_payload (labcore/exercises/grader.py) to the same
-// JSON payload (labcore.exercises.payload): a reference value, an absolute tolerance, the known
+// It applies the rules of flashbook.exercises.grade_payload (flashbook/exercises/grader.py) to the same
+// JSON payload (flashbook.exercises.payload): a reference value, an absolute tolerance, the known
 // mistakes with theirs, and the message templates. tests/test_exercises_js.py runs this file under
 // node on the same inputs as the Python grader and asserts identical verdicts.
 //
-// Dependency-free ES5 so that it runs in any browser without a build step. labcore/exercises/form.py
+// Dependency-free ES5 so that it runs in any browser without a build step. flashbook/exercises/form.py
 // inlines it into every form's script element; as a CommonJS module (node) it exports its functions.
 'use strict';
 
@@ -94,7 +94,7 @@ function fbGrade(pl, inputs) {
   return {exercise: pl.id, status: status, parts: pvs, message: lines.join('\n')};
 }
 
-// Wire one static form (built by labcore.exercises.static_form): its "Check" button grades the fields.
+// Wire one static form (built by flashbook.exercises.static_form): its "Check" button grades the fields.
 function fbAttachForm(root) {
   if (!root) { return; }
   var pl = JSON.parse(root.querySelector('script.fb-ex-payload').textContent);

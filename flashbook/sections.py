@@ -8,8 +8,8 @@ serves several sections (the backward pass in §5, fusion in §7, ...). The API 
 entry; ``tests/test_sections.py`` checks that every public name resolves and that every page exists.
 
 Names: a top-level name (``"reference_attention"``) or, for the presentation layer, the dotted path below
-``labcore`` (``"widgets.show"``, ``"plots.decode.splits_figure"``, ``"sections.section_for"``). This module is
-presentation too: import it as ``labcore.sections``; ``import labcore`` does not re-export its names. In the other direction a section links
+``labcore`` (``"display.show"``, ``"figures.decode.splits_figure"``, ``"sections.section_for"``). This module is
+presentation too: import it as ``flashbook.sections``; ``import labcore`` does not re-export its names. In the other direction a section links
 to a function with the MyST role ``{py:func}`` applied to ``labcore.reference_attention``.
 """
 from __future__ import annotations
@@ -25,23 +25,24 @@ _S4B = "book/04b_what_limits"
 MODULE_PAGES: dict[str, str | None] = {
     "hardware": _S1, "hbm": _S2, "attention": _S2, "softmax": _S3, "flops": _S3, "precision": _S3,
     "flash": _S4, "decode": _S6, "decode_model": _S6, "models": _S8, "megakernel": _S8, "waves": _S8, "units": "book/intro", "exercises": _S12,
-    "plots.softmax": _S3, "plots.flash": _S4, "plots.decode": _S6, "plots.fusion": _S7, "plots.megakernel": _S8,
-    "prefill": _S4B, "published": _S4B, "plots.prefill": _S4B,
-    "sections": None, "widgets": None, "plots": None,
-    "fp8": _S4, "plots.precision": _S4,
+    "figures.softmax": _S3, "figures.flash": _S4, "figures.decode": _S6, "figures.fusion": _S7, "figures.megakernel": _S8,
+    "prefill": _S4B, "published": _S4B, "figures.prefill": _S4B,
+    "sections": None, "figures": None, "figures.base": None, "mode": None, "drawing": None, "explorer": None,
+    "live": None, "player": None, "prefetch": None, "display": None,
+    "fp8": _S4, "figures.precision": _S4,
 }
 
 #: Per-name exceptions to :data:`MODULE_PAGES` (public name -> page or None).
 SECTIONS: dict[str, str | None] = {
     "GPU": _S1, "GPUS": _S1, "get_gpu": _S1, "gpu_table": _S1, "score_to_input_ratio": _S1, "roofline_time": _S1,
-    "plots.softmax.roofline_data": _S1, "plots.softmax.draw_roofline": _S1,
+    "figures.softmax.roofline_data": _S1, "figures.softmax.draw_roofline": _S1,
     "attention_matmul_flops": _S2, "standard_attention_intensity": _S2,
-    "plots.softmax.io_vs_N_data": _S2, "plots.softmax.draw_io_vs_N": _S2,
+    "figures.softmax.io_vs_N_data": _S2, "figures.softmax.draw_io_vs_N": _S2,
     "row_softmax": _S3, "AttentionFlops": _S4, "attention_flops": _S4,
     "flash_attention_backward": _S5, "standard_attention_backward": _S5, "finite_difference_gap": _S5, "flash_backward_io": _S5,
     "standard_backward_io": _S5, "saved_for_backward_bytes": _S5, "training_step_io": _S5,
     "causal_block_fraction": _S5, "causal_block_map": _S5, "causal_block_counts": _S5,
-    "plots.flash.causal_map_figure": _S5, "plots.flash.backward_traffic_figure": _S5,
+    "figures.flash.causal_map_figure": _S5, "figures.flash.backward_traffic_figure": _S5,
     "softmax_fusion_io": _S7,
     "waves_time": _S4B, "LAST_WAVE_RULES": _S4B,
 }
@@ -51,8 +52,8 @@ def section_for(name: str) -> str | None:
     """The book page (path as in ``_toc.yml``) that explains the public name ``name``, or None.
 
     Args:
-        name: a public name such as ``"reference_attention"``, ``"widgets.show"`` or
-            ``"plots.decode.splits_figure"``; a leading ``"labcore."`` is accepted and ignored.
+        name: a public name such as ``"reference_attention"``, ``"display.show"`` or
+            ``"figures.decode.splits_figure"``; a leading ``"labcore."`` or ``"flashbook."`` is accepted and ignored.
     Returns:
         The page path, e.g. ``"book/02_io_awareness"``, or None for plumbing no section explains.
     Raises:
@@ -65,7 +66,7 @@ def section_for(name: str) -> str | None:
 
     if not isinstance(name, str):
         raise TypeError(f"name must be a string such as 'reference_attention', got {type(name).__name__}")
-    key = name[len("labcore."):] if name.startswith("labcore.") else name
+    key = name.split(".", 1)[1] if name.startswith(("labcore.", "flashbook.")) else name
     if key in SECTIONS:
         return SECTIONS[key]
     modpath, _, attr = key.rpartition(".")
@@ -73,9 +74,14 @@ def section_for(name: str) -> str | None:
     for mod in candidates:
         if mod not in MODULE_PAGES:
             continue
-        try:
-            module = importlib.import_module(f"labcore.{mod}")
-        except ModuleNotFoundError:
+        module = None
+        for package in ("labcore", "flashbook"):
+            try:
+                module = importlib.import_module(f"{package}.{mod}")
+                break
+            except ModuleNotFoundError:
+                continue
+        if module is None:
             continue
         if attr in getattr(module, "__all__", ()):
             return MODULE_PAGES[mod]

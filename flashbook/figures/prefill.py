@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import prefill as pf
-from ..hardware import get_gpu
-from ..units import fmt_flop_rate, unit_label
-from ..widgets import Explorer, Slider, Table
-from . import new_figure, register
+from labcore import prefill as pf
+from labcore.hardware import get_gpu
+from labcore.units import fmt_flop_rate, unit_label
+from ..display import Table
+from ..explorer import Explorer, Slider, register
+from .base import new_figure
 
 __all__ = ["limits_data", "limits_figure", "measured_data", "measured_figure", "roofline_widget",
            "residual_table", "MEASURED_SETS"]

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..hbm import softmax_fusion_io
-from ..units import fmt_bytes
-from ..widgets import Explorer, Slider
-from . import new_figure, register
+from labcore.hbm import softmax_fusion_io
+from labcore.units import fmt_bytes
+from ..explorer import Explorer, Slider, register
+from .base import new_figure
 
 __all__ = ["ROW_LENGTHS", "fusion_traffic_data", "fusion_traffic_figure"]
 

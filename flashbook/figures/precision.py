@@ -13,9 +13,9 @@ from functools import lru_cache
 
 import numpy as np
 
-from .. import fp8
-from ..widgets import Explorer, Slider
-from . import new_figure, register
+from labcore import fp8
+from ..explorer import Explorer, Slider, register
+from .base import new_figure
 
 __all__ = ["fp8_error_data", "fp8_error_figure"]
 

@@ -1,53 +1,10 @@
-"""Presentation layer: figure functions and the registry of interactive figures (explorers).
+"""Figure helpers shared by every figure module: figures built without pyplot, lean log ticks.
 
-Each section's module (:data:`SECTION_MODULES`: ``labcore.plots.softmax``, ``.flash``, ``.precision``,
-``.prefill``, ``.decode``, ``.fusion``, ``.megakernel``) defines
-pure figure functions (parameters in, matplotlib Figure out) and registers its :class:`Explorer` objects
-with :func:`register`. Only this layer imports matplotlib.
+Only the presentation package imports matplotlib, and it does so lazily (inside these functions).
 """
 from __future__ import annotations
 
-import importlib
-import sys
-
-from ..widgets import Explorer
-
-__all__ = ["EXPLORERS", "register", "get_explorer", "all_explorers", "new_figure", "lean_log_ticks", "power_label",
-           "clear_content", "rescale", "SECTION_MODULES",
-           "PNG_DPI"]
-
-#: Section modules that define explorers; imported on demand by :func:`all_explorers`.
-SECTION_MODULES = ["softmax", "flash", "precision", "prefill", "decode", "fusion", "megakernel"]
-
-EXPLORERS: dict[str, Explorer] = {}
-
-
-def register(explorer: Explorer) -> Explorer:
-    """Add ``explorer`` to the registry (names are unique) and return it."""
-    if explorer.name in EXPLORERS and EXPLORERS[explorer.name] is not explorer:
-        raise ValueError(f"an explorer named {explorer.name!r} is already registered")
-    EXPLORERS[explorer.name] = explorer
-    return explorer
-
-
-def all_explorers() -> dict[str, Explorer]:
-    """Import every section module that exists and return the full registry."""
-    for mod in SECTION_MODULES:
-        try:
-            importlib.import_module(f"{__name__}.{mod}")
-        except ModuleNotFoundError as exc:
-            if exc.name != f"{__name__}.{mod}":
-                raise
-    return dict(EXPLORERS)
-
-
-def get_explorer(name: str) -> Explorer:
-    """Look up a registered explorer by name; raises ValueError listing the known ones."""
-    reg = all_explorers()
-    if name not in reg:
-        raise ValueError(f"unknown explorer {name!r}; known: {', '.join(sorted(reg))}")
-    return reg[name]
-
+__all__ = ["new_figure", "lean_log_ticks", "power_label", "clear_content", "rescale", "PNG_DPI"]
 
 _FIGURE_CLASS = None
 

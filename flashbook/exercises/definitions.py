@@ -31,8 +31,8 @@ from typing import Callable
 
 import numpy as np
 
-from ..checks import cdiv
-from ..units import GB, MB, GiB, MiB, fmt_bytes, fmt_flop_rate, fmt_rate, fmt_seconds
+from labcore.checks import cdiv
+from labcore.units import GB, MB, GiB, MiB, fmt_bytes, fmt_flop_rate, fmt_rate, fmt_seconds
 
 __all__ = ["Part", "Mistake", "Exercise", "ExerciseUnavailable", "EXERCISES", "exercise", "reference",
            "D_EXAMPLE", "fill"]
@@ -355,7 +355,7 @@ def _check_D_function(fn) -> tuple:
 
     Returns ``(status, mistake_id, message)``; never raises (the reader's exceptions are reported).
     """
-    from ..attention import masked_scores, row_softmax
+    from labcore.attention import masked_scores, row_softmax
 
     rng = np.random.default_rng(1234)
     shapes = [(5, 7, 4, 3), (1, 9, 8, 8), (16, 16, 6, 2)]   # (N_q, N_k, d, d_v); N_q = 1 included

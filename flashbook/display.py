@@ -1,0 +1,117 @@
+"""Putting an explorer or a table in a page: :func:`show` (frame player or live widgets) and :class:`Table`."""
+from __future__ import annotations
+
+import functools
+import html
+import numbers
+
+from .explorer import Explorer
+from .live import LiveFigure
+from .mode import prefetch_enabled, static_mode
+from .player import StaticHTML, render_static
+from .prefetch import Prefetcher
+
+__all__ = ["show", "Table"]
+
+
+def _live_widget(explorer: Explorer):
+    """ipywidgets controls over an ``ipywidgets.Image`` whose ``value`` each move replaces (one message to
+    the front end, which swaps the image's bytes: no output area cleared and rebuilt), drawn by one
+    :class:`LiveFigure`."""
+    import ipywidgets as W
+
+    controls = {}
+    for s in explorer.sliders:
+        vals = s.live_values
+        if all(isinstance(v, bool) for v in vals):
+            controls[s.name] = W.Checkbox(value=s.default, description=s.text, style={"description_width": "initial"})
+        elif any(isinstance(v, str) for v in vals):
+            # wide enough for the description and the longest choice (ch: the width of one digit)
+            width = f"{len(s.text) + max(len(str(v)) for v in vals) + 8}ch"
+            controls[s.name] = W.Dropdown(options=list(vals), value=s.default, description=s.text,
+                                          style={"description_width": "initial"}, layout=W.Layout(width=width))
+        else:
+            controls[s.name] = W.SelectionSlider(options=[(s.show_value(v), v) for v in vals], value=s.default,
+                                                 description=s.text, continuous_update=False,
+                                                 style={"description_width": "initial"},
+                                                 layout=W.Layout(width="480px"))
+
+    live = LiveFigure(explorer)
+    prefetch = Prefetcher(live) if prefetch_enabled() else None
+
+    def settings():
+        return {**explorer.defaults(), **{k: c.value for k, c in controls.items()}}
+
+    image = W.Image(value=live.render(**settings()), format="png")
+    image.add_class("fb-live-figure")
+    if prefetch is not None:
+        prefetch.request(settings())
+
+    def _update(name, change):
+        p = settings()
+        if prefetch is not None:
+            prefetch.take(p)             # no longer queued; if its draw is under way, wait for it
+            Prefetcher.step_aside()
+        image.value = live.render(**p)   # from the cache when prefetched, else drawn now
+        if prefetch is not None:
+            vals = next(s.live_values for s in explorer.sliders if s.name == name)
+            step = 1 if vals.index(change["new"]) >= vals.index(change["old"]) else -1
+            prefetch.request(p, (name, step))
+
+    for name, c in controls.items():
+        c.observe(functools.partial(_update, name), names="value")
+    box = W.VBox([W.HBox(list(controls.values()), layout=W.Layout(flex_flow="row wrap")), image])
+    box.live_figure = live     # for tests and benchmarks
+    box.prefetcher = prefetch
+    return box
+
+
+def show(explorer: Explorer):
+    """Display ``explorer``: frame player in the static book, ipywidgets in a live kernel.
+
+    Returns the displayable object (so a notebook cell can end with ``show(...)``).
+    """
+    if static_mode():
+        return StaticHTML(render_static(explorer))
+    return _live_widget(explorer)
+
+
+class Table:
+    """A small display table (HTML in notebooks and the book, plain text in a terminal).
+
+    Args:
+        rows: list of row tuples (raw values). headers: column titles.
+        formats: per-column format specs (e.g. ``",.0f"``) or None for ``str``.
+        caption: optional caption.
+    """
+
+    def __init__(self, rows, headers, formats=None, caption: str = ""):
+        self.rows = [tuple(r) for r in rows]
+        self.headers = tuple(headers)
+        self.formats = tuple(formats) if formats is not None else (None,) * len(self.headers)
+        if any(len(r) != len(self.headers) for r in self.rows) or len(self.formats) != len(self.headers):
+            raise ValueError("every row and the formats must have one entry per header")
+        self.caption = caption
+
+    def _cells(self, row):
+        return [str(v) if f is None or isinstance(v, str) else format(v, f) for v, f in zip(row, self.formats)]
+
+    def _repr_html_(self):
+        def num(v):
+            return isinstance(v, numbers.Number) and not isinstance(v, bool)
+
+        numeric = [bool(self.rows) and all(num(r[i]) for r in self.rows) for i in range(len(self.headers))]
+        head = "".join(f'<th class="fb-num">{html.escape(h)}</th>' if n else f"<th>{html.escape(h)}</th>"
+                       for h, n in zip(self.headers, numeric))
+        body = "".join("<tr>" + "".join(
+            f'<td class="fb-num">{html.escape(c)}</td>' if num(v) else f"<td>{html.escape(c)}</td>"
+            for v, c in zip(r, self._cells(r))) + "</tr>" for r in self.rows)
+        cap = f"<caption>{html.escape(self.caption)}</caption>" if self.caption else ""
+        # the wrapper scrolls sideways when a wide table does not fit the text column (_static/flashbook.css)
+        return (f'<div class="fb-table-wrap"><table class="fb-table">{cap}<thead><tr>{head}</tr></thead>'
+                f"<tbody>{body}</tbody></table></div>")
+
+    def __repr__(self):
+        cells = [list(self.headers)] + [self._cells(r) for r in self.rows]
+        widths = [max(len(row[i]) for row in cells) for i in range(len(self.headers))]
+        return "\n".join("  ".join(c.rjust(w) for c, w in zip(row, widths)) for row in cells)

@@ -1,0 +1,187 @@
+"""The explorer model and its registry: one interactive figure is an :class:`Explorer` over :class:`Slider` controls.
+
+An :class:`Explorer` is a numpy-only ``compute(**params)`` (the model, from ``labcore``), a
+``draw(data, **params)`` that returns a matplotlib Figure, and a tuple of :class:`Slider` objects whose
+values are valid by construction. The figure modules (:data:`FIGURE_MODULES`, under ``flashbook.figures``)
+:func:`register` theirs; :func:`get_explorer` finds one by name. ``flashbook.display.show`` puts one in a page.
+"""
+from __future__ import annotations
+
+import importlib
+import itertools
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from .drawing import STATIC_DPI, draw_png
+
+__all__ = ["Slider", "Explorer", "settings_key", "EXPLORERS", "FIGURE_MODULES", "register", "get_explorer",
+           "all_explorers"]
+
+
+@dataclass(frozen=True)
+class Slider:
+    """One control.
+
+    Args:
+        name: the keyword passed to ``compute``/``draw``.
+        values: the discrete values the static book precomputes (tuple; numbers, strings or bools).
+        default: initial value; must be one of ``values``.
+        label: text shown beside the control (defaults to ``name``).
+        live: optional denser tuple of values offered in a live kernel (defaults to ``values``).
+        fmt: format spec for numbers in the label (e.g. ``",d"`` or ``".2f"``), or a callable value -> str
+            (e.g. a ``labcore.units`` formatter, so a byte size is written in the one vocabulary).
+    """
+
+    name: str
+    values: tuple
+    default: Any
+    label: str | None = None
+    live: tuple | None = None
+    fmt: Any = ""
+
+    def __post_init__(self):
+        if not self.values:
+            raise ValueError(f"slider {self.name!r} needs at least one value")
+        if self.default not in self.values:
+            raise ValueError(f"slider {self.name!r}: default {self.default!r} is not among values {self.values!r}")
+        if self.live is not None and self.default not in self.live:
+            raise ValueError(f"slider {self.name!r}: default {self.default!r} is not among live values")
+
+    @property
+    def text(self) -> str:
+        return self.label or self.name
+
+    def show_value(self, v) -> str:
+        if isinstance(v, bool) or isinstance(v, str):
+            return str(v)
+        if callable(self.fmt):          # e.g. a labcore.units formatter: the one vocabulary of units
+            return self.fmt(v)
+        try:
+            return format(v, self.fmt)
+        except (TypeError, ValueError):
+            return str(v)
+
+    @property
+    def live_values(self) -> tuple:
+        return tuple(self.live) if self.live is not None else tuple(self.values)
+
+
+@dataclass(frozen=True)
+class Explorer:
+    """An interactive figure: ``compute(**params) -> data`` then ``draw(data, **params) -> Figure``.
+
+    ``compute`` must be numpy-only (it is what a slider move costs in model time; ``make bench`` times
+    it separately from ``draw``). Every combination of slider values must be valid.
+
+    ``update`` (optional) is the fast path of a live kernel: ``update(fig, data, **params)`` changes the
+    artists of ``fig``, a figure that ``draw`` made earlier (at any other setting), in place so that
+    it shows what ``draw(data, **params)`` would (same PNG up to anti-aliasing; tests/test_live_update.py
+    checks it at several settings). It returns ``False`` when it cannot (say the number of panels
+    changed); :class:`LiveFigure` then draws a new figure. The static book always uses ``draw``.
+    """
+
+    name: str
+    compute: Callable[..., Any]
+    draw: Callable[..., Any]
+    sliders: tuple
+    caption: str = ""
+    fixed: dict = field(default_factory=dict)
+    update: Callable[..., Any] | None = None
+
+    def defaults(self) -> dict:
+        """The parameter dict at every slider's default (plus ``fixed``)."""
+        return {**self.fixed, **{s.name: s.default for s in self.sliders}}
+
+    def figure(self, **params):
+        """Compute and draw at ``params`` (missing ones take their defaults); returns the Figure."""
+        p = {**self.defaults(), **params}
+        return self.draw(self.compute(**p), **p)
+
+    def grid(self):
+        """Every combination of the sliders' static ``values`` as parameter dicts."""
+        names = [s.name for s in self.sliders]
+        for combo in itertools.product(*(s.values for s in self.sliders)):
+            yield {**self.fixed, **dict(zip(names, combo))}
+
+    def corners(self):
+        """Every combination of the first and last *live* value of each slider (for sweep tests)."""
+        names = [s.name for s in self.sliders]
+        ends = [tuple(dict.fromkeys((s.live_values[0], s.live_values[-1]))) for s in self.sliders]
+        for combo in itertools.product(*ends):
+            yield {**self.fixed, **dict(zip(names, combo))}
+
+    def neighbours(self, params: dict, moved: tuple | None = None) -> list[dict]:
+        """The settings a reader is likely to pick next from ``params``, likeliest first (live values).
+
+        ``moved`` is ``(slider name, +1 or -1)``, the reader's last step. Its next step in the same
+        direction comes first, then the step back and a second step on; then one step either way of
+        every other control. A value not among a control's live values has no neighbours on it.
+        """
+        order = sorted(self.sliders, key=lambda s: moved is None or s.name != moved[0])
+        out, seen = [], {settings_key(params)}
+        for s in order:
+            vals = s.live_values
+            if params.get(s.name) not in vals:
+                continue
+            i = vals.index(params[s.name])
+            d = moved[1] if moved is not None and s.name == moved[0] else 1
+            steps = (d, -d, 2 * d) if moved is not None and s.name == moved[0] else (d, -d)
+            for k in steps:
+                if 0 <= i + k < len(vals):
+                    q = {**params, s.name: vals[i + k]}
+                    if settings_key(q) not in seen:
+                        seen.add(settings_key(q))
+                        out.append(q)
+        return out
+
+    def n_frames(self) -> int:
+        n = 1
+        for s in self.sliders:
+            n *= len(s.values)
+        return n
+
+    def png(self, data, params: dict, *, dpi: int = STATIC_DPI) -> bytes:
+        """Draw ``data`` (from ``compute(**params)``) and return the PNG bytes, in the explorer's frozen layout.
+
+        Every figure of one explorer uses the axes positions that constrained layout chose for its
+        defaults (with extra padding; see :func:`frozen_layout`): the axes stay put while a slider
+        moves, and the layout is not solved again on every update (that costs about as much as the
+        drawing). A figure whose labels would stick out of the canvas in that layout (a longer title at
+        some setting) is drawn again with its own constrained layout instead, so nothing is ever clipped.
+        """
+        return draw_png(self, data, params, dpi)[1]
+
+
+def settings_key(params: dict) -> tuple:
+    """A hashable key of a full setting (parameter name -> value)."""
+    return tuple(sorted(params.items()))
+
+
+#: Modules under ``flashbook.figures`` that define explorers; imported on demand by :func:`all_explorers`.
+FIGURE_MODULES = ["softmax", "flash", "precision", "prefill", "decode", "fusion", "megakernel"]
+
+EXPLORERS: dict[str, Explorer] = {}
+
+
+def register(explorer: Explorer) -> Explorer:
+    """Add ``explorer`` to the registry (names are unique) and return it; raises ValueError on a second
+    explorer of the same name."""
+    if explorer.name in EXPLORERS and EXPLORERS[explorer.name] is not explorer:
+        raise ValueError(f"an explorer named {explorer.name!r} is already registered")
+    EXPLORERS[explorer.name] = explorer
+    return explorer
+
+
+def all_explorers() -> dict[str, Explorer]:
+    """Import every figure module of :data:`FIGURE_MODULES` and return the full registry."""
+    for mod in FIGURE_MODULES:
+        importlib.import_module(f"flashbook.figures.{mod}")
+    return dict(EXPLORERS)
+
+
+def get_explorer(name: str) -> Explorer:
+    """Look up a registered explorer by name; raises ValueError listing the known ones."""
+    reg = all_explorers()
+    if name not in reg:
+        raise ValueError(f"unknown explorer {name!r}; known: {', '.join(sorted(reg))}")
+    return reg[name]
