@@ -8,7 +8,9 @@ kernel) and ``drawing`` (PNG in a frozen layout) -> ``explorer`` (the explorer m
 """
 from __future__ import annotations
 
+from labcore import __version__
+
 from .display import Table, show
 from .explorer import Explorer, Slider, get_explorer
 
-__all__ = ["show", "Table", "Explorer", "Slider", "get_explorer"]
+__all__ = ["__version__", "show", "Table", "Explorer", "Slider", "get_explorer"]

@@ -1,4 +1,4 @@
-"""Putting an explorer or a table in a page: :func:`show` (frame player or live widgets) and :class:`Table`."""
+"""Putting an explorer or a table in a page: :func:`flashbook.display.show` (frame player or live widgets) and :class:`flashbook.display.Table`."""
 from __future__ import annotations
 
 import functools

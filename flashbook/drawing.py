@@ -33,7 +33,7 @@ def frozen_layout(explorer, dpi: int = STATIC_DPI):
     """``(figure size in inches, axes positions in figure fractions)`` that constrained layout gives
     ``explorer``'s defaults figure at ``dpi``, with :data:`LAYOUT_PAD` around each axes; ``None`` if its
     figures have no constrained layout. Solved once per explorer, resolution and process (text widths
-    depend a little on the resolution). :meth:`Explorer.png` uses it for figures of the same size and
+    depend a little on the resolution). :meth:`flashbook.explorer.Explorer.png` uses it for figures of the same size and
     number of axes."""
     key = (explorer.name, dpi)
     if key not in _LAYOUTS:

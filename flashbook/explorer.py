@@ -1,9 +1,9 @@
-"""The explorer model and its registry: one interactive figure is an :class:`Explorer` over :class:`Slider` controls.
+"""The explorer model and its registry: one interactive figure is an :class:`flashbook.explorer.Explorer` over :class:`flashbook.explorer.Slider` controls.
 
-An :class:`Explorer` is a numpy-only ``compute(**params)`` (the model, from ``labcore``), a
-``draw(data, **params)`` that returns a matplotlib Figure, and a tuple of :class:`Slider` objects whose
-values are valid by construction. The figure modules (:data:`FIGURE_MODULES`, under ``flashbook.figures``)
-:func:`register` theirs; :func:`get_explorer` finds one by name. ``flashbook.display.show`` puts one in a page.
+An explorer is a numpy-only ``compute(**params)`` (the model, from ``labcore``), a
+``draw(data, **params)`` that returns a matplotlib Figure, and a tuple of slider objects whose
+values are valid by construction. The figure modules (``FIGURE_MODULES``, under ``flashbook.figures``)
+:func:`flashbook.explorer.register` theirs; :func:`flashbook.explorer.get_explorer` finds one by name. ``flashbook.display.show`` puts one in a page.
 """
 from __future__ import annotations
 
@@ -144,7 +144,7 @@ class Explorer:
         """Draw ``data`` (from ``compute(**params)``) and return the PNG bytes, in the explorer's frozen layout.
 
         Every figure of one explorer uses the axes positions that constrained layout chose for its
-        defaults (with extra padding; see :func:`frozen_layout`): the axes stay put while a slider
+        defaults (with extra padding; see :func:`flashbook.drawing.frozen_layout`): the axes stay put while a slider
         moves, and the layout is not solved again on every update (that costs about as much as the
         drawing). A figure whose labels would stick out of the canvas in that layout (a longer title at
         some setting) is drawn again with its own constrained layout instead, so nothing is ever clipped.

@@ -19,7 +19,7 @@ class Prefetcher:
 
     Matplotlib needs 60-400 ms per figure on a 2-core machine (text and tick layout), more than the
     100 ms a slider move may take. So when the widget first shows, and after each move, the
-    :meth:`Explorer.neighbours` of the setting shown are drawn into the :class:`LiveFigure`'s cache, one
+    :meth:`flashbook.explorer.Explorer.neighbours` of the setting shown are drawn into the :class:`LiveFigure`'s cache, one
     at a time and likeliest first (the newest request first). A step to a neighbour is then a cache
     hit, a dictionary lookup; a jump to a setting not drawn yet costs a full draw, as before.
 
@@ -44,7 +44,7 @@ class Prefetcher:
 
     def request(self, params: dict, moved: tuple | None = None) -> None:
         """Queue the neighbours of ``params`` not cached yet, replacing this explorer's older requests:
-        after a move (``moved`` given, see :meth:`Explorer.neighbours`) ahead of everything else, since the
+        after a move (``moved`` given, see :meth:`flashbook.explorer.Explorer.neighbours`) ahead of everything else, since the
         reader is at this figure; when the widget first shows (``moved`` None) behind the figures shown
         before it, as a reader meets them in that order."""
         wanted = [(self, q) for q in self.live.explorer.neighbours(params, moved) if self.live.cached(q) is None]

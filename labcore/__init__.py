@@ -31,4 +31,5 @@ __all__ = sorted({name for mod in (hbm, attention, softmax, flops, precision, fp
                                    waves, megakernel, prefill, units) for name in mod.__all__})
 # labcore.published (the store of published figures) stays a module: ``from labcore.published import published``.
 
-__version__ = "0.1.0"
+#: The book's version (one home: pyproject.toml, the footer and CITATION.cff read or are checked against it).
+__version__ = "0.3.0"

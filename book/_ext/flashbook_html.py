@@ -5,7 +5,28 @@ Sphinx 7.4 writes each inline ``<script>`` that an extension adds after the buil
 the builder's de-duplication treats the two as different). sphinx-thebe's
 ``const THEBE_JS_URL = ...`` then throws "Identifier 'THEBE_JS_URL' has already been declared" in every
 page, which the browser tests catch. This removes exact duplicates from each page's script list.
+
+It also writes the footer: the licences (prose and figures CC BY 4.0, code MIT), the citation file and the
+changelog, with the version from ``labcore.__version__`` (its one home), so the footer cannot name a
+version other than the code's.
 """
+
+REPO = "https://github.com/flashbook-org/flashbook/blob/main/"
+
+
+def footer_html(version: str) -> str:
+    """The book's footer: version, licences, citation and changelog (links into the repository)."""
+    return (f'<p class="fb-footer">flashbook {version}. Prose and figures: '
+            f'<a href="https://creativecommons.org/licenses/by/4.0/">CC BY 4.0</a>; code: '
+            f'<a href="{REPO}LICENSE-MIT">MIT</a> (<a href="{REPO}LICENSE">LICENSE</a>). '
+            f'Cite it with <a href="{REPO}CITATION.cff">CITATION.cff</a>; what changed: '
+            f'<a href="{REPO}CHANGELOG.md">CHANGELOG.md</a>.</p>')
+
+
+def set_footer(app, config):
+    import labcore
+
+    config.html_theme_options = {**(config.html_theme_options or {}), "extra_footer": footer_html(labcore.__version__)}
 
 
 def _key(js):
@@ -27,5 +48,6 @@ def dedupe_scripts(app, pagename, templatename, context, doctree):
 
 
 def setup(app):
+    app.connect("config-inited", set_footer)
     app.connect("html-page-context", dedupe_scripts, priority=900)
     return {"parallel_read_safe": True, "parallel_write_safe": True, "version": "1"}
