@@ -139,7 +139,7 @@ def random_hadamard(d: int, *, seed: int = 0) -> np.ndarray:
 def quantize_rows(X, dtype: str = "fp8_e4m3", *, block: int | None = None):
     """Quantise ``X`` with one scale per block of ``block`` rows (None: one scale for the whole tensor).
 
-    Each block is divided by ``scale = amax(|block|) / max(dtype)`` (1 for an all-zero block) and rounded to
+    Each block is divided by ``scale = amax(|block|) / max(dtype)`` and rounded to
     ``dtype`` with saturation (:func:`labcore.cast`), so ``X ~ codes * scale`` row block by row block: the
     kernel feeds ``codes`` to the tensor cores and multiplies the FP32 result by the scales ("descale").
 
@@ -150,7 +150,11 @@ def quantize_rows(X, dtype: str = "fp8_e4m3", *, block: int | None = None):
     Returns:
         (codes, scales): codes an (n, d) array of dtype ``FORMATS[dtype].dtype``; scales a float64 array
         with one scale per block, shape (ceil(n / block),) (shape (1,) for per-tensor scaling).
-        ``np.repeat(scales, block)[:n]`` gives each row's scale.
+        ``np.repeat(scales, block)[:n]`` gives each row's scale. Every scale is a normal float64 (never zero or
+        subnormal, so dividing by it is exact in range): a block whose ``amax / max`` would underflow below the
+        smallest normal float64 (an all-zero block, or one of subnormal values such as ``5e-324``) gets scale 1,
+        so its codes are its values rounded to ``dtype`` (zeros) and the reconstruction is off by at most
+        ``amax`` (< 1e-305).
 
     Raises: TypeError/ValueError for a non-2-D, empty or non-finite X, a bad block or an unknown dtype.
 
@@ -165,7 +169,8 @@ def quantize_rows(X, dtype: str = "fp8_e4m3", *, block: int | None = None):
     padded = np.zeros((n_blocks * b, d))
     padded[:n] = np.abs(X)
     amax = padded.reshape(n_blocks, b, d).max(axis=(1, 2))
-    scales = np.where(amax > 0, amax / fmax, 1.0)
+    scale = amax / fmax
+    scales = np.where(scale >= np.finfo(np.float64).tiny, scale, 1.0)   # no zero or subnormal divisor
     codes = cast(X / np.repeat(scales, b)[:n, None], dtype, saturate=True)
     return codes, scales
 

@@ -34,6 +34,7 @@ lecture §3.4.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import ml_dtypes
@@ -254,13 +255,30 @@ def l_accumulation_error(n_keys: int = 8192, dtype: str = "fp16", *, d: int = 64
 
 
 def exp_overflow_threshold(dtype: str = "fp16") -> float:
-    """Smallest x at which ``exp(x)`` exceeds the largest finite value of ``dtype``: ``ln(max)``.
+    """Smallest float64 ``x`` at which ``exp(x)``, rounded to ``dtype`` (:func:`round_to`), is no longer finite.
 
-    FP16: ln(65504) = 11.0898; BF16 and FP32: 88.72; FP8 E4M3: ln(448) = 6.10; E5M2: ln(57344) = 10.96.
+    The threshold is where the *rounded* result changes, not ``ln(max)``: round-to-nearest-even sends values a
+    little above ``max`` down to ``max``. FP16: values in [65504, 65520) round to 65504 and the midpoint 65520
+    rounds up (65504's last bit is odd), so ``exp(x)`` overflows from x = ln 65520 = 11.090111 on (ln 65504 =
+    11.089866 still gives 65504). E4M3, which has no infinity, goes to NaN only above 464 (the midpoint rounds
+    down to 448, whose last bit is even): ln 464 = 6.1399. BF16 and FP32: 88.72; E5M2: ln 61440 = 11.03.
+    Found by bisection over float64 ``x`` with the engine's own rounding, so it holds for every format.
 
-    Args: dtype: a name in :data:`FORMATS`. Returns: float. Raises: ValueError for an unknown dtype.
+    Args: dtype: a name in :data:`FORMATS`. Returns: float (``exp(x)`` rounds to a finite value for every
+    float64 below it, and to inf or NaN at it). Raises: ValueError for an unknown dtype.
 
-    Source: IEEE 754 binary16/binary32 largest finite values; OCP OFP8 v1.0.
+    Source: IEEE 754-2019 §4.3.1 (roundTiesToEven) and §7.4 (overflow) for binary16/binary32; bfloat16 as
+    binary32 with 7 fraction bits; OCP OFP8 v1.0 (E4M3 overflows to NaN, E5M2 to infinity).
     """
-    choice(dtype, "dtype", tuple(FORMATS))
-    return float(np.log(DTYPES[dtype]))
+    fmt = FORMATS[choice(dtype, "dtype", tuple(FORMATS))]
+
+    def overflows(x: float) -> bool:
+        return not np.isfinite(round_to(np.exp(x), dtype)).all()
+
+    lo, hi = math.log(fmt.max), math.log(fmt.max) + math.log(2.0)   # exp(lo) = max is finite; exp(hi) = 2 max is not
+    while math.nextafter(lo, math.inf) < hi:
+        mid = (lo + hi) / 2
+        if mid in (lo, hi):
+            mid = math.nextafter(lo, math.inf)
+        lo, hi = (lo, mid) if overflows(mid) else (mid, hi)
+    return hi

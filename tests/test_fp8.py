@@ -133,3 +133,17 @@ def test_fp8_report_passes_its_setting_and_refuses_variants():
     assert small["fp8_frac_pct"] == pytest.approx(1.0)
     with pytest.raises(TypeError, match="variants"):
         fp8.fp8_report(variants=("fp16",))
+
+
+def test_a_block_whose_scale_would_underflow_gets_scale_one_and_no_nan():
+    """Readers' report (issue 20): amax / 448 underflowed to 0 for [[5e-324, 0]] (codes [inf/448, NaN])."""
+    from labcore.fp8 import quantize_rows
+
+    codes, scales = quantize_rows([[5e-324, 0.0]])
+    assert scales.tolist() == [1.0]
+    recon = codes.astype(np.float64) * scales[0]
+    assert np.isfinite(recon).all() and recon.tolist() == [[0.0, 0.0]]
+    codes, scales = quantize_rows([[1e-310, 2e-310], [3.0, -1.0]], block=1)     # a subnormal block beside a normal one
+    assert scales[0] == 1.0 and scales[1] == 3.0 / 448
+    assert (scales >= np.finfo(np.float64).tiny).all()
+    assert np.isfinite(codes.astype(np.float64)).all()

@@ -223,3 +223,21 @@ def test_float32_arrays_are_rounded_from_their_own_values(dtype, data):
     same_bits = ours.view(u) == theirs.view(u)
     assert np.all(same_bits | (np.isnan(ours.astype(np.float64)) & np.isnan(theirs.astype(np.float64))))
     assert all(same(float(o), exact_round(float(x), dtype)) for o, x in zip(ours.astype(np.float64), xs))
+
+
+@pytest.mark.parametrize("dtype", sorted(FORMATS))
+def test_exp_overflow_threshold_is_where_the_rounded_exp_stops_being_finite(dtype):
+    """Readers' report (issue 20): the threshold is where round_to(exp(x)) changes, not ln(max)."""
+    t = labcore.exp_overflow_threshold(dtype)
+    below = math.nextafter(t, -math.inf)
+    assert round_to(np.exp(below), dtype) == FORMATS[dtype].max
+    assert not np.isfinite(round_to(np.exp(t), dtype))
+
+
+def test_fp16_exp_overflows_at_ln_65520_not_ln_65504():
+    t = labcore.exp_overflow_threshold("fp16")
+    assert math.log(65504) < t and abs(t - math.log(65520)) < 1e-12
+    assert round(t, 6) == 11.090111
+    assert round_to(np.exp(11.08997), "fp16") == 65504          # the reader's counter-example
+    assert round_to(np.exp(math.log(65504)), "fp16") == 65504
+    assert abs(labcore.exp_overflow_threshold("fp8_e4m3") - math.log(464)) < 1e-12   # E4M3: the midpoint rounds down
