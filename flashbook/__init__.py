@@ -1,0 +1,1 @@
+"""flashbook: the presentation package of the book (labs, figures, widgets); the engine is ``labcore``."""
