@@ -50,8 +50,9 @@ class Chip:
     Args:
         M: SRAM capacity of each CTA in elements (int >= 1).
         tensors: ``{name: array}`` initial HBM contents (1-D or 2-D real arrays; copied to float64).
-        order: ``"sequential"`` (default), ``"reversed"``, ``"shuffled"`` (with ``seed``) or a callable
-            ``grid -> permutation``: the order in which the CTAs of every launch run.
+        order: ``"sequential"`` (default), ``"reversed"``, ``"shuffled"`` (with ``seed``), a callable
+            ``grid -> permutation``, or an explicit permutation (used for launches of that many CTAs; others run
+            in sequence): the order in which the CTAs of every launch run.
         seed: seed of the ``"shuffled"`` order (int).
     Attributes:
         M, ledger (:class:`labcore.hbm.Ledger`, per-tensor elements read and written), launches (list of
@@ -112,7 +113,7 @@ class Chip:
         if callable(self._order):
             perm = list(self._order(grid))
         elif isinstance(self._order, (list, tuple)):
-            perm = list(self._order)
+            perm = list(self._order) if len(self._order) == grid else list(range(grid))
         elif self._order == "sequential":
             perm = list(range(grid))
         elif self._order == "reversed":
