@@ -22,6 +22,7 @@ from .megakernel import *  # noqa: F401,F403
 from .prefill import *  # noqa: F401,F403
 from .units import *  # noqa: F401,F403
 
+from . import chip  # noqa: F401  (the labs' simulated chip: ``labcore.chip.Chip``)
 from . import (attention, decode, decode_model, flash, flops, fp8, hardware, hbm, megakernel, models, precision, prefill, published,
                softmax, units, waves)
 

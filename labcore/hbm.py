@@ -432,3 +432,42 @@ def softmax_fusion_io(rows: int, N: int) -> dict:
 
 
 __all__ += ["softmax_fusion_io"]
+
+
+def online_softmax_row_io(N: int, d: int) -> dict:
+    """Elements moved by the one-pass online softmax of one row: ``{tensor: {"read": n, "write": n}}``.
+
+    The row of scores S (N) and the values V (N x d) are each read once; the output o (d, stored as "O")
+    and the row's lse (1) are written once: ``N + N d + d + 1`` elements (lecture §3.1).
+
+    Args: N: scores in the row (int >= 1). d: head dimension (int >= 1).
+    Returns: per-tensor dict (tensors "S", "V", "O", "lse").
+    Raises: TypeError/ValueError for sizes that are not integers >= 1.
+    Source: Milakov & Gimelshein 2018 (online normalizer); FlashAttention-2 Algorithm 1 for one query row.
+    """
+    N, d = positive_int(N, "N"), positive_int(d, "d")
+    return _tensor_table([("S", N, 0), ("V", N * d, 0), ("O", 0, d), ("lse", 0, 1)])
+
+
+def split_kv_io(N_k: int, d: int, *, num_splits: int, rows: int = 1) -> dict:
+    """Elements moved by flash-decoding's two kernels for ``rows`` query rows against ``N_k`` keys.
+
+    Split kernel (one CTA per split, empty splits included): read the query rows (``rows d`` per split),
+    read its K and V rows (``2 N_k d`` over all splits), write its partial output and lse
+    (``rows (d + 1)`` per split, tensors "O_part" and "lse_part"). Combine kernel: read every partial and
+    lse, write O and lse once. Query tensor "q", outputs "O" and "lse".
+
+    Args: N_k: keys (int >= 1). d: head dimension. num_splits: splits (int >= 1). rows: query rows (the GQA
+        group; int >= 1).
+    Returns: per-tensor dict ``{tensor: {"read": n, "write": n}}``.
+    Raises: TypeError/ValueError for sizes that are not integers >= 1.
+    Source: Dao, Haziza, Massa, Sizov, "Flash-Decoding for long-context inference" (PyTorch blog, 2023).
+    """
+    N_k, d = positive_int(N_k, "N_k"), positive_int(d, "d")
+    s, r = positive_int(num_splits, "num_splits"), positive_int(rows, "rows")
+    return _tensor_table([("q", s * r * d, 0), ("K", N_k * d, 0), ("V", N_k * d, 0),
+                          ("O_part", s * r * d, s * r * d), ("lse_part", s * r, s * r),
+                          ("O", 0, r * d), ("lse", 0, r)])
+
+
+__all__ += ["online_softmax_row_io", "split_kv_io"]

@@ -14,8 +14,14 @@ def _lines(name: str) -> list[str]:
 
 def test_requirements_install_labcore_from_the_repo():
     assert "-e ." in _lines("requirements.txt"), "requirements.txt must install labcore with '-e .'"
-    pyproject = (ROOT / "pyproject.toml").read_text()
-    assert re.search(r'packages\s*=\s*\[[^\]]*"labcore"', pyproject), "pyproject.toml must package labcore"
+    import tomllib
+
+    from setuptools import find_packages
+
+    include = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"]["find"]["include"]
+    found = set(find_packages(str(ROOT), include=include))
+    assert {"labcore", "labcore.chip", "flashbook", "flashbook.figures", "flashbook.exercises", "flashbook.labs"} <= found
+    assert not any(p.split(".")[0] in ("tests", "book", "bench") for p in found)
 
 
 def test_binder_reads_requirements_txt():

@@ -67,7 +67,9 @@ def test_wheel_ships_the_grader():
     """pyproject.toml lists the package and its .js as package data, so a non-editable install has it."""
     tomllib = pytest.importorskip("tomllib")
     cfg = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"]
-    assert "flashbook.exercises" in cfg["packages"]
+    from setuptools import find_packages
+
+    assert "flashbook.exercises" in find_packages(str(ROOT), include=cfg["packages"]["find"]["include"])
     globs = cfg["package-data"]["flashbook.exercises"]
     pkg = ROOT / "flashbook" / "exercises"
     shipped = [f.name for f in pkg.iterdir() if f.is_file() and f.suffix not in (".py", ".pyc")]

@@ -1,0 +1,66 @@
+"""The static face of a lab: the reference run's HBM ledger as a figure (traffic per tensor vs block size).
+
+Drawn with matplotlib's object API (``matplotlib.figure.Figure``, never pyplot) and shown as a PNG through
+``IPython.display``, so it renders the same in the HTML build and in a live notebook.
+"""
+from __future__ import annotations
+
+import io
+
+from .definitions import get_lab
+from .grader import run_kernel
+
+__all__ = ["ledger_sweep", "ledger_figure", "show"]
+
+
+def ledger_sweep(lab, sizes=None, *, shape_index: int = 0) -> dict:
+    """Elements moved per tensor by the lab's reference kernel as ``block_kv`` varies (``block_q`` kept).
+
+    Args: lab: key, number or Lab. sizes: block_kv values (default 2 .. the lab's default, 6 values).
+        shape_index: which of the lab's shapes (default the first).
+    Returns: ``{"sizes": [...], "tensors": {name: [elements, ...]}, "expected": [total, ...], "shape": label}``.
+    Raises: ValueError/TypeError as :func:`flashbook.labs.grade`; RuntimeError if the reference fails a size.
+    """
+    lab = get_lab(lab)
+    i = shape_index % len(lab.shapes)
+    top = lab.params["block_kv"]
+    sizes = list(sizes) if sizes is not None else sorted({max(1, round(top * k / 6)) for k in range(1, 7)})
+    tensors, expected = {}, []
+    for b in sizes:
+        params = {**lab.params, "block_kv": b}
+        chip, _, err, _ = run_kernel(lab, lab.reference, i, **params)
+        if err is not None:
+            raise RuntimeError(f"the reference kernel failed at block_kv = {b}: {err}")
+        for name, v in chip.ledger.by_tensor().items():
+            tensors.setdefault(name, [0] * len(sizes))[sizes.index(b)] = v["read"] + v["write"]
+        expected.append(sum(v["read"] + v["write"] for v in lab.expected_io(lab.shapes[i], params).values()))
+    return {"sizes": sizes, "tensors": tensors, "expected": expected, "shape": lab.shape_label(lab.shapes[i])}
+
+
+def ledger_figure(lab, sizes=None):
+    """A Figure of :func:`ledger_sweep`: one line per tensor, and the closed-form total (dashed)."""
+    from matplotlib.figure import Figure
+
+    lab = get_lab(lab)
+    data = ledger_sweep(lab, sizes)
+    fig = Figure(figsize=(6.4, 3.4), layout="constrained")
+    ax = fig.add_subplot()
+    for name, ys in data["tensors"].items():
+        ax.plot(data["sizes"], ys, marker="o", label=name)
+    ax.plot(data["sizes"], data["expected"], "k--", label="closed form, total")
+    ax.set_xlabel("block_kv (B_c, rows of K and V per tile)")
+    ax.set_ylabel("HBM elements (read + written)")
+    ax.set_yscale("log")
+    ax.set_title(f"Lab {lab.number}: reference kernel's ledger ({data['shape']}, M = {lab.M:,})", fontsize=10)
+    ax.legend(fontsize=8, ncol=2)
+    ax.grid(alpha=0.3)
+    return fig
+
+
+def show(fig) -> None:
+    """Display a Figure as a PNG (IPython.display), without pyplot."""
+    from IPython.display import Image, display
+
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=110)
+    display(Image(data=buf.getvalue()))

@@ -1,0 +1,138 @@
+"""The labs (flashbook.labs): reference kernels pass, each named mistake gets its own line and no other."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import labcore
+from flashbook.labs import FEEDBACK, LABS, TOLERANCE, decode_race, get_lab, grade, run_kernel
+
+BEST = lambda gpu, **shape: labcore.best_num_splits(gpu, **shape)
+
+
+def _extra(lab):
+    return {"choose_splits": BEST} if lab.key == "flash_decoding" else {}
+
+
+def _check_reference(lab, shape, **params):
+    """Run the reference on one shape: exact, traffic equal to the closed form, SRAM peak within M."""
+    chip, outputs, err, inputs = run_kernel(lab, lab.reference, shape, **params)
+    assert err is None, err
+    expected = lab.oracle(inputs, shape)
+    for k, v in expected.items():
+        np.testing.assert_allclose(outputs[k], v, atol=TOLERANCE, rtol=0)
+    assert chip.ledger.by_tensor() == lab.expected_io(shape, params)
+    assert 0 < chip.sram_peak <= lab.M
+
+
+@pytest.mark.parametrize("key", list(LABS))
+def test_reference_passes_with_no_feedback(key):
+    lab = LABS[key]
+    r = grade(lab, lab.reference, **_extra(lab))
+    assert r.passed and r.mistakes == set() and r.max_error < 1e-12
+    assert all(s.traffic == s.expected and s.sram_peak <= lab.M for s in r.shapes)
+    assert r.time["total"] > 0 and "passed" in str(r)
+
+
+@settings(max_examples=15, deadline=None)
+@given(N=st.integers(1, 60), B=st.integers(1, 16))
+def test_online_softmax_reference_on_random_shapes(N, B):
+    _check_reference(LABS["online_softmax"], {"N": N}, block_kv=B)
+
+
+@settings(max_examples=15, deadline=None)
+@given(N=st.integers(1, 50), N_k=st.integers(1, 50), B_r=st.integers(1, 8), B_c=st.integers(1, 13))
+def test_fa1_reference_on_random_shapes(N, N_k, B_r, B_c):
+    _check_reference(LABS["fa1_forward"], {"N": N, "N_k": N_k}, block_q=B_r, block_kv=B_c)
+
+
+@settings(max_examples=15, deadline=None)
+@given(N=st.integers(1, 60), N_k=st.integers(1, 60), B_r=st.integers(1, 20), B_c=st.integers(1, 20))
+def test_fa2_causal_reference_on_random_shapes(N, N_k, B_r, B_c):
+    _check_reference(LABS["fa2_causal"], {"N": N, "N_k": N_k}, block_q=B_r, block_kv=B_c)
+
+
+@settings(max_examples=10, deadline=None)
+@given(N=st.integers(1, 40), N_k=st.integers(1, 40), B_r=st.integers(1, 16), B_c=st.integers(1, 16))
+def test_backward_reference_on_random_shapes(N, N_k, B_r, B_c):
+    _check_reference(LABS["backward"], {"N": N, "N_k": N_k}, block_q=B_r, block_kv=B_c)
+
+
+@settings(max_examples=15, deadline=None)
+@given(g=st.integers(1, 4), N_k=st.integers(1, 60), s=st.integers(1, 10), B=st.integers(1, 16))
+def test_decoding_reference_on_random_shapes(g, N_k, s, B):
+    _check_reference(LABS["flash_decoding"], {"g": g, "N_k": N_k, "num_splits": s}, block_kv=B)
+
+
+MISTAKES = [(key, name) for key, lab in LABS.items() for name in lab.mistakes]
+
+
+@pytest.mark.parametrize("key,name", MISTAKES, ids=[f"{k}-{n}" for k, n in MISTAKES])
+def test_each_mistake_fails_with_its_own_line_and_only_that_one(key, name):
+    lab = LABS[key]
+    r = grade(lab, lab.mistakes[name], **_extra(lab))
+    assert not r.passed
+    assert r.mistakes == {name}
+    assert FEEDBACK[name] in str(r)
+
+
+def test_every_feedback_line_belongs_to_a_mistaken_kernel():
+    assert {n for _, n in MISTAKES} == set(FEEDBACK)
+
+
+def _do_nothing(cta, **params):
+    pass
+
+
+@pytest.mark.parametrize("key", list(LABS))
+def test_a_kernel_that_does_nothing_is_graded_not_yet_without_raising(key):
+    lab = LABS[key]
+    kernel = (lambda chip, **p: None) if lab.runner == "chip" else _do_nothing
+    r = grade(lab, kernel)
+    assert not r.passed and r.max_error == np.inf and "not yet" in str(r) and r.mistakes == set()
+
+
+def test_a_kernel_that_raises_is_reported_not_raised():
+    def broken(cta, *, block_q, block_kv):
+        raise ZeroDivisionError("oops")
+
+    r = grade("fa1_forward", broken)
+    assert not r.passed and all("ZeroDivisionError: oops" in s.raised for s in r.shapes)
+
+
+def test_the_reader_block_sizes_change_the_closed_form():
+    lab = LABS["fa1_forward"]
+    a, b = grade(lab, lab.reference), grade(lab, lab.reference, block_q=4, block_kv=6)
+    assert a.passed and b.passed
+    assert b.shapes[0].expected == labcore.flash_forward_io(40, 8, block_q=4, block_kv=6, loop_order="fa1",
+                                                            by_tensor=True)
+    assert b.shapes[0].traffic_total()[0] > a.shapes[0].traffic_total()[0]
+    too_big = grade(lab, lab.reference, block_q=8, block_kv=40)
+    assert not too_big.passed and "SRAM capacity exceeded" in too_big.shapes[0].raised
+
+
+def test_decode_lab_needs_the_race_and_the_heuristic_can_be_beaten():
+    lab = LABS["flash_decoding"]
+    assert not grade(lab, lab.reference).passed                    # exact, but the race was not run
+    slow = grade(lab, lab.reference, choose_splits=lambda gpu, **s: 1)
+    assert not slow.passed and not any(r["ok"] for r in slow.race)
+    rows = decode_race(BEST)
+    assert all(r["ok"] and r["t_yours"] < r["t_heuristic"] for r in rows)
+    assert {r["scenario"]["gpu"] for r in rows} == {"A100", "H100"}
+
+
+def test_bad_arguments():
+    with pytest.raises(ValueError, match="unknown lab"):
+        get_lab("nope")
+    with pytest.raises(TypeError):
+        get_lab(2.5)
+    assert get_lab(3) is LABS["fa2_causal"]
+    with pytest.raises(TypeError, match="must be a function"):
+        grade(1, "kernel")
+    with pytest.raises(TypeError, match="unknown parameter"):
+        grade(1, _do_nothing, block_q=4)
+    with pytest.raises(ValueError):
+        grade(2, _do_nothing, block_q=0)
+    with pytest.raises(TypeError, match="choose_splits"):
+        decode_race(3)
