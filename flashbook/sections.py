@@ -20,6 +20,7 @@ _S1, _S2, _S3 = "book/01_bottlenecks", "book/02_io_awareness", "book/03_online_s
 _S4, _S5, _S6 = "book/04_flash_forward", "book/05_flash_backward", "book/06_flash_decoding"
 _S7, _S8, _S12 = "book/07_fusion", "book/08_megakernel", "book/12_exercises"
 _S4B = "book/04b_what_limits"
+_LABS = "book/labs/index"
 
 #: labcore module (path below ``labcore``) -> the page that explains its names by default.
 MODULE_PAGES: dict[str, str | None] = {
@@ -30,6 +31,10 @@ MODULE_PAGES: dict[str, str | None] = {
     "sections": None, "figures": None, "figures.base": None, "mode": None, "drawing": None, "explorer": None,
     "live": None, "player": None, "prefetch": None, "display": None,
     "fp8": _S4, "figures.precision": _S4,
+    "chip": _LABS, "chip.hbm_tensor": _LABS, "chip.sram": _LABS, "chip.tile": _LABS, "chip.cta": _LABS,
+    "chip.grid": _LABS, "chip.cost": _LABS,
+    "labs": _LABS, "labs.definitions": _LABS, "labs.grader": _LABS, "labs.report": _LABS, "labs.figures": _LABS,
+    "labs.steps": _LABS, "labs.kernels_forward": _LABS, "labs.kernels_backward": _LABS, "labs.kernels_decode": _LABS,
 }
 
 #: Per-name exceptions to :data:`MODULE_PAGES` (public name -> page or None).
