@@ -457,10 +457,17 @@ def split_kv_io(N_k: int, d: int, *, num_splits: int, rows: int = 1) -> dict:
     (``rows (d + 1)`` per split, tensors "O_part" and "lse_part"). Combine kernel: read every partial and
     lse, write O and lse once. Query tensor "q", outputs "O" and "lse".
 
-    Args: N_k: keys (int >= 1). d: head dimension. num_splits: splits (int >= 1). rows: query rows (the GQA
-        group; int >= 1).
-    Returns: per-tensor dict ``{tensor: {"read": n, "write": n}}``.
-    Raises: TypeError/ValueError for sizes that are not integers >= 1.
+    Args:
+        N_k: keys (int >= 1).
+        d: head dimension.
+        num_splits: splits (int >= 1).
+        rows: query rows (the GQA group; int >= 1).
+
+    Returns:
+        per-tensor dict ``{tensor: {"read": n, "write": n}}``.
+
+    Raises:
+        TypeError/ValueError for sizes that are not integers >= 1.
     Source: Dao, Haziza, Massa, Sizov, "Flash-Decoding for long-context inference" (PyTorch blog, 2023).
     """
     N_k, d = positive_int(N_k, "N_k"), positive_int(d, "d")

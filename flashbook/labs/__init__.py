@@ -1,4 +1,4 @@
-"""The labs: write a kernel against the simulated chip (:mod:`labcore.chip`) and have it graded on exactness,
+"""The labs: write a kernel against the simulated chip (``labcore.chip``) and have it graded on exactness,
 HBM traffic per tensor against the closed form, SRAM peak against M, and a modelled time.
 
 ``grade(lab, kernel, **params)`` -> :class:`Report`; ``LABS`` / ``get_lab``; per lab, ``lab.reference`` (the

@@ -65,16 +65,25 @@ class Lab:
     """One lab.
 
     Attributes:
-        key, number, title, section (the book page it practises, e.g. ``"03_online_softmax"``), minutes (how
-        long it takes, a guess). M: SRAM elements per CTA. d: head dimension. shapes: the graded shapes
-        (dicts). params: the kernel's default keyword parameters (block sizes). runner: ``"cta"`` (the kernel
-        is ``kernel(cta, **params)`` on a grid of one) or ``"chip"`` (a program ``kernel(chip, **params)``).
-        inputs: ``(rng, shape) -> {name: array}``. outputs: ``shape -> {name: shape}`` allocated as NaN.
-        oracle: ``(inputs, shape) -> {name: array}`` in float64. expected_io: ``(shape, params) -> by-tensor
-        dict``. reference: the reference kernel. mistakes: ``{key: kernel}`` (keys of :data:`FEEDBACK`).
-        fingerprinted: mistakes recognised by their outputs. notes: ``(shape, params, M) -> [str]`` lines
-        for the report. collect: ``read -> {name: array}``, the outputs compared with the oracle (default: the
-        oracle's tensors as stored; ``read(name)`` reads HBM). kernel_params: the kernel's parameter names.
+        key: short name (str). number: its number in the Labs part (int). title: its title (str).
+        section: the book page it practises, e.g. ``"03_online_softmax"``.
+        minutes: how long it takes a reader (int, an estimate).
+        M: SRAM elements per CTA (int). d: head dimension (int).
+        shapes: the graded shapes (list of dicts).
+        params: the kernel's default keyword parameters (block sizes; dict).
+        runner: ``"cta"`` (the kernel is ``kernel(cta, **params)`` on a grid of one) or ``"chip"`` (a program
+            ``kernel(chip, **params)``).
+        inputs: ``(rng, shape) -> {name: array}``.
+        outputs: ``shape -> {name: shape}``, allocated as NaN.
+        oracle: ``(inputs, shape) -> {name: array}`` in float64.
+        expected_io: ``(shape, params) -> by-tensor dict`` (the closed form).
+        reference: the reference kernel.
+        mistakes: ``{key: kernel}`` (keys of ``FEEDBACK``).
+        fingerprinted: the mistakes recognised by their outputs.
+        notes: ``(shape, params, M) -> [str]``, lines for the report.
+        collect: ``read -> {name: array}``, the outputs compared with the oracle (default: the oracle's
+            tensors as stored; ``read(name)`` reads HBM).
+        kernel_params: the kernel's parameter names.
     """
 
     key: str

@@ -16,10 +16,16 @@ __all__ = ["ledger_sweep", "ledger_figure", "show"]
 def ledger_sweep(lab, sizes=None, *, shape_index: int = 0) -> dict:
     """Elements moved per tensor by the lab's reference kernel as ``block_kv`` varies (``block_q`` kept).
 
-    Args: lab: key, number or Lab. sizes: block_kv values (default 2 .. the lab's default, 6 values).
+    Args:
+        lab: key, number or Lab.
+        sizes: block_kv values (default 2 .. the lab's default, 6 values).
         shape_index: which of the lab's shapes (default the first).
-    Returns: ``{"sizes": [...], "tensors": {name: [elements, ...]}, "expected": [total, ...], "shape": label}``.
-    Raises: ValueError/TypeError as :func:`flashbook.labs.grade`; RuntimeError if the reference fails a size.
+
+    Returns:
+        ``{"sizes": [...], "tensors": {name: [elements, ...]}, "expected": [total, ...], "shape": label}``.
+
+    Raises:
+        ValueError/TypeError as :func:`flashbook.labs.grade`; RuntimeError if the reference fails a size.
     """
     lab = get_lab(lab)
     i = shape_index % len(lab.shapes)

@@ -37,11 +37,20 @@ def _kernel_params(lab, params):
 def run_kernel(lab, kernel, shape, *, seed: int = 0, order="shuffled", **params):
     """Run ``kernel`` on one shape of ``lab`` (an index into ``lab.shapes`` or a shape dict) with random inputs.
 
-    Args: lab: as :func:`grade`. kernel: the kernel (or lab 5 program). shape: int index or dict such as
-        ``{"N": 45, "N_k": 31}``. seed: int >= 0. order: the chip's CTA order. params: kernel parameters.
-    Returns: ``(chip, outputs, error, inputs)``: the chip after the run, ``{name: array}`` collected from HBM
-        (NaN where never written), the exception the kernel raised (or None), and the HBM inputs.
-    Raises: TypeError/ValueError for a bad lab, shape index or seed.
+    Args:
+        lab: as :func:`flashbook.labs.grade`.
+        kernel: the kernel (or lab 5's program).
+        shape: int index or dict such as ``{"N": 45, "N_k": 31}``.
+        seed: int >= 0.
+        order: the chip's CTA order.
+        params: kernel parameters.
+
+    Returns:
+        ``(chip, outputs, error, inputs)``: the chip after the run, ``{name: array}`` collected from HBM (NaN
+        where never written), the exception the kernel raised (or None), and the HBM inputs.
+
+    Raises:
+        TypeError/ValueError for a bad lab, shape index or seed.
     """
     lab = get_lab(lab)
     if isinstance(shape, dict):

@@ -1,5 +1,5 @@
 """Reference kernels of the forward labs (one row, Algorithm 1 order, FlashAttention-2 order) and the named
-mistaken kernels, all written against :mod:`labcore.chip` as a reader would write them.
+mistaken kernels, all written against ``labcore.chip`` as a reader would write them.
 
 Each reference kernel takes keyword hooks (``step``, ``finish``, ``mask``) whose defaults are the correct ones;
 a mistaken kernel is the reference with one hook swapped, or a short wrapper that adds one wrong move.
@@ -100,7 +100,7 @@ def fa1_forward(cta, *, block_q, block_kv, step=online_step):
     """FlashAttention's Algorithm 1 on the chip: Q (N, d), K, V (N_k, d) -> O (N, d), l, m (N,) in HBM.
 
     Line 2: O = 0, l = 0, m = -inf written to HBM. Outer loop over K/V blocks j (each read once), inner loop
-    over Q blocks i with :func:`_fa1_pair`. Traffic: :func:`labcore.hbm.flash_forward_io` (``"fa1"``).
+    over Q blocks i with ``_fa1_pair``. Traffic: :func:`labcore.hbm.flash_forward_io` (``"fa1"``).
     """
     N, d = cta.shape("Q")
     N_k = cta.shape("K")[0]

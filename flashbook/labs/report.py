@@ -11,7 +11,7 @@ __all__ = ["Report", "ShapeResult"]
 
 @dataclass
 class ShapeResult:
-    """One graded shape: label, max |error|, exact (bool), traffic and expected (``{tensor: {"read", "write"}}``
+    """One graded shape: label, the largest absolute error, exact (bool), traffic and expected (``{tensor: {"read", "write"}}``
     in elements), traffic_ok, sram_peak and M (elements), raised (the kernel's exception as text, or None),
     notes (lines)."""
 

@@ -92,7 +92,7 @@ def finish_unguarded(m, l, acc):
 
 def bottom_right(r0, r1, c0, c1, N, N_k):
     """Causal mask (True = visible) of rows ``[r0, r1)`` x keys ``[c0, c1)``: key j visible to query i iff
-    ``j <= i + N_k - N`` (bottom-right aligned, flash-attn >= 2.1; :func:`labcore.checks.causal_mask`)."""
+    ``j <= i + N_k - N`` (bottom-right aligned, flash-attn >= 2.1; ``labcore.checks.causal_mask``)."""
     return causal_mask(N, N_k, r0, c0, r1, c1)
 
 
