@@ -6,7 +6,7 @@ STAMP   := $(VENV)/.installed
 export MPLBACKEND := Agg
 export PYTHONHASHSEED := 0
 
-.PHONY: help venv lab book book-strict test unit nbval browser live chromium bench clean
+.PHONY: help venv lab book book-strict test unit nbval browser live chromium bench clean pdf
 
 # Debian's Chromium drives the browser tests (Playwright launches it by path; it never downloads one).
 CHROMIUM ?= /usr/bin/chromium
@@ -65,6 +65,11 @@ test: unit nbval book-strict browser  ## run every test: unit, notebooks, strict
 bench: $(STAMP)  ## performance budget: notebook times, explorer latency, build time, import time, page weight
 	$(BIN)/python bench/run.py
 	$(BIN)/python -m pytest -q -s -p no:cacheprovider bench/live_latency.py   # browser-side live latency (JupyterLab)
+
+pdf: $(STAMP) $(CHROMIUM)  ## the whole book as one PDF (_build/pdf/flashbook.pdf): Debian's Chromium prints the built HTML
+	@test -f _build/html/index.html || (echo "no _build/html: run 'make book' first" && false)
+	$(BIN)/python -m pip install -q "pypdf>=4,<7"
+	$(BIN)/python tools/book_pdf.py --check
 
 clean:  ## remove the build output (keeps .venv)
 	rm -rf _build artifacts .pytest_cache .hypothesis
