@@ -33,3 +33,8 @@ __all__ = sorted({name for mod in (hbm, attention, softmax, flops, precision, fp
 
 #: The book's version (one home: pyproject.toml, the footer and CITATION.cff read or are checked against it).
 __version__ = "0.3.0"
+
+# Schedulers and batch layouts (issues 24-25): star-imports appended; each module's __all__ joins labcore.__all__.
+from .scheduler import *  # noqa: F401,F403,E402
+from . import scheduler  # noqa: E402
+__all__ = sorted(set(__all__) | set(scheduler.__all__))
