@@ -38,3 +38,6 @@ __version__ = "0.3.0"
 from .scheduler import *  # noqa: F401,F403,E402
 from . import scheduler  # noqa: E402
 __all__ = sorted(set(__all__) | set(scheduler.__all__))
+from .backward_schedule import *  # noqa: F401,F403,E402
+from . import backward_schedule  # noqa: E402
+__all__ = sorted(set(__all__) | set(backward_schedule.__all__))
