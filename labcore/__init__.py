@@ -41,3 +41,6 @@ __all__ = sorted(set(__all__) | set(scheduler.__all__))
 from .backward_schedule import *  # noqa: F401,F403,E402
 from . import backward_schedule  # noqa: E402
 __all__ = sorted(set(__all__) | set(backward_schedule.__all__))
+from .causal_schedule import *  # noqa: F401,F403,E402
+from . import causal_schedule  # noqa: E402
+__all__ = sorted(set(__all__) | set(causal_schedule.__all__))
