@@ -44,3 +44,6 @@ __all__ = sorted(set(__all__) | set(backward_schedule.__all__))
 from .causal_schedule import *  # noqa: F401,F403,E402
 from . import causal_schedule  # noqa: E402
 __all__ = sorted(set(__all__) | set(causal_schedule.__all__))
+from .varlen import *  # noqa: F401,F403,E402
+from . import varlen  # noqa: E402
+__all__ = sorted(set(__all__) | set(varlen.__all__))

@@ -24,7 +24,7 @@ from .hardware import get_gpu
 from .hbm import causal_block_counts
 from .scheduler import SCHEDULE_ORDERS, list_schedule
 
-__all__ = ["BENCHMARK_PAPERS", "benchmark_shapes", "causal_cta_costs", "causal_schedule", "causal_schedule_table",
+__all__ = ["BENCHMARK_PAPERS", "benchmark_shapes", "causal_cta_costs", "causal_load_balance", "causal_schedule_table",
            "L2_SECTION_RULES", "l2_section"]
 
 #: Benchmark shapes: total tokens per batch and the sequence lengths of each paper's figures (hidden 2048).
@@ -73,7 +73,7 @@ def causal_cta_costs(seqlen: int, *, batch: int, heads: int, block_q: int = 128,
     return np.tile(J.astype(float) * positive_float(tile_time, "tile_time"), reps)
 
 
-def causal_schedule(gpu, *, seqlen: int, batch: int, heads: int, block_q: int = 128, block_kv: int = 128,
+def causal_load_balance(gpu, *, seqlen: int, batch: int, heads: int, block_q: int = 128, block_kv: int = 128,
                     ctas_per_sm: int = 1, tile_time: float = 1.0, item_overhead: float = 0.0,
                     orders=SCHEDULE_ORDERS) -> dict:
     """The causal forward's CTAs (:func:`causal_cta_costs`) scheduled on a GPU's SMs in each dispatch order.
@@ -103,11 +103,11 @@ def causal_schedule_table(gpu, *, paper: str = "fa2", head_dim: int = 128, block
 
     Returns: list of dicts ``seqlen``, ``batch``, ``heads``, ``ctas``, ``ratio_launch``, ``ratio_longest_first``,
         ``ratio_lpt``, ``lpt_gain``, ``idle_launch`` and ``idle_lpt`` (mean idle fraction per SM).
-    Source: as :func:`causal_schedule` and :func:`benchmark_shapes`.
+    Source: as :func:`causal_load_balance` and :func:`benchmark_shapes`.
     """
     rows = []
     for sh in benchmark_shapes(paper, head_dim=head_dim):
-        r = causal_schedule(gpu, seqlen=sh["seqlen"], batch=sh["batch"], heads=sh["heads"], block_q=block_q,
+        r = causal_load_balance(gpu, seqlen=sh["seqlen"], batch=sh["batch"], heads=sh["heads"], block_q=block_q,
                             block_kv=block_kv, ctas_per_sm=ctas_per_sm)
         row = dict(sh, ctas=int(r["launch"].costs.size), lpt_gain=r["lpt_gain"])
         for o in SCHEDULE_ORDERS:

@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from labcore.causal_schedule import benchmark_shapes, causal_cta_costs, causal_schedule, causal_schedule_table, \
+from labcore.causal_schedule import benchmark_shapes, causal_cta_costs, causal_load_balance, causal_schedule_table, \
     l2_section
 from labcore.published import published
 
@@ -24,7 +24,7 @@ def test_shapes():
 def test_hand_worked_two_sms():
     # one head, 4 query blocks (costs 1, 2, 3, 4) on 2 SMs: launch ends at 6 (1+3 | 2+4), LPT at 5 (4+1 | 3+2)
     gpu = __import__("labcore").get_gpu("H100").with_(num_sms=2)
-    r = causal_schedule(gpu, seqlen=512, batch=1, heads=1)
+    r = causal_load_balance(gpu, seqlen=512, batch=1, heads=1)
     assert r["launch"].makespan == 6.0 and r["lpt"].makespan == 5.0 and r["longest_first"].makespan == 5.0
     assert r["lpt_gain"] == pytest.approx(0.2)
     assert r["launch"].slot_idle.tolist() == [2.0, 0.0]
