@@ -47,3 +47,6 @@ __all__ = sorted(set(__all__) | set(causal_schedule.__all__))
 from .varlen import *  # noqa: F401,F403,E402
 from . import varlen  # noqa: E402
 __all__ = sorted(set(__all__) | set(varlen.__all__))
+from .split_plans import *  # noqa: F401,F403,E402
+from . import split_plans  # noqa: E402
+__all__ = sorted(set(__all__) | set(split_plans.__all__))
