@@ -50,3 +50,6 @@ __all__ = sorted(set(__all__) | set(varlen.__all__))
 from .split_plans import *  # noqa: F401,F403,E402
 from . import split_plans  # noqa: E402
 __all__ = sorted(set(__all__) | set(split_plans.__all__))
+from .paged import *  # noqa: F401,F403,E402
+from . import paged  # noqa: E402
+__all__ = sorted(set(__all__) | set(paged.__all__))
