@@ -53,3 +53,6 @@ __all__ = sorted(set(__all__) | set(split_plans.__all__))
 from .paged import *  # noqa: F401,F403,E402
 from . import paged  # noqa: E402
 __all__ = sorted(set(__all__) | set(paged.__all__))
+from .mla import *  # noqa: F401,F403,E402
+from . import mla  # noqa: E402
+__all__ = sorted(set(__all__) | set(mla.__all__))
