@@ -56,3 +56,6 @@ __all__ = sorted(set(__all__) | set(paged.__all__))
 from .mla import *  # noqa: F401,F403,E402
 from . import mla  # noqa: E402
 __all__ = sorted(set(__all__) | set(mla.__all__))
+from .mixed_batch import *  # noqa: F401,F403,E402
+from . import mixed_batch  # noqa: E402
+__all__ = sorted(set(__all__) | set(mixed_batch.__all__))
