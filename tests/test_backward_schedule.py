@@ -15,7 +15,7 @@ def _inputs(qkv, n_q, n_k, d=8, causal=False, seed=0):
 
 
 @pytest.mark.parametrize("n_q,n_k,bq,bk,causal", [(64, 64, 16, 16, False), (37, 37, 8, 16, True),
-                                                  (20, 45, 16, 8, True), (1, 30, 16, 8, False)])
+                                                  (20, 45, 16, 8, True), (45, 20, 8, 8, True), (1, 30, 16, 8, False)])
 @pytest.mark.parametrize("mode", ["atomic", "deterministic"])
 def test_gradients_match_the_backward(qkv, n_q, n_k, bq, bk, causal, mode):
     Q, K, V, O, dO, lse = _inputs(qkv, n_q, n_k, causal=causal)
