@@ -285,7 +285,7 @@ def plan_stats(plan: SplitPlan, *, group_size: int = 1, head_dim: int = 128, tim
 
 
 def zipf_lengths(batch: int, *, mean: int, a: float = 1.5, max_factor: int = 16, seed: int = 0) -> np.ndarray:
-    """Heavy-tailed request lengths: Zipf(a) draws clipped at ``max_factor x mean`` and rescaled to ``mean``.
+    """Heavy-tailed request lengths: Zipf(a) draws clipped at ``max_factor`` times their mean, rescaled to ``mean``.
 
     A Zipf-shaped ragged batch in the spirit of FlashInfer's Fig. 8 ("Zipf, mean 1024"); that figure's exact
     generator is not in our sources, so this one is ours. Args: batch, mean: ints >= 1; a > 1; max_factor: int
@@ -295,6 +295,6 @@ def zipf_lengths(batch: int, *, mean: int, a: float = 1.5, max_factor: int = 16,
     a = positive_float(a, "a")
     if a <= 1:
         raise ValueError(f"a must be > 1 for a Zipf distribution, got {a}")
-    x = np.minimum(np.random.default_rng(positive_int(seed, "seed", minimum=0)).zipf(a, batch),
-                   positive_int(max_factor, "max_factor") * 10).astype(float)
+    x = np.random.default_rng(positive_int(seed, "seed", minimum=0)).zipf(a, batch).astype(float)
+    x = np.minimum(x, positive_int(max_factor, "max_factor") * x.mean())     # clip the tail at max_factor x mean
     return np.maximum(1, np.round(x / x.mean() * mean)).astype(np.int64)
