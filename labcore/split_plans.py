@@ -296,5 +296,9 @@ def zipf_lengths(batch: int, *, mean: int, a: float = 1.5, max_factor: int = 16,
     if a <= 1:
         raise ValueError(f"a must be > 1 for a Zipf distribution, got {a}")
     x = np.random.default_rng(positive_int(seed, "seed", minimum=0)).zipf(a, batch).astype(float)
-    x = np.minimum(x, positive_int(max_factor, "max_factor") * x.mean())     # clip the tail at max_factor x mean
+    f = positive_int(max_factor, "max_factor")
+    for _ in range(100):                          # clip the tail at f x the mean until the clip holds (fixed point)
+        if x.max() <= f * x.mean() * (1 + 1e-9):
+            break
+        x = np.minimum(x, f * x.mean())
     return np.maximum(1, np.round(x / x.mean() * mean)).astype(np.int64)
