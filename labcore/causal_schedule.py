@@ -1,0 +1,147 @@
+"""Causal load balancing: unequal forward CTAs on the SMs, in FA2's launch order, longest-first and persistent LPT.
+
+With a causal mask, the forward CTA of query block m visits ``m + 1`` key blocks (``J_m`` in general, from
+:func:`labcore.hbm.causal_block_counts`): the last CTA of a head does ``T_r`` times the work of the first.
+FA2 launches the grid ``(num_m_blocks, batch, heads)`` with ``m_block = blockIdx.x``, so the hardware hands out
+each head's CTAs shortest first and the longest ones land in the last wave; reversing ``m_block`` (longest
+first) or a persistent kernel that takes tiles in LPT order from an atomic counter (FA3/FA4) fills the tail.
+The dispatch itself is :func:`labcore.scheduler.list_schedule`.
+
+:func:`l2_section` is the L2 arithmetic of FA3/FA4's tile scheduler: heads are grouped into "sections" whose K
+and V fit in an L2 budget, so that the CTAs running at once re-read K/V from L2 rather than HBM.
+
+Sources: flash-attn ``csrc/flash_attn/src/flash_fwd_launch_template.h`` (grid ``(num_m_block, b, h)``),
+``hopper/tile_scheduler.hpp`` (``DynamicPersistentTileScheduler``: LPT order and L2 swizzle, 32 MB for K & V)
+and ``flash_attn/cute/tile_scheduler.py`` (FA4: 50 MB); Zadouri et al. 2026 (FlashAttention-4) §3.3 (+4-8% MHA,
++7-14% MQA-8 from the LPT scheduler, BF16 d = 128, H200); benchmark shapes of FA2 §4.1, FA3 §4.1 and FA4 §5.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .checks import choice, positive_float, positive_int
+from .hardware import get_gpu
+from .hbm import causal_block_counts
+from .scheduler import SCHEDULE_ORDERS, list_schedule
+
+__all__ = ["BENCHMARK_PAPERS", "benchmark_shapes", "causal_cta_costs", "causal_load_balance", "causal_schedule_table",
+           "L2_SECTION_RULES", "l2_section"]
+
+#: Benchmark shapes: total tokens per batch and the sequence lengths of each paper's figures (hidden 2048).
+BENCHMARK_PAPERS = {"fa2": (16384, (512, 1024, 2048, 4096, 8192, 16384)),
+                    "fa3": (16384, (512, 1024, 2048, 4096, 8192, 16384)),
+                    "fa4": (32768, (1024, 2048, 4096, 8192, 16384, 32768))}
+
+#: FA3's and FA4's L2 section rule: (L2 budget for K and V in bytes, factor on one KV head's bytes), as written in
+#: ``hopper/tile_scheduler.hpp`` (32 MB, ``... * element_size * 2``) and ``flash_attn/cute/tile_scheduler.py``
+#: (``50 * 1024 * 1024``, commented "40 MB for K & V").
+L2_SECTION_RULES = {"fa3": (32 * 1024 * 1024, 2), "fa4": (50 * 1024 * 1024, 1)}
+
+
+def benchmark_shapes(paper: str = "fa2", *, head_dim: int = 128, hidden: int = 2048) -> list[dict]:
+    """The attention benchmark shapes of a FlashAttention paper: ``batch = tokens / seqlen``, ``heads = hidden / d``.
+
+    Args: paper: ``"fa2"``, ``"fa3"`` (16k tokens, seqlen 512-16k) or ``"fa4"`` (32k tokens, 1k-32k).
+        head_dim: d (int dividing ``hidden``). hidden: model width (2048 in all three papers).
+    Returns: list of dicts ``seqlen``, ``batch``, ``heads``, ``head_dim``.
+    Raises: ValueError: unknown paper, or d not dividing hidden.
+    Source: Dao 2023 §4.1; Shah et al. 2024 §4.1; Zadouri et al. 2026 §5 (MEASUREMENTS.md, benchmark shape).
+    """
+    tokens, seqlens = BENCHMARK_PAPERS[choice(paper, "paper", tuple(BENCHMARK_PAPERS))]
+    d, hidden = positive_int(head_dim, "head_dim"), positive_int(hidden, "hidden")
+    if hidden % d:
+        raise ValueError(f"head_dim ({d}) must divide hidden ({hidden})")
+    return [{"seqlen": n, "batch": tokens // n, "heads": hidden // d, "head_dim": d} for n in seqlens]
+
+
+def causal_cta_costs(seqlen: int, *, batch: int, heads: int, block_q: int = 128, block_kv: int = 128,
+                     tile_time: float = 1.0) -> np.ndarray:
+    """Work of every causal forward CTA in FA2's launch order (``m_block`` fastest, then batch, then head).
+
+    CTA (h, b, m) costs ``J_m x tile_time``, ``J_m`` the key blocks query block m visits (``m + 1`` for
+    B_r = B_c and a multiple-of-block seqlen; a diagonal block costs a full tile).
+
+    Args: seqlen: N (queries = keys). batch, heads: ints >= 1. block_q, block_kv: B_r, B_c. tile_time: seconds
+        per tile (> 0; 1.0 counts tiles).
+    Returns: (heads x batch x T_r,) float64 array.
+    Raises: TypeError/ValueError: sizes not integers >= 1, tile_time <= 0.
+    Source: flash-attn ``flash_fwd_launch_template.h`` (``dim3 grid(num_m_block, params.b, params.h)``); Dao 2023
+        §3.1.1 (causal block skipping).
+    """
+    _, J, _ = causal_block_counts(seqlen, block_q=block_q, block_kv=block_kv, causal=True)
+    reps = positive_int(batch, "batch") * positive_int(heads, "heads")
+    return np.tile(J.astype(float) * positive_float(tile_time, "tile_time"), reps)
+
+
+def causal_load_balance(gpu, *, seqlen: int, batch: int, heads: int, block_q: int = 128, block_kv: int = 128,
+                    ctas_per_sm: int = 1, tile_time: float = 1.0, item_overhead: float = 0.0,
+                    orders=SCHEDULE_ORDERS) -> dict:
+    """The causal forward's CTAs (:func:`causal_cta_costs`) scheduled on a GPU's SMs in each dispatch order.
+
+    Args:
+        gpu: preset name or :class:`labcore.hardware.GPU` (its ``num_sms``). seqlen, batch, heads, block_q,
+            block_kv, tile_time: as :func:`causal_cta_costs`. ctas_per_sm: CTAs resident per SM (slots =
+            SMs x this). item_overhead: time added per CTA (float >= 0). orders: names from
+            :data:`labcore.scheduler.SCHEDULE_ORDERS`.
+    Returns: dict: one :class:`labcore.scheduler.Schedule` per order, plus ``lpt_gain`` = launch makespan / LPT
+        makespan - 1 (the throughput an LPT scheduler adds) when both orders are present.
+    Raises: as :func:`causal_cta_costs` and :func:`labcore.scheduler.list_schedule`.
+    Source: FlashAttention-4 §3.3; flash-attn ``hopper/tile_scheduler.hpp``.
+    """
+    g = get_gpu(gpu)
+    slots = g.num_sms * positive_int(ctas_per_sm, "ctas_per_sm")
+    c = causal_cta_costs(seqlen, batch=batch, heads=heads, block_q=block_q, block_kv=block_kv, tile_time=tile_time)
+    out = {o: list_schedule(c, slots, order=o, item_overhead=item_overhead) for o in orders}
+    if "launch" in out and "lpt" in out:
+        out["lpt_gain"] = out["launch"].makespan / out["lpt"].makespan - 1
+    return out
+
+
+def causal_schedule_table(gpu, *, paper: str = "fa2", head_dim: int = 128, block_q: int = 128,
+                          block_kv: int = 128, ctas_per_sm: int = 1) -> list[dict]:
+    """One row per benchmark shape of ``paper``: makespan / (work / slots) in each order, LPT gain, idle SM-time.
+
+    Returns: list of dicts ``seqlen``, ``batch``, ``heads``, ``ctas``, ``ratio_launch``, ``ratio_longest_first``,
+        ``ratio_lpt``, ``lpt_gain``, ``idle_launch`` and ``idle_lpt`` (mean idle fraction per SM).
+    Source: as :func:`causal_load_balance` and :func:`benchmark_shapes`.
+    """
+    rows = []
+    for sh in benchmark_shapes(paper, head_dim=head_dim):
+        r = causal_load_balance(gpu, seqlen=sh["seqlen"], batch=sh["batch"], heads=sh["heads"], block_q=block_q,
+                            block_kv=block_kv, ctas_per_sm=ctas_per_sm)
+        row = dict(sh, ctas=int(r["launch"].costs.size), lpt_gain=r["lpt_gain"])
+        for o in SCHEDULE_ORDERS:
+            row[f"ratio_{o}"] = r[o].ratio
+        for o in ("launch", "lpt"):
+            row[f"idle_{o}"] = float(r[o].slot_idle.mean() / r[o].makespan)
+        rows.append(row)
+    return rows
+
+
+def l2_section(seqlen_k: int, *, head_dim: int, head_dim_v: int | None = None, element_size: int = 2,
+               qhead_per_khead: int = 1, pack_gqa: bool = False, rule: str = "fa3") -> dict:
+    """How many heads FA3/FA4's tile scheduler groups into one L2 "section", and their K/V working set.
+
+    ``size_one_kv_head = seqlen_k (d + d_v) element_size x factor``; KV heads per section
+    ``= 1`` if it exceeds the budget, else ``2^floor(log2(budget / size_one_kv_head))`` (a power of 2); the
+    scheduler's ``swizzle`` (query heads per section) multiplies that by ``qhead_per_khead`` unless GQA is packed.
+    The working set is ``kv_heads x seqlen_k (d + d_v) element_size`` bytes of K and V.
+
+    Args:
+        seqlen_k: keys (int >= 1). head_dim, head_dim_v: d and d_v (default d). element_size: bytes (2 BF16).
+        qhead_per_khead: query heads per KV head (1 MHA; 8 for MQA-8 with 8 query heads). pack_gqa: bool.
+        rule: ``"fa3"`` or ``"fa4"`` (:data:`L2_SECTION_RULES`).
+    Returns: dict ``size_one_kv_head`` (bytes, with the factor), ``kv_heads``, ``swizzle`` (query heads per section),
+        ``working_set`` (bytes), ``budget`` (bytes).
+    Raises: TypeError/ValueError: sizes not integers >= 1, an unknown rule.
+    Source: flash-attn ``hopper/tile_scheduler.hpp`` (``size_l2 = 32 * 1024 * 1024; // 32 MB for K & V``) and
+        ``flash_attn/cute/tile_scheduler.py`` (``SingleTileLPTScheduler``).
+    """
+    budget, factor = L2_SECTION_RULES[choice(rule, "rule", tuple(L2_SECTION_RULES))]
+    n, d = positive_int(seqlen_k, "seqlen_k"), positive_int(head_dim, "head_dim")
+    d_v = d if head_dim_v is None else positive_int(head_dim_v, "head_dim_v")
+    e, g = positive_int(element_size, "element_size"), positive_int(qhead_per_khead, "qhead_per_khead")
+    one = n * (d + d_v) * e * factor
+    kv_heads = 1 if budget < one else 1 << (budget // one).bit_length() - 1
+    return {"size_one_kv_head": one, "kv_heads": kv_heads, "swizzle": kv_heads * (1 if pack_gqa else g),
+            "working_set": kv_heads * n * (d + d_v) * e, "budget": budget}

@@ -1,0 +1,117 @@
+"""A mixed batch: one chunked-prefill chunk and a batch of decodes, as two kernels in series or one fused kernel.
+
+Chunked prefill (Sarathi) cuts a long prompt into chunks of ``chunk`` tokens and runs each chunk in the same
+iteration as the decode steps of other requests. The chunk's attention (``chunk`` queries against the ``context +
+chunk`` keys, bottom-right causal) is compute-bound; the decodes' attention is bound by reading their KV caches.
+Run as two kernels they take the sum of their times; POD-Attention runs both in one kernel whose CTAs share the
+SMs, so the tensor cores work on the prefill while the memory system streams the decode caches, and the time
+approaches the larger of the two.
+
+:func:`chunk_prefill_time` times the chunk with the prefill model's per-tile cost
+(:func:`labcore.prefill.prefill_time`'s ``fwd_tile`` cycles: its generation's overlap rule and calibrated MMA
+efficiency), its unequal causal CTAs dealt to the SMs by :func:`labcore.scheduler.list_schedule`, and its HBM
+bytes (every tensor once, as the prefill model's ``l2_reuse``); :func:`mixed_batch_time` adds the decode model
+(:func:`labcore.decode_model.decode_attention_time`) and combines them: ``serial = t_prefill + t_decode``;
+``fused = max(compute_p + compute_d, memory_p + memory_d, t_prefill, t_decode)`` (each resource's demand summed;
+one launch), an optimistic bound for a kernel that shares every SM; ``ideal = max(t_prefill, t_decode)``.
+
+Sources: Kamath et al. 2025, POD-Attention (ASPLOS'25, arXiv 2410.18038) (up to 59%, mean 28% faster attention
+than serial FlashAttention prefill + decode, A100); Agrawal et al. 2024, Sarathi-Serve (chunked prefill).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .checks import positive_int
+from .decode_model import decode_attention_time
+from .hardware import get_gpu
+from .hbm import causal_block_counts, flash_forward_io
+from .prefill import PREFILL_DEFAULTS, prefill_time
+from .scheduler import list_schedule
+
+__all__ = ["chunk_prefill_time", "mixed_batch_time", "mixed_batch_sweep"]
+
+
+def chunk_prefill_time(gpu, *, chunk: int, context: int, heads: int, head_dim: int, generation: str = "fa2",
+                       dtype_bytes: int = 2, **prefill_assumptions) -> dict:
+    """Time of one prefill chunk's attention: ``chunk`` queries after ``context`` cached tokens, causal.
+
+    One CTA per (head, query block of ``block_q`` rows); CTA i visits ``J_i`` key blocks
+    (:func:`labcore.hbm.causal_block_counts` with ``N_k = context + chunk``) and costs ``J_i x tile_cycles / clock``,
+    the tile cost of :func:`labcore.prefill.prefill_time` (same generation and assumptions). ``compute`` is the
+    makespan of those CTAs on the SMs (launch order); ``memory`` is Q, K, V and O read or written once over the HBM
+    bandwidth; ``total = max(compute, memory) + kernel_overhead``.
+
+    Args:
+        gpu: preset name or GPU. chunk: new tokens (int >= 1). context: cached tokens before them (int >= 0).
+        heads: query heads (= KV heads here). head_dim: d. generation: ``"fa2"``, ``"fa3"`` or ``"fa4"``.
+        dtype_bytes: 2 (BF16). **prefill_assumptions: overrides of :data:`labcore.prefill.PREFILL_DEFAULTS`.
+    Returns: dict ``total``, ``compute``, ``memory``, ``overhead`` (s), ``flops`` (tile FLOPs), ``bytes``,
+        ``ctas``, ``tile_time`` (s per tile), ``schedule`` (:class:`~labcore.scheduler.Schedule`).
+    Raises: TypeError/ValueError: as :func:`labcore.prefill.prefill_time`; sizes < 1.
+    Source: Zadouri et al. 2026 (tile roofline, via labcore.prefill); Agrawal et al. 2024 (chunked prefill).
+    """
+    g = get_gpu(gpu)
+    c, ctx = positive_int(chunk, "chunk"), positive_int(context, "context", minimum=0)
+    h, d = positive_int(heads, "heads"), positive_int(head_dim, "head_dim")
+    ref = prefill_time(g, batch=1, heads=h, seqlen=c, head_dim=d, causal=True, generation=generation,
+                       **prefill_assumptions)
+    p = {**PREFILL_DEFAULTS, **prefill_assumptions}                # the tile sizes and overhead the model uses
+    tile = ref["fwd_tile"]["cycles"] / g.model_clock
+    rows, J, cols = causal_block_counts(c, block_q=p["block_q"], block_kv=p["block_kv"], causal=True, N_k=ctx + c)
+    costs = np.tile(J * tile, h)
+    sched = list_schedule(costs, g.num_sms)
+    by = flash_forward_io(c, d, block_q=c, block_kv=ctx + c, causal=True, N_k=ctx + c) * h * positive_int(
+        dtype_bytes, "dtype_bytes")
+    mem = by / g.hbm_bandwidth
+    oh = float(p["kernel_overhead"])
+    return {"total": max(sched.makespan, mem) + oh, "compute": sched.makespan, "memory": mem, "overhead": oh,
+            "flops": float(4 * d * (rows * cols).sum() * h), "bytes": float(by), "ctas": int(costs.size),
+            "tile_time": tile, "schedule": sched}
+
+
+def mixed_batch_time(gpu, *, chunk: int, context: int, decode_batch: int, decode_seqlen: int, num_q_heads: int,
+                     num_kv_heads: int, head_dim: int, generation: str = "fa2") -> dict:
+    """One iteration of a mixed batch: a prefill chunk and ``decode_batch`` decodes, serial and fused.
+
+    Decode: :func:`labcore.decode_model.decode_attention_time` (flash-decoding, the model's best split count);
+    its compute demand is ``compute_time x waves`` and its memory demand the KV bytes over the bandwidth.
+    Prefill: :func:`chunk_prefill_time` with ``num_q_heads`` heads. Combined as the module docstring says.
+
+    Args: gpu: preset or GPU. chunk, context: as :func:`chunk_prefill_time`. decode_batch, decode_seqlen: the
+        decodes (ints >= 1). num_q_heads, num_kv_heads, head_dim: the model's attention shape. generation: prefill's.
+    Returns: dict ``prefill``, ``decode`` (s each), ``serial``, ``fused``, ``ideal`` (s), ``speedup`` (serial / fused),
+        ``gain`` (serial / fused - 1, POD's "x% faster"), ``bound`` (which demand sets ``fused``).
+    Raises: as the two models.
+    Source: Kamath et al. 2025 (POD-Attention) §3 (one kernel, SMs shared between prefill and decode CTAs).
+    """
+    g = get_gpu(gpu)
+    pf = chunk_prefill_time(g, chunk=chunk, context=context, heads=num_q_heads, head_dim=head_dim,
+                            generation=generation)
+    de = decode_attention_time(g, batch=decode_batch, seqlen=decode_seqlen, num_q_heads=num_q_heads,
+                               num_kv_heads=num_kv_heads, head_dim=head_dim, method="flash_decoding")
+    dc, dm = de.compute_time * de.waves, de.kv_bytes / g.hbm_bandwidth
+    oh = max(pf["overhead"], de.launch_time)
+    demands = {"compute": pf["compute"] + dc, "memory": pf["memory"] + dm,
+               "prefill": pf["total"] - pf["overhead"], "decode": de.total - de.launch_time}
+    bound = max(demands, key=demands.get)
+    fused = demands[bound] + oh
+    serial = pf["total"] + de.total
+    return {"prefill": pf["total"], "decode": de.total, "serial": serial, "fused": fused,
+            "ideal": max(pf["total"], de.total), "speedup": serial / fused, "gain": serial / fused - 1,
+            "bound": bound}
+
+
+def mixed_batch_sweep(gpu, *, chunks, context: int, decode_batch: int, decode_seqlen: int, num_q_heads: int,
+                      num_kv_heads: int, head_dim: int, generation: str = "fa2") -> dict:
+    """:func:`mixed_batch_time` for every chunk size in ``chunks`` (ints >= 1): arrays ``chunk``, ``prefill``,
+    ``decode``, ``serial``, ``fused``, ``ideal``, ``gain`` (seconds; ``gain`` a fraction).
+
+    Source: Kamath et al. 2025 (chunk sizes 512-2K in its evaluation).
+    """
+    rows = [mixed_batch_time(gpu, chunk=int(c), context=context, decode_batch=decode_batch,
+                             decode_seqlen=decode_seqlen, num_q_heads=num_q_heads, num_kv_heads=num_kv_heads,
+                             head_dim=head_dim, generation=generation) for c in np.asarray(chunks).ravel()]
+    out = {k: np.array([r[k] for r in rows]) for k in ("prefill", "decode", "serial", "fused", "ideal", "gain")}
+    out["chunk"] = np.asarray(chunks).ravel()
+    return out

@@ -1,0 +1,169 @@
+"""Variable-length (packed) batches: many sequences in one tensor, cut by ``cu_seqlens``, no padding.
+
+flash-attn's ``flash_attn_varlen_func`` takes Q of shape (total_q, d) and K, V of shape (total_k, d), with
+``cu_seqlens_q`` / ``cu_seqlens_k`` (batch + 1 cumulative offsets, starting at 0): sequence b owns rows
+``cu_seqlens_q[b]:cu_seqlens_q[b+1]`` of Q and ``cu_seqlens_k[b]:cu_seqlens_k[b+1]`` of K and V, attends only to
+its own keys, and with ``causal=True`` its own causal mask, aligned bottom-right when its N_q != N_k.
+:func:`flash_attention_forward_varlen` is that, each sequence computed by the FlashAttention-2 forward of
+:mod:`labcore.flash`; :func:`varlen_savings` counts the tensor-core FLOPs and HBM bytes a padded batch
+would spend on padding, and :func:`varlen_grid` the CTAs and waves of each layout.
+
+Sources: flash-attn ``flash_attn_interface.py`` (``flash_attn_varlen_func``: ``cu_seqlens_q``, ``cu_seqlens_k``,
+``max_seqlen_q``, ``max_seqlen_k``) and ``flash_fwd_launch_template.h`` / ``flash_fwd_kernel.h`` (FA2 launches
+``ceil(max_seqlen_q / kBlockM) x batch x heads`` CTAs; those past their sequence's end return at once);
+Dao 2023 (FlashAttention-2) §3.1.1 (causal masking), bottom-right alignment as flash-attn >= 2.1.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .checks import as_matrix, cdiv, check_qkv, flag, positive_int
+from .flash import flash_attention_forward
+from .hbm import Ledger, causal_block_counts, flash_forward_io
+from .waves import wave_count
+
+__all__ = ["check_cu_seqlens", "flash_attention_forward_varlen", "varlen_savings", "varlen_grid"]
+
+
+def check_cu_seqlens(cu_seqlens, total: int, name: str = "cu_seqlens") -> np.ndarray:
+    """Validate cumulative sequence offsets: 1-D integers, ``[0, ..., total]``, non-decreasing.
+
+    Args: cu_seqlens: (batch + 1,) int array. total: rows of the packed tensor. name: for messages.
+    Returns: int64 array. Raises: TypeError: not integers. ValueError: not starting at 0, decreasing, or not
+        ending at ``total``.
+    Source: flash-attn ``flash_attn_varlen_func`` (``cu_seqlens_q``: "(batch_size + 1,), dtype torch.int32").
+    """
+    c = np.asarray(cu_seqlens)
+    if c.dtype.kind not in "iu":
+        raise TypeError(f"{name} must hold integers, got dtype {c.dtype}")
+    if c.ndim != 1 or c.size < 2:
+        raise ValueError(f"{name} must be 1-D with batch + 1 >= 2 entries, got shape {c.shape}")
+    if c[0] != 0 or np.any(np.diff(c) < 0) or c[-1] != total:
+        raise ValueError(f"{name} must start at 0, never decrease and end at the packed length {total}; got "
+                         f"{c.tolist()[:8]}{' ...' if c.size > 8 else ''}")
+    return c.astype(np.int64)
+
+
+def flash_attention_forward_varlen(Q, K, V, cu_seqlens_q, cu_seqlens_k, *, block_q: int, block_kv: int,
+                                   causal: bool = False, scale=None, ledger: Ledger | None = None):
+    """Packed FlashAttention forward: every sequence attends to its own keys only.
+
+    Sequence b: rows ``cu_seqlens_q[b]:cu_seqlens_q[b+1]`` of Q against rows ``cu_seqlens_k[b]:cu_seqlens_k[b+1]``
+    of K and V, by :func:`labcore.flash.flash_attention_forward` (loop order "fa2"), with its own bottom-right
+    causal mask (query i of the sequence sees key j iff ``j <= i + N_k - N_q``). A sequence with no queries
+    contributes nothing; one with queries but no keys gives zero rows and ``lse = -inf`` (as a fully masked row).
+
+    Args:
+        Q: (total_q, d); K: (total_k, d); V: (total_k, d_v) real arrays (total_k may be 0 only if every sequence
+            has no keys; then K and V must still be 2-D).
+        cu_seqlens_q, cu_seqlens_k: (batch + 1,) int offsets (:func:`check_cu_seqlens`).
+        block_q, block_kv: B_r, B_c (ints >= 1). causal: bool. scale: default ``1/sqrt(d)``.
+        ledger: optional :class:`~labcore.hbm.Ledger` (the sum of the sequences' ledgers).
+    Returns: ``(O, lse)``: (total_q, d_v) and (total_q,) float64, natural-log lse (flash-attn's ``softmax_lse``,
+        which its varlen path returns as (heads, total_q)).
+    Raises: TypeError/ValueError: bad arrays or offsets (different batch sizes, wrong totals), block sizes < 1.
+    Source: flash-attn ``flash_attn_varlen_func``; Dao 2023, Algorithm 1.
+    """
+    causal = flag(causal, "causal")
+    Q = as_matrix(Q, "Q", allow_empty_rows=True)
+    K = as_matrix(K, "K", allow_empty_rows=True)
+    V = as_matrix(V, "V", allow_empty_rows=True)
+    if Q.shape[1] != K.shape[1] or K.shape[0] != V.shape[0]:
+        raise ValueError(f"Q (total_q, d), K (total_k, d), V (total_k, d_v) must agree; got {Q.shape}, {K.shape}, "
+                         f"{V.shape}")
+    cq = check_cu_seqlens(cu_seqlens_q, Q.shape[0], "cu_seqlens_q")
+    ck = check_cu_seqlens(cu_seqlens_k, K.shape[0], "cu_seqlens_k")
+    if cq.size != ck.size:
+        raise ValueError(f"cu_seqlens_q and cu_seqlens_k must describe the same batch: {cq.size - 1} vs "
+                         f"{ck.size - 1} sequences")
+    B_r, B_c = positive_int(block_q, "block_q"), positive_int(block_kv, "block_kv")
+    O, lse = np.zeros((Q.shape[0], V.shape[1])), np.full(Q.shape[0], -np.inf)
+    for b in range(cq.size - 1):
+        q0, q1, k0, k1 = int(cq[b]), int(cq[b + 1]), int(ck[b]), int(ck[b + 1])
+        if q1 == q0 or k1 == k0:
+            continue                                   # no queries, or no keys: zeros and -inf
+        Qb, Kb, Vb = check_qkv(Q[q0:q1], K[k0:k1], V[k0:k1])
+        O[q0:q1], lse[q0:q1] = flash_attention_forward(Qb, Kb, Vb, block_q=B_r, block_kv=B_c, causal=causal,
+                                                       scale=scale, ledger=ledger)
+    return O, lse
+
+
+def _lengths(x, name):
+    a = np.asarray(x)
+    if a.dtype.kind not in "iu" or a.ndim != 1 or a.size < 1 or np.any(a < 0):
+        raise ValueError(f"{name} must be a non-empty 1-D array of integer lengths >= 0, got {x!r}")
+    return a.astype(np.int64)
+
+
+def _tile_flops(n_q, n_k, d, B_r, B_c, causal):
+    """Tensor-core FLOPs of the tiles one sequence's forward computes (4 B_r B_c d per full tile pair, actual
+    rows and columns at ragged edges; skipped causal tiles cost nothing)."""
+    if n_q == 0 or n_k == 0:
+        return 0
+    rows, J, cols = causal_block_counts(n_q, block_q=B_r, block_kv=B_c, causal=causal, N_k=n_k)
+    return int(4 * d * (rows * cols).sum())
+
+
+def varlen_savings(seqlens_q, seqlens_k=None, *, d: int, block_q: int = 128, block_kv: int = 128,
+                   causal: bool = False, dtype_bytes: int = 2) -> dict:
+    """FLOPs and HBM bytes of a packed batch against the same batch padded to its longest sequence.
+
+    Padded: every sequence is cut as if it had ``max(seqlens_q)`` queries and ``max(seqlens_k)`` keys (the
+    padding rows are computed, and with a key-padding mask still read). FLOPs count the tiles the forward
+    computes (4 x rows x columns x d per visited block pair); bytes are :func:`labcore.hbm.flash_forward_io`
+    (fa2 order) x ``dtype_bytes``.
+
+    Args: seqlens_q: (batch,) ints >= 0; seqlens_k: (batch,) ints >= 0 (default = seqlens_q). d: head dim.
+        block_q, block_kv: B_r, B_c. causal: bool. dtype_bytes: 2 for FP16/BF16.
+    Returns: dict ``flops_packed``, ``flops_padded``, ``bytes_packed``, ``bytes_padded``, ``flops_saved`` and
+        ``bytes_saved`` (fractions of the padded figures).
+    Raises: ValueError: lengths not non-negative integers, different batch sizes, or an all-empty batch.
+    Source: flash-attn ``flash_attn_varlen_func`` (no padding); Dao 2023 §3.1.1.
+    """
+    sq = _lengths(seqlens_q, "seqlens_q")
+    sk = sq if seqlens_k is None else _lengths(seqlens_k, "seqlens_k")
+    if sk.shape != sq.shape:
+        raise ValueError(f"seqlens_q and seqlens_k must have one entry per sequence: {sq.size} vs {sk.size}")
+    if sq.max() == 0 or sk.max() == 0:
+        raise ValueError("the batch holds no queries or no keys at all")
+    d, B_r, B_c = positive_int(d, "d"), positive_int(block_q, "block_q"), positive_int(block_kv, "block_kv")
+    b = positive_int(dtype_bytes, "dtype_bytes")
+    causal = flag(causal, "causal")
+
+    def io(n_q, n_k):
+        return 0 if n_q == 0 or n_k == 0 else flash_forward_io(n_q, d, block_q=B_r, block_kv=B_c, causal=causal,
+                                                               N_k=n_k)
+
+    mq, mk = int(sq.max()), int(sk.max())
+    out = {"flops_packed": sum(_tile_flops(int(q), int(k), d, B_r, B_c, causal) for q, k in zip(sq, sk)),
+           "flops_padded": sq.size * _tile_flops(mq, mk, d, B_r, B_c, causal),
+           "bytes_packed": b * sum(io(int(q), int(k)) for q, k in zip(sq, sk)),
+           "bytes_padded": b * sq.size * io(mq, mk)}
+    out["flops_saved"] = 1 - out["flops_packed"] / out["flops_padded"]
+    out["bytes_saved"] = 1 - out["bytes_packed"] / out["bytes_padded"]
+    return out
+
+
+def varlen_grid(seqlens_q, *, heads: int, block_q: int = 128, num_sms: int) -> dict:
+    """CTAs of a packed forward and their waves on ``num_sms`` SMs, as FA2 launches them and as a varlen tile
+    scheduler (FA3) enumerates them.
+
+    FA2 launches ``ceil(max_seqlen_q / B_r) x batch x heads`` CTAs; those whose block starts past their
+    sequence's end return at once (``launched``). The working CTAs are ``heads x sum_b ceil(N_b / B_r)``
+    (``working``), the count a padded batch would also run as real work only if every sequence were longest.
+
+    Args: seqlens_q: (batch,) ints >= 0. heads: ints >= 1. block_q: B_r. num_sms: SMs (int >= 1).
+    Returns: dict ``launched``, ``working``, ``empty`` (launched - working), ``waves_launched``, ``waves_working``.
+    Raises: ValueError: bad lengths or an all-empty batch.
+    Source: flash-attn ``flash_fwd_launch_template.h`` (``dim3 grid(num_m_block, params.b, params.h)``) and
+        ``flash_fwd_kernel.h`` (``if (m_block * kBlockM >= binfo.actual_seqlen_q) return;``); ``hopper/tile_scheduler.hpp``
+        (``VarlenDynamicPersistentTileScheduler``).
+    """
+    sq = _lengths(seqlens_q, "seqlens_q")
+    if sq.max() == 0:
+        raise ValueError("the batch holds no queries")
+    h, B_r, sms = positive_int(heads, "heads"), positive_int(block_q, "block_q"), positive_int(num_sms, "num_sms")
+    launched = int(cdiv(int(sq.max()), B_r)) * sq.size * h
+    working = int(cdiv(sq, B_r).sum()) * h
+    return {"launched": launched, "working": working, "empty": launched - working,
+            "waves_launched": wave_count(launched, sms), "waves_working": wave_count(working, sms)}

@@ -1,0 +1,51 @@
+"""labcore.mixed_batch: chunked prefill + decode, serial (sum) vs POD-style fused (towards the max)."""
+import numpy as np
+import pytest
+
+from labcore import prefill_time
+from labcore.mixed_batch import chunk_prefill_time, mixed_batch_sweep, mixed_batch_time
+from labcore.published import published
+
+SHAPE = dict(num_q_heads=32, num_kv_heads=8, head_dim=128)
+
+
+def test_one_tile_chunk_costs_one_tile():
+    r = chunk_prefill_time("A100-80GB-SXM", chunk=128, context=0, heads=1, head_dim=128)
+    assert r["ctas"] == 1 and r["compute"] == pytest.approx(r["tile_time"])
+    assert r["total"] == pytest.approx(max(r["compute"], r["memory"]) + r["overhead"])
+    # 128 new tokens after 384 cached ones: one CTA visits 4 key blocks
+    assert chunk_prefill_time("A100-80GB-SXM", chunk=128, context=384, heads=1, head_dim=128)["compute"] == \
+        pytest.approx(4 * r["tile_time"])
+
+
+def test_chunk_agrees_with_the_prefill_model_at_zero_context():
+    for n in (1024, 4096):
+        a = chunk_prefill_time("A100-80GB-SXM", chunk=n, context=0, heads=32, head_dim=128)["total"]
+        b = float(prefill_time("A100-80GB-SXM", batch=1, heads=32, seqlen=n, head_dim=128, causal=True)["total"])
+        assert b <= a <= 1.25 * b       # same tile cost; ours deals the unequal CTAs in launch order
+
+
+def test_serial_is_the_sum_fused_lies_between_max_and_sum():
+    r = mixed_batch_time("A100-80GB-SXM", chunk=1024, context=8192, decode_batch=64, decode_seqlen=8192, **SHAPE)
+    assert r["serial"] == r["prefill"] + r["decode"]
+    assert r["ideal"] == max(r["prefill"], r["decode"])
+    assert r["ideal"] <= r["fused"] <= r["serial"]
+    assert 0 < r["gain"] < 1 and r["bound"] in ("compute", "memory", "prefill", "decode")
+
+
+def test_sweep_over_chunk_sizes():
+    s = mixed_batch_sweep("A100-80GB-SXM", chunks=[256, 512, 1024, 2048], context=8192, decode_batch=64,
+                          decode_seqlen=8192, **SHAPE)
+    assert np.all(np.diff(s["prefill"]) > 0) and np.all(s["decode"] == s["decode"][0])
+    assert np.all(s["fused"] <= s["serial"]) and np.all(s["fused"] >= s["ideal"])
+    # the gain peaks where the two kernels take about as long (here near 512-1024) and is at most 2x
+    assert s["gain"].max() < 1.0 and np.argmax(s["gain"]) in (1, 2)
+    assert published("pod.attention_speedup_max").value == 0.59
+
+
+def test_errors():
+    with pytest.raises(ValueError):
+        chunk_prefill_time("A100", chunk=0, context=0, heads=1, head_dim=64)
+    with pytest.raises(ValueError):
+        mixed_batch_time("A100", chunk=64, context=0, decode_batch=1, decode_seqlen=64, num_q_heads=6,
+                         num_kv_heads=4, head_dim=64)
