@@ -3,7 +3,7 @@
 A page's prose never types a result and never reads a hidden alias: its one set-up cell imports the page's
 module here and binds ``n = <module>.numbers()``, and every inline eval role of the prose reads a field of that
 record (such as ``n.fa2_ctas``), so the HTML build and a live JupyterLab reader see the same value from the same
-code. Each module computes with :mod:`labcore` (and :mod:`labcore.published` for published figures); the
+code. Each module computes with ``labcore`` (and ``labcore.published`` for published figures); the
 engine holds the algorithms and models, these modules only gather what a page quotes, in display units
 named in each field (``_us`` µs, ``_ms`` ms, ``_pct`` %, ``_MB`` MB, ``_GB`` GB; a bare ratio is a plain
 float; a ``_share`` or ``_err`` is a fraction shown with ``:.0%``).

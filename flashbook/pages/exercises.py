@@ -14,7 +14,7 @@ __all__ = ["numbers"]
 def numbers() -> Numbers:
     """Fields: ``ex9_sms`` (the A100's SM count in exercise 9), ``ex9_options`` (letter -> text of exercise 9's
     multiple-choice part) and ``ex11`` (exercise 11's inputs and kernel count: ``kernels_per_layer``,
-    ``extra_kernels``, ``kernels``, ``gap``), from :mod:`flashbook.exercises`.
+    ``extra_kernels``, ``kernels``, ``gap``), from ``flashbook.exercises``.
     """
     from flashbook.exercises import exercise, payload
 
