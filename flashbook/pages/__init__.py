@@ -8,6 +8,7 @@ engine holds the algorithms and models, these modules only gather what a page qu
 named in each field (``_us`` µs, ``_ms`` ms, ``_pct`` %, ``_MB`` MB, ``_GB`` GB; a bare ratio is a plain
 float; a ``_share`` or ``_err`` is a fraction shown with ``:.0%``).
 """
+
 from __future__ import annotations
 
 from types import SimpleNamespace
@@ -30,7 +31,7 @@ class Numbers(SimpleNamespace):
     def __delattr__(self, name):
         raise AttributeError(f"{type(self).__name__} is read-only")
 
-    def __getattr__(self, name):        # only called for a missing field
+    def __getattr__(self, name):  # only called for a missing field
         if name.startswith("__"):
             raise AttributeError(name)
         raise AttributeError(f"no number {name!r} on this page; fields: {', '.join(sorted(vars(self)))}")
@@ -69,8 +70,11 @@ def published_values(**names) -> dict:
     """
     out = {}
     for name, spec in names.items():
-        key, scale = (spec, 1) if isinstance(spec, str) else (spec if isinstance(spec, tuple) and len(spec) == 2
-                                                              else (None, None))
+        key, scale = (
+            (spec, 1)
+            if isinstance(spec, str)
+            else (spec if isinstance(spec, tuple) and len(spec) == 2 else (None, None))
+        )
         if key is None:
             raise TypeError(f"{name}: give a key (str) or a (key, scale) pair, got {spec!r}")
         if isinstance(scale, bool) or not isinstance(scale, (int, float)):

@@ -1,4 +1,5 @@
 """The numbers book/01_bottlenecks quotes (two kinds of kernel bottleneck; the roofline's ridge)."""
+
 from __future__ import annotations
 
 from functools import cache

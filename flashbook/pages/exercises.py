@@ -1,4 +1,5 @@
 """The numbers book/12_exercises quotes in its statements, from the definitions both graders read."""
+
 from __future__ import annotations
 
 from functools import cache
@@ -18,6 +19,8 @@ def numbers() -> Numbers:
     """
     from flashbook.exercises import exercise, payload
 
-    return Numbers(ex9_sms=labcore.get_gpu("A100").num_sms,
-                   ex9_options={o["letter"]: o["text"] for o in payload(9)["parts"][2]["options"]},
-                   ex11=exercise(11).compute()[1])
+    return Numbers(
+        ex9_sms=labcore.get_gpu("A100").num_sms,
+        ex9_options={o["letter"]: o["text"] for o in payload(9)["parts"][2]["options"]},
+        ex11=exercise(11).compute()[1],
+    )

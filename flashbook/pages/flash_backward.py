@@ -1,4 +1,5 @@
 """The numbers book/05_flash_backward quotes (what recomputation costs and buys; the GPT-2 medium shape)."""
+
 from __future__ import annotations
 
 from functools import cache
@@ -28,20 +29,30 @@ def numbers() -> Numbers:
     """
     s_f = lc.attention_flops(4096, 64, pass_="both", algorithm="standard")
     f_f = lc.attention_flops(4096, 64, pass_="both", algorithm="flash")
-    step = {N: lc.training_step_io(N, 128, algorithm="standard") / lc.training_step_io(N, 128, algorithm="flash")
-            for N in (1024, 32768)}
+    step = {
+        N: lc.training_step_io(N, 128, algorithm="standard") / lc.training_step_io(N, 128, algorithm="flash")
+        for N in (1024, 32768)
+    }
     cmp = lc.gpt2_medium_comparison()
     ours, paper = cmp, cmp["paper"]
     return Numbers(
         P_GB=lc.saved_for_backward_bytes(32768, algorithm="standard", num_matrices=32) / 1e9,
         L_MB=lc.saved_for_backward_bytes(32768, algorithm="flash", num_matrices=32) / 1e6,
-        flop_ratio=f_f.matmul / s_f.matmul, step_io_ratio_1k=step[1024], step_io_ratio_32k=step[32768],
-        backward_io_ratio=lc.standard_backward_io(4096, 128) / lc.flash_backward_io(4096, 128, block_q=128, block_kv=128),
-        standard_GB=ours["standard"]["hbm_bytes"] / 1e9, flash_GB=ours["flash"]["hbm_bytes"] / 1e9,
-        standard_GFLOP=ours["standard"]["flops"] / 1e9, flash_GFLOP=ours["flash"]["flops"] / 1e9,
-        paper_standard_GB=paper["standard"]["hbm_bytes"] / 1e9, paper_flash_GB=paper["flash"]["hbm_bytes"] / 1e9,
-        paper_standard_GFLOP=paper["standard"]["flops"] / 1e9, paper_flash_GFLOP=paper["flash"]["flops"] / 1e9,
-        paper_standard_ms=paper["standard"]["runtime_s"] * 1e3, paper_flash_ms=paper["flash"]["runtime_s"] * 1e3,
+        flop_ratio=f_f.matmul / s_f.matmul,
+        step_io_ratio_1k=step[1024],
+        step_io_ratio_32k=step[32768],
+        backward_io_ratio=lc.standard_backward_io(4096, 128)
+        / lc.flash_backward_io(4096, 128, block_q=128, block_kv=128),
+        standard_GB=ours["standard"]["hbm_bytes"] / 1e9,
+        flash_GB=ours["flash"]["hbm_bytes"] / 1e9,
+        standard_GFLOP=ours["standard"]["flops"] / 1e9,
+        flash_GFLOP=ours["flash"]["flops"] / 1e9,
+        paper_standard_GB=paper["standard"]["hbm_bytes"] / 1e9,
+        paper_flash_GB=paper["flash"]["hbm_bytes"] / 1e9,
+        paper_standard_GFLOP=paper["standard"]["flops"] / 1e9,
+        paper_flash_GFLOP=paper["flash"]["flops"] / 1e9,
+        paper_standard_ms=paper["standard"]["runtime_s"] * 1e3,
+        paper_flash_ms=paper["flash"]["runtime_s"] * 1e3,
         extra_flops_pct=100 * (ours["flash"]["flops"] / ours["standard"]["flops"] - 1),
         paper_extra_flops_pct=100 * (paper["flash"]["flops"] / paper["standard"]["flops"] - 1),
         flops_over_paper=ours["standard"]["flops"] / paper["standard"]["flops"],

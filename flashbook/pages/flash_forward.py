@@ -1,4 +1,5 @@
 """The numbers book/04_flash_forward quotes (FlashAttention's IO count against Theorem 2; FP8 in §4.5)."""
+
 from __future__ import annotations
 
 from functools import cache
@@ -39,22 +40,34 @@ def numbers(M: int = 51_200, d: int = 64, N: int = 4096) -> Numbers:
     std_io = lc.standard_attention_io(N, d)
     bound = {n: lc.flash_io_bound(n, d, M) for n in SEQLENS}
     at_sram = lambda n, order: lc.flash_forward_io_at_sram(n, d, M=M, loop_order=order)  # noqa: E731
-    paper = lambda n, order, b_r=B_r: lc.flash_forward_io(n, d, block_q=b_r, block_kv=B_c, loop_order=order)  # noqa: E731
+
+    def paper(n, order, b_r=B_r):  # the paper's block sizes (B_r optionally 128)
+        return lc.flash_forward_io(n, d, block_q=b_r, block_kv=B_c, loop_order=order)
+
     ranges = {
         "fa1_over_bound": [at_sram(n, "fa1") / bound[n] for n in SEQLENS],
         "fa2_over_bound": [at_sram(n, "fa2") / bound[n] for n in SEQLENS],
         "fa2_br128_over_bound": [paper(n, "fa2", 128) / bound[n] for n in SEQLENS],
-        "standard_over_flash": [lc.standard_attention_io(n, d) / lc.flash_forward_io_at_sram(n, d, M=M) for n in SEQLENS],
+        "standard_over_flash": [
+            lc.standard_attention_io(n, d) / lc.flash_forward_io_at_sram(n, d, M=M) for n in SEQLENS
+        ],
         "fa2_over_fa1": [paper(n, "fa2") / paper(n, "fa1") for n in SEQLENS],
     }
     lo_hi = {f"{k}_{end}": f(v) for k, v in ranges.items() for end, f in (("lo", min), ("hi", max))}
     sram_MB = {kb: lc.flash_forward_io_at_sram(N, d, M=kb * 1024 // 2) * 2 / 1e6 for kb in (16, 256)}
     return Numbers(
-        per_step_nonmatmul_pct=share["fa1"], deferred_nonmatmul_pct=share["fa2"],
-        per_step_time_pct=cost * share["fa1"], deferred_time_pct=cost * share["fa2"],
-        fa1_hbm_elements=fa1_io, fa1_hbm_MB=fa1_io * 2 / 1e6, standard_hbm_MB=std_io * 2 / 1e6,
-        standard_over_fa1=std_io / fa1_io, **lo_hi,
-        fa1_MB_at_16KiB=sram_MB[16], fa1_MB_at_256KiB=sram_MB[256], fp8=fp8_numbers(),
+        per_step_nonmatmul_pct=share["fa1"],
+        deferred_nonmatmul_pct=share["fa2"],
+        per_step_time_pct=cost * share["fa1"],
+        deferred_time_pct=cost * share["fa2"],
+        fa1_hbm_elements=fa1_io,
+        fa1_hbm_MB=fa1_io * 2 / 1e6,
+        standard_hbm_MB=std_io * 2 / 1e6,
+        standard_over_fa1=std_io / fa1_io,
+        **lo_hi,
+        fa1_MB_at_16KiB=sram_MB[16],
+        fa1_MB_at_256KiB=sram_MB[256],
+        fp8=fp8_numbers(),
     )
 
 
@@ -87,13 +100,22 @@ def fp8_numbers(**kwargs) -> Numbers:
     e, p, s = res["rmse"], res["paper"], res["setting"]
     fmt = lc.FORMATS["fp8_e4m3"]
     return Numbers(
-        errors=res, precision_bits=fmt.mantissa_bits + 1, max_value=fmt.max,
-        outlier_pct=100 * s["outlier_fraction"], outlier_std=s["outlier_std"], N=s["N"], d=s["d"], block=s["block"],
-        baseline_rmse=e["fp8_per_tensor"], both_tricks_rmse=e["fp8_block_incoherent"],
-        gain_both=res["ratio"], paper_gain_both=res["paper_ratio"],
-        gain_rotation=e["fp8_per_tensor"] / e["fp8_incoherent"], gain_block_scales=e["fp8_per_tensor"] / e["fp8_block"],
+        errors=res,
+        precision_bits=fmt.mantissa_bits + 1,
+        max_value=fmt.max,
+        outlier_pct=100 * s["outlier_fraction"],
+        outlier_std=s["outlier_std"],
+        N=s["N"],
+        d=s["d"],
+        block=s["block"],
+        baseline_rmse=e["fp8_per_tensor"],
+        both_tricks_rmse=e["fp8_block_incoherent"],
+        gain_both=res["ratio"],
+        paper_gain_both=res["paper_ratio"],
+        gain_rotation=e["fp8_per_tensor"] / e["fp8_incoherent"],
+        gain_block_scales=e["fp8_per_tensor"] / e["fp8_block"],
         paper_gain_rotation=p["fp8_per_tensor"] / p["fp8_incoherent"],
         paper_gain_block_scales=p["fp8_per_tensor"] / p["fp8_block"],
-        fp16_flash_gain=e["fp16_standard"] / e["fp16"], paper_fp16_flash_gain=p["fp16_standard"] / p["fp16"],
+        fp16_flash_gain=e["fp16_standard"] / e["fp16"],
+        paper_fp16_flash_gain=p["fp16_standard"] / p["fp16"],
     )
-

@@ -1,4 +1,5 @@
 """The numbers book/07_fusion quotes (the fused softmax's traffic; the megakernel's recomputed RMSNorm)."""
+
 from __future__ import annotations
 
 from functools import cache
@@ -20,7 +21,15 @@ def numbers(rows: int = 4096, N: int = 4096) -> Numbers:
     """
     io = lc.softmax_fusion_io(rows=rows, N=N)
     m = lc.get_model("Llama-3.2-1B")
-    qkv = lc.work_items(m, "H100", mode="megakernel")[0]     # the first instruction group: RMSNorm + QKV
-    return Numbers(rows=rows, N=N, unfused_elements=io["unfused"], fused_elements=io["fused"], ratio=io["ratio"],
-                   unfused_MB=io["unfused"] * 2 / 1e6, fused_MB=io["fused"] * 2 / 1e6,
-                   qkv_blocks=qkv.blocks, hidden_size=m.hidden_size)
+    qkv = lc.work_items(m, "H100", mode="megakernel")[0]  # the first instruction group: RMSNorm + QKV
+    return Numbers(
+        rows=rows,
+        N=N,
+        unfused_elements=io["unfused"],
+        fused_elements=io["fused"],
+        ratio=io["ratio"],
+        unfused_MB=io["unfused"] * 2 / 1e6,
+        fused_MB=io["fused"] * 2 / 1e6,
+        qkv_blocks=qkv.blocks,
+        hidden_size=m.hidden_size,
+    )

@@ -1,4 +1,5 @@
 """The numbers book/03_online_softmax quotes (the cost of non-matmul work; accumulating l in 16 bits)."""
+
 from __future__ import annotations
 
 from functools import cache
@@ -22,8 +23,10 @@ def numbers() -> Numbers:
     per_step = labcore.nonmatmul_fraction(4096, 128, loop_order="fa1")
     deferred = labcore.nonmatmul_fraction(4096, 128, loop_order="fa2")
     return Numbers(
-        per_step_nonmatmul_pct=100 * per_step["ops_fraction"], deferred_nonmatmul_pct=100 * deferred["ops_fraction"],
-        per_step_time_pct=100 * per_step["time_fraction"], deferred_time_pct=100 * deferred["time_fraction"],
+        per_step_nonmatmul_pct=100 * per_step["ops_fraction"],
+        deferred_nonmatmul_pct=100 * deferred["ops_fraction"],
+        per_step_time_pct=100 * per_step["time_fraction"],
+        deferred_time_pct=100 * deferred["time_fraction"],
         fp16_l_rel_error=labcore.l_accumulation_error(8192, "fp16")["rel_error"],
         fp16_exp_overflow_x=labcore.exp_overflow_threshold("fp16"),
     )

@@ -1,4 +1,5 @@
 """The numbers book/09_state_of_the_field quotes (where a megakernel pays: three models on two GPUs)."""
+
 from __future__ import annotations
 
 from functools import cache
@@ -25,6 +26,12 @@ def numbers() -> Numbers:
     for model in MODELS:
         for gpu in GPUS:
             c = lc.compare_modes(model, gpu)
-            rows.append((model, gpu, c["multi"].ideal / 1e-6, 100 * c["util_multi"], 100 * c["util_mega"], c["speedup"]))
-    return Numbers(mode_rows=rows, speedup={(r[0], r[1]): r[5] for r in rows},
-                   b200_forward_tile=lc.tile_roofline("B200"), b200_backward_tile=lc.tile_roofline("B200", pass_="backward"))
+            rows.append(
+                (model, gpu, c["multi"].ideal / 1e-6, 100 * c["util_multi"], 100 * c["util_mega"], c["speedup"])
+            )
+    return Numbers(
+        mode_rows=rows,
+        speedup={(r[0], r[1]): r[5] for r in rows},
+        b200_forward_tile=lc.tile_roofline("B200"),
+        b200_backward_tile=lc.tile_roofline("B200", pass_="backward"),
+    )

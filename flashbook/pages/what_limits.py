@@ -1,4 +1,5 @@
 """The numbers book/04b_what_limits quotes (per-SM rates, the tile roofline, the prefill model's check)."""
+
 from __future__ import annotations
 
 from functools import cache
@@ -38,24 +39,38 @@ def numbers() -> Numbers:
     b200_backward = lc.tile_roofline("B200", pass_="backward")
     pub = published_values(
         fa4_excess_over_mma_pct=("fa4.bottleneck_excess_over_mma", 100),
-        fa2_speedup_vs_fa1="fa2.speedup_vs_fa1", fa2_a100_pct=("fa2.a100_fraction_of_peak", 100),
-        fa2_h100_pct=("fa3.fa2_h100_utilization", 100), mma_sync_pct=("fa3.mma_sync_fraction_hopper", 100),
-        fa3_fwd_speedup="fa3.fwd_speedup_vs_fa2", fa3_bwd_speedup="fa3.bwd_speedup_vs_fa2",
-        fa3_fp16_TFLOPs=("fa3.h100_fp16_peak", 1e-12), fa3_fp16_pct=("fa3.h100_fp16_fraction", 100),
-        fa3_figure_max_TFLOPs=("fa3.h100_fp16_figure_max", 1e-12), fa3_fp8_PFLOPs=("fa3.h100_fp8_peak", 1e-15),
-        fa4_bf16_TFLOPs=("fa4.b200_bf16_peak", 1e-12), fa4_bf16_pct=("fa4.b200_bf16_fraction", 100),
-        fa4_emulated_exp_pct=("fa4.exp_emulation_share", 100))
+        fa2_speedup_vs_fa1="fa2.speedup_vs_fa1",
+        fa2_a100_pct=("fa2.a100_fraction_of_peak", 100),
+        fa2_h100_pct=("fa3.fa2_h100_utilization", 100),
+        mma_sync_pct=("fa3.mma_sync_fraction_hopper", 100),
+        fa3_fwd_speedup="fa3.fwd_speedup_vs_fa2",
+        fa3_bwd_speedup="fa3.bwd_speedup_vs_fa2",
+        fa3_fp16_TFLOPs=("fa3.h100_fp16_peak", 1e-12),
+        fa3_fp16_pct=("fa3.h100_fp16_fraction", 100),
+        fa3_figure_max_TFLOPs=("fa3.h100_fp16_figure_max", 1e-12),
+        fa3_fp8_PFLOPs=("fa3.h100_fp8_peak", 1e-15),
+        fa4_bf16_TFLOPs=("fa4.b200_bf16_peak", 1e-12),
+        fa4_bf16_pct=("fa4.b200_bf16_fraction", 100),
+        fa4_emulated_exp_pct=("fa4.exp_emulation_share", 100),
+    )
     return Numbers(
-        h100_sms=H100.num_sms, h100_tensor_flop_per_clock=H100.tensor_flop_per_clock_per_sm,
-        h100_clock_GHz=H100.tensor_clock / 1e9, h100_derived_TFLOPs=H100.derived_tensor_flops / 1e12,
-        h100_exp_TFLOPs=h100_exp / 1e12, h100_tensor_over_exp=H100.tensor_flops / h100_exp,
+        h100_sms=H100.num_sms,
+        h100_tensor_flop_per_clock=H100.tensor_flop_per_clock_per_sm,
+        h100_clock_GHz=H100.tensor_clock / 1e9,
+        h100_derived_TFLOPs=H100.derived_tensor_flops / 1e12,
+        h100_exp_TFLOPs=h100_exp / 1e12,
+        h100_tensor_over_exp=H100.tensor_flops / h100_exp,
         h100_smem_TBs=H100.smem_bytes_per_clock_per_sm * H100.num_sms * H100.tensor_clock / 1e12,
         a100_tensor_per_exp=A100.tensor_flop_per_clock_per_sm / A100.exp_ops_per_clock_per_sm,
         b200_tensor_per_exp=B200.tensor_flop_per_clock_per_sm / B200.exp_ops_per_clock_per_sm,
-        b200_forward=lc.tile_roofline("B200"), b200_forward_2cta=lc.tile_roofline("B200", M=256),
-        b200_backward=b200_backward, b200_backward_excess_pct=100 * b200_backward.excess_over_mma(),
-        a100_forward=lc.tile_roofline("A100"), h100_forward=lc.tile_roofline("H100"),
-        **pub, fa4_rescale_threshold=published("fa4.rescale_threshold").value,
+        b200_forward=lc.tile_roofline("B200"),
+        b200_forward_2cta=lc.tile_roofline("B200", M=256),
+        b200_backward=b200_backward,
+        b200_backward_excess_pct=100 * b200_backward.excess_over_mma(),
+        a100_forward=lc.tile_roofline("A100"),
+        h100_forward=lc.tile_roofline("H100"),
+        **pub,
+        fa4_rescale_threshold=published("fa4.rescale_threshold").value,
         mma_efficiency_pct=100 * lc.PREFILL_DEFAULTS["mma_efficiency"],
         check=Numbers(**prefill_comparison_summary()),
     )
@@ -108,10 +123,15 @@ def prefill_comparison_summary(c: dict | None = None) -> dict:
     r4 = lc.prefill_time("B200", batch=1, heads=16, seqlen=32768, head_dim=128, generation="fa4")
     r8 = lc.prefill_time("H100", batch=1, heads=8, seqlen=16896, head_dim=256, generation="fa3", dtype="fp8")
     return {
-        "n_checked": n, "n_within": round(share * n), "share": 100 * share, "worst": 100 * worst,
-        "share_fa2": 100 * c["summary"]["fa2_a100"][1], "share_fa3": 100 * c["summary"]["fa3_h100"][1],
+        "n_checked": n,
+        "n_within": round(share * n),
+        "share": 100 * share,
+        "worst": 100 * worst,
+        "share_fa2": 100 * c["summary"]["fa2_a100"][1],
+        "share_fa3": 100 * c["summary"]["fa3_h100"][1],
         "worst_desc": f"{gen[iw].upper()}, {'with' if causal[iw] else 'without'} a causal mask,",
-        "worst_seqlen": int(seqlen[iw]), "worst_d": int(head_dim[iw]),
+        "worst_seqlen": int(seqlen[iw]),
+        "worst_d": int(head_dim[iw]),
         "long_max": 100 * float(np.abs(err[checked & (seqlen >= 8192) & (head_dim >= 128)]).max()),
         "short_blocks": 512 // lc.PREFILL_DEFAULTS["block_kv"],
         "short_mean": mean(checked & (seqlen == 512)),
