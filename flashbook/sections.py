@@ -1,56 +1,176 @@
-"""Where the book explains each public ``labcore`` name (the API reference links back through this).
+"""Where the book explains each public name, derived from the pages themselves (d2l's "Defined in" model).
 
 :func:`section_for` maps a public name to the book page that explains it: the page's path in ``_toc.yml``
-(e.g. ``"book/02_io_awareness"``), or ``None`` for plumbing that no section discusses. The rule is
-"the section of its module" (:data:`MODULE_PAGES`), refined per name in :data:`SECTIONS` where a module
-serves several sections (the backward pass in §5, fusion in §7, ...). The API reference
-(``book/api.md``, rendered by ``book/_ext/flashbook_api.py``) prints "Explained in <section>" under each
-entry; ``tests/test_sections.py`` checks that every public name resolves and that every page exists.
+(e.g. ``"book/02_io_awareness"``), or ``None`` for presentation plumbing that no section discusses. Nothing is
+kept by hand: the page is the **first page in ``_toc.yml`` order that uses the name**, where a use is
 
-Names: a top-level name (``"reference_attention"``) or, for the presentation layer, the dotted path below
-``labcore`` (``"display.show"``, ``"figures.decode.splits_figure"``, ``"sections.section_for"``). This module is
-presentation too: import it as ``flashbook.sections``; ``import labcore`` does not re-export its names. In the other direction a section links
-to a function with the MyST role ``{py:func}`` applied to ``labcore.reference_attention``.
+- a call or reference in a code cell: ``lc.name`` / ``labcore.name`` (any alias of ``import labcore``),
+  ``from labcore... import name``, ``from flashbook... import name``, or ``alias.name`` for a module imported
+  from ``labcore`` or ``flashbook`` (``decode_plots.measured_table`` is ``figures.decode.measured_table``);
+- a ``{py:func}`` (or ``py:class``, ``py:data``) role in the page's Markdown.
+
+A name no page uses is explained where its module is first used (then its parent package's), so a
+dataclass that a function returns lands beside that function. The API reference (``book/api.md``, rendered by
+``book/_ext/flashbook_api.py``, itself not scanned) prints "Explained in <section>" under each entry;
+``tests/test_sections.py`` checks that every public name resolves and that every page exists.
+
+Names: a top-level name (``"reference_attention"``) or, below ``labcore`` or ``flashbook``, the dotted path
+without the package (``"published.published"``, ``"display.show"``, ``"figures.decode.splits_figure"``).
 """
 from __future__ import annotations
 
-__all__ = ["SECTIONS", "MODULE_PAGES", "section_for", "toc_pages"]
+import ast
+import importlib
+import json
+import re
+from functools import cache
+from pathlib import Path
 
-_S1, _S2, _S3 = "book/01_bottlenecks", "book/02_io_awareness", "book/03_online_softmax"
-_S4, _S5, _S6 = "book/04_flash_forward", "book/05_flash_backward", "book/06_flash_decoding"
-_S7, _S8, _S12 = "book/07_fusion", "book/08_megakernel", "book/12_exercises"
-_S4B = "book/04b_what_limits"
-_LABS = "book/labs/index"
+__all__ = ["PLUMBING", "section_for", "toc_pages", "page_uses"]
 
-#: labcore module (path below ``labcore``) -> the page that explains its names by default.
-MODULE_PAGES: dict[str, str | None] = {
-    "hardware": _S1, "hbm": _S2, "attention": _S2, "softmax": _S3, "flops": _S3, "precision": _S3,
-    "flash": _S4, "decode": _S6, "decode_model": _S6, "models": _S8, "megakernel": _S8, "waves": _S8, "units": "book/intro", "exercises": _S12,
-    "figures.softmax": _S3, "figures.flash": _S4, "figures.decode": _S6, "figures.fusion": _S7, "figures.megakernel": _S8,
-    "prefill": _S4B, "published": _S4B, "figures.prefill": _S4B,
-    "sections": None, "figures": None, "figures.base": None, "mode": None, "drawing": None, "explorer": None,
-    "live": None, "player": None, "prefetch": None, "display": None,
-    "fp8": _S4, "figures.precision": _S4,
-    "chip": _LABS, "chip.hbm_tensor": _LABS, "chip.sram": _LABS, "chip.tile": _LABS, "chip.cta": _LABS,
-    "chip.grid": _LABS, "chip.cost": _LABS,
-    "labs": _LABS, "labs.definitions": _LABS, "labs.grader": _LABS, "labs.report": _LABS, "labs.figures": _LABS,
-    "labs.steps": _LABS, "labs.kernels_forward": _LABS, "labs.kernels_backward": _LABS, "labs.kernels_decode": _LABS,
-}
+ROOT = Path(__file__).resolve().parents[1]
+#: Presentation modules (below ``flashbook``) whose names no section explains: they map to None.
+PLUMBING = ("display", "explorer", "live", "player", "prefetch", "drawing", "mode", "sections", "figures",
+            "figures.base")
+#: Pages that are not explanations (the API reference links to the others).
+_NOT_SCANNED = ("book/api",)
+_ROLE = re.compile(r"\{py:(?:func|class|data|obj|meth|attr)\}`~?([\w.]+)`")
+_PACKAGES = ("labcore", "flashbook")
 
-#: Per-name exceptions to :data:`MODULE_PAGES` (public name -> page or None).
-SECTIONS: dict[str, str | None] = {
-    "GPU": _S1, "GPUS": _S1, "get_gpu": _S1, "gpu_table": _S1, "score_to_input_ratio": _S1, "roofline_time": _S1,
-    "figures.softmax.roofline_data": _S1, "figures.softmax.draw_roofline": _S1,
-    "attention_matmul_flops": _S2, "standard_attention_intensity": _S2,
-    "figures.softmax.io_vs_N_data": _S2, "figures.softmax.draw_io_vs_N": _S2,
-    "row_softmax": _S3, "AttentionFlops": _S4, "attention_flops": _S4,
-    "flash_attention_backward": _S5, "standard_attention_backward": _S5, "finite_difference_gap": _S5, "flash_backward_io": _S5,
-    "standard_backward_io": _S5, "saved_for_backward_bytes": _S5, "training_step_io": _S5,
-    "causal_block_fraction": _S5, "causal_block_map": _S5, "causal_block_counts": _S5,
-    "figures.flash.causal_map_figure": _S5, "figures.flash.backward_traffic_figure": _S5,
-    "softmax_fusion_io": _S7,
-    "waves_time": _S4B, "LAST_WAVE_RULES": _S4B,
-}
+
+@cache
+def _key(package: str, dotted: tuple[str, ...]) -> str | None:
+    """The API key of ``package.a.b.c`` (a tuple of parts): a labcore top-level name, or ``module.name``."""
+    import labcore
+
+    if not dotted:
+        return None
+    if package == "labcore" and dotted[0] in labcore.__all__:
+        return dotted[0]
+    for i in range(len(dotted) - 1, 0, -1):       # the longest module prefix that exists
+        modpath = ".".join(dotted[:i])
+        try:
+            mod = importlib.import_module(f"{package}.{modpath}")
+        except ImportError:
+            continue
+        return f"{modpath}.{dotted[i]}" if dotted[i] in getattr(mod, "__all__", ()) else None
+    if package == "flashbook":                    # a top-level re-export: key it by its defining module
+        obj = getattr(importlib.import_module("flashbook"), dotted[0], None)
+        mod = getattr(obj, "__module__", "") or ""
+        if mod.startswith("flashbook."):
+            return f"{mod.split('.', 1)[1]}.{dotted[0]}"
+    return None
+
+
+@cache
+def _is_module(package: str, parts: tuple[str, ...]) -> bool:
+    try:
+        importlib.import_module(".".join((package, *parts)))
+        return True
+    except ImportError:
+        return False
+
+
+def _chain(node) -> list[str]:
+    """``a.b.c`` as ["a", "b", "c"] (empty when the expression is not a plain dotted name)."""
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    return [node.id, *reversed(parts)] if isinstance(node, ast.Name) else []
+
+
+def _code_uses(source: str, aliases: dict[str, tuple[str, tuple[str, ...]]]) -> set[str]:
+    """API keys a code cell uses; ``aliases`` (name -> (package, module parts)) carries over between cells."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:                           # IPython syntax: no uses counted from this cell
+        return set()
+    keys: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                top, *rest = a.name.split(".")
+                if top in _PACKAGES:
+                    aliases[a.asname or top] = (top, tuple(rest) if a.asname else ())
+        elif isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] in _PACKAGES:
+            top, *rest = node.module.split(".")
+            for a in node.names:
+                if _is_module(top, (*rest, a.name)):
+                    aliases[a.asname or a.name] = (top, (*rest, a.name))
+                elif (k := _key(top, (*rest, a.name))):
+                    keys.add(k)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute):
+            parts = _chain(node)
+            if parts and parts[0] in aliases:
+                package, base = aliases[parts[0]]
+                for n in range(2, len(parts) + 1):          # lc.published.published -> published.published
+                    if (k := _key(package, (*base, *parts[1:n]))):
+                        keys.add(k)
+                        break
+    return keys
+
+
+def _page_cells(path: Path):
+    """(kind, text) of a page's cells: a notebook's code and Markdown cells, or a .md page as one Markdown cell."""
+    if path.suffix == ".ipynb":
+        for c in json.loads(path.read_text(encoding="utf-8"))["cells"]:
+            yield c["cell_type"], "".join(c["source"])
+    else:
+        yield "markdown", path.read_text(encoding="utf-8")
+
+
+@cache
+def page_uses() -> dict[str, str]:
+    """Every used API key -> the first page (in ``_toc.yml`` order) that uses it. Source: the pages themselves."""
+    first: dict[str, str] = {}
+    for page in toc_pages(ROOT / "_toc.yml"):
+        if page in _NOT_SCANNED:
+            continue
+        path = next((p for p in (ROOT / f"{page}.ipynb", ROOT / f"{page}.md") if p.exists()), None)
+        if path is None:
+            continue
+        aliases: dict[str, tuple[str, tuple[str, ...]]] = {}
+        for kind, text in _page_cells(path):
+            if kind == "code":
+                keys = _code_uses(text, aliases)
+            else:
+                keys = {k for ref in _ROLE.findall(text) if (k := _key(*_split(ref)))}
+            for k in keys:
+                first.setdefault(k, page)
+    return first
+
+
+def _split(ref: str) -> tuple[str, tuple[str, ...]]:
+    top, *rest = ref.split(".")
+    return (top, tuple(rest)) if top in _PACKAGES else ("labcore", (top, *rest))
+
+
+@cache
+def _module_of(key: str) -> str:
+    """The module (below its package) that defines the API key ``key``."""
+    import labcore
+
+    if "." in key:
+        return key.rpartition(".")[0]
+    for name in sorted(m for m in dir(labcore) if not m.startswith("_")):
+        mod = getattr(labcore, name)
+        if getattr(mod, "__name__", "").startswith("labcore.") and key in getattr(mod, "__all__", ()):
+            return name
+    return ""
+
+
+def _is_public(key: str) -> bool:
+    import labcore
+
+    if key in labcore.__all__:
+        return True
+    modpath, _, attr = key.rpartition(".")
+    for package in _PACKAGES:
+        if modpath and _is_module(package, tuple(modpath.split("."))):
+            return attr in getattr(importlib.import_module(f"{package}.{modpath}"), "__all__", ())
+    return False
 
 
 def section_for(name: str) -> str | None:
@@ -60,37 +180,35 @@ def section_for(name: str) -> str | None:
         name: a public name such as ``"reference_attention"``, ``"display.show"`` or
             ``"figures.decode.splits_figure"``; a leading ``"labcore."`` or ``"flashbook."`` is accepted and ignored.
     Returns:
-        The page path, e.g. ``"book/02_io_awareness"``, or None for plumbing no section explains.
+        The first page that uses the name (see the module documentation), else the first page that uses its
+        module or a parent package, e.g. ``"book/02_io_awareness"``; None for presentation plumbing
+        (:data:`PLUMBING`) and for names of a module no page uses.
     Raises:
         TypeError: ``name`` is not a string.
-        ValueError: ``name`` is not a public labcore name.
+        ValueError: ``name`` is not a public labcore or flashbook name.
     Source:
         d2l.ai's API appendix (each function links to the section that introduces it).
     """
-    import importlib
-
     if not isinstance(name, str):
         raise TypeError(f"name must be a string such as 'reference_attention', got {type(name).__name__}")
     key = name.split(".", 1)[1] if name.startswith(("labcore.", "flashbook.")) else name
-    if key in SECTIONS:
-        return SECTIONS[key]
-    modpath, _, attr = key.rpartition(".")
-    candidates = [modpath] if modpath else [m for m in MODULE_PAGES if "." not in m and m not in ("plots",)]
-    for mod in candidates:
-        if mod not in MODULE_PAGES:
-            continue
-        module = None
-        for package in ("labcore", "flashbook"):
-            try:
-                module = importlib.import_module(f"{package}.{mod}")
-                break
-            except ModuleNotFoundError:
-                continue
-        if module is None:
-            continue
-        if attr in getattr(module, "__all__", ()):
-            return MODULE_PAGES[mod]
-    raise ValueError(f"name {name!r} is not a public labcore name (see the __all__ of the labcore modules)")
+    if not key or not _is_public(key):
+        raise ValueError(f"name {name!r} is not a public labcore name (see the __all__ of the labcore modules)")
+    module = _module_of(key)
+    if module in PLUMBING:
+        return None
+    uses = page_uses()
+    if key in uses:
+        return uses[key]
+    pages = [(p, k) for k, p in uses.items()]
+    order = {p: i for i, p in enumerate(toc_pages(ROOT / "_toc.yml"))}
+    parts = module.split(".")
+    for n in range(len(parts), 0, -1):                 # its module, then each parent package
+        prefix = ".".join(parts[:n])
+        found = [p for p, k in pages if _module_of(k) == prefix or _module_of(k).startswith(prefix + ".")]
+        if found:
+            return min(found, key=order.__getitem__)
+    return None
 
 
 def toc_pages(toc_path) -> list[str]:

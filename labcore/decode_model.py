@@ -36,7 +36,6 @@ from .hardware import GPU, get_gpu
 from .waves import LAST_WAVE_RULES, waves_time
 
 __all__ = [
-    "last_wave_summary",
     "MAX_SEQLEN",
     "MAX_BATCH",
     "MODEL_DEFAULTS",
@@ -643,53 +642,3 @@ def compare_flash_decoding_a100(gpu="A100", *, num_splits=None, last_wave="full"
         out[f"err_{tag}_fa2"] = fa["total"] / m["fa2"] - 1
         out[f"err_{tag}_fd"] = fd["total"] / m["flash_decoding"] - 1
     return out
-
-
-def last_wave_summary(by_rule: dict | None = None, gpu="A100") -> dict:
-    """The numbers §6 quotes on the two last-wave rules against the flash-decoding post's ten rows, by name.
-
-    Args:
-        by_rule: ``{"full": ..., "shared": ...}``, results of :func:`compare_flash_decoding_a100` under each rule
-            (dict of dicts); default: computed here with the defaults on ``gpu``.
-        gpu: the preset the comparison ran on (name or :class:`labcore.GPU`; default the A100).
-
-    Returns:
-        dict; errors are absolute relative errors (fractions, 0.07 = 7%): ``fa2_changed`` (int, FlashAttention-2
-        rows whose time the shared rule lowers), ``fa2_mae_full`` / ``fa2_mae_shared`` and ``fa2_max_full`` /
-        ``fa2_max_shared`` (mean / largest base-model error under each rule), ``fa2_ref_max_full`` /
-        ``fa2_ref_max_shared`` (largest refined-model error); the row the shared rule helps most:
-        ``row_batch``, ``row_seqlen`` (int), ``row_ctas``, ``row_waves``, ``row_last`` (CTAs in all, waves,
-        CTAs of the last wave, from :func:`decode_attention_time`), ``row_err_full`` / ``row_err_shared``;
-        flash-decoding: ``fd_mae_full`` / ``fd_mae_shared``, ``fd_ref_mae_full`` / ``fd_ref_mae_shared``,
-        ``fd_ref_max_shared`` and ``fd_fewer`` (int, rows where the shared rule picks fewer splits).
-
-    Raises: ValueError if ``by_rule`` lacks the rule ``"full"`` or ``"shared"``; TypeError if it is not a dict.
-
-    Source: dao2023flashdecoding (the post's table); lecture §6.3; the rules of :func:`labcore.waves.waves_time`.
-    """
-    if by_rule is None:
-        by_rule = {rule: compare_flash_decoding_a100(gpu, last_wave=rule) for rule in ("full", "shared")}
-    if not isinstance(by_rule, dict):
-        raise TypeError(f"by_rule must be a dict {{rule: compare_flash_decoding_a100(...)}}, got {type(by_rule).__name__}")
-    missing = [r for r in ("full", "shared") if r not in by_rule]
-    if missing:
-        raise ValueError(f"by_rule lacks the rule(s) {', '.join(missing)}; it needs both 'full' and 'shared'")
-    f, s = by_rule["full"], by_rule["shared"]
-    mae = lambda c, k: float(np.abs(c[k]).mean())  # noqa: E731
-    mx = lambda c, k: float(np.abs(c[k]).max())  # noqa: E731
-    i = int(np.argmax(np.abs(f["err_model_fa2"]) - np.abs(s["err_model_fa2"])))
-    row = decode_attention_time(gpu, batch=int(f["batch"][i]), seqlen=int(f["seqlen"][i]), method="fa2",
-                                num_q_heads=f["num_q_heads"], num_kv_heads=f["num_kv_heads"], head_dim=f["head_dim"])
-    return {
-        "fa2_changed": int(np.sum(s["model_fa2"] < f["model_fa2"])),
-        "fa2_mae_full": mae(f, "err_model_fa2"), "fa2_mae_shared": mae(s, "err_model_fa2"),
-        "fa2_max_full": mx(f, "err_model_fa2"), "fa2_max_shared": mx(s, "err_model_fa2"),
-        "fa2_ref_max_full": mx(f, "err_refined_fa2"), "fa2_ref_max_shared": mx(s, "err_refined_fa2"),
-        "row_batch": int(f["batch"][i]), "row_seqlen": int(f["seqlen"][i]),
-        "row_ctas": row.num_ctas, "row_waves": row.waves, "row_last": row.running_last,
-        "row_err_full": abs(float(f["err_model_fa2"][i])), "row_err_shared": abs(float(s["err_model_fa2"][i])),
-        "fd_mae_full": mae(f, "err_model_fd"), "fd_mae_shared": mae(s, "err_model_fd"),
-        "fd_ref_mae_full": mae(f, "err_refined_fd"), "fd_ref_mae_shared": mae(s, "err_refined_fd"),
-        "fd_ref_max_shared": mx(s, "err_refined_fd"),
-        "fd_fewer": int(np.sum(s["splits_fd"] < f["splits_fd"])),
-    }

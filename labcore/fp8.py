@@ -38,7 +38,7 @@ from .checks import as_matrix, check_qkv, choice, fraction, positive_float, posi
 from .precision import FORMATS, cast
 
 __all__ = ["FA3_TABLE3", "FA3_SETTING", "VARIANTS", "fa3_inputs", "random_hadamard", "quantize_rows",
-           "low_precision_attention", "fp8_attention_errors", "fp8_report"]
+           "low_precision_attention", "fp8_attention_errors"]
 
 #: The paper's Table 3: RMSE against an FP64 reference (variant name here -> the paper's column and value).
 #: Source: Shah, Bikshandi, Zhang, Thakkar, Ramani, Dao, "FlashAttention-3: Fast and Accurate Attention with
@@ -276,49 +276,4 @@ def fp8_attention_errors(N: int = FA3_SETTING["N"], d: int = FA3_SETTING["d"], *
         "setting": {"N": N, "d": d, "block": block, "outlier_fraction": outlier_fraction,
                     "outlier_std": outlier_std, "seed": seed},
         "rows": [(v, FA3_TABLE3[v]["paper_column"], rmse[v], FA3_TABLE3[v]["rmse"]) for v in names],
-    }
-
-
-def fp8_report(**kwargs) -> dict:
-    """The numbers §4.5 quotes about the FP8 experiment, by the names the book binds them to.
-
-    Args:
-        **kwargs: passed to :func:`fp8_attention_errors` (``N``, ``d``, ``block``, ``outlier_fraction``,
-            ``outlier_std``, ``seed``); every variant of :data:`VARIANTS` is run, so ``variants`` is not allowed.
-
-    Returns:
-        dict with ``errors`` (the full result of :func:`fp8_attention_errors`, for the table) and:
-        ``fp8_bits`` (E4M3's bits of precision, mantissa + 1, int), ``fp8_max`` (its largest value),
-        ``fp8_frac_pct`` (outlier fraction in %), ``fp8_std`` (outlier standard deviation), ``fp8_N``,
-        ``fp8_d``, ``fp8_block`` (the setting), ``fp8_base`` and ``fp8_both`` (RMSE of the per-tensor FP8
-        baseline and of FP8 with block scales and the rotation), ``fp8_ratio`` = base / both and
-        ``fp8_paper_ratio`` (the paper's 2.6x), ``fp8_gain_rot`` / ``fp8_gain_blk`` (the baseline's RMSE over
-        that of the rotation alone / block scales alone) and the paper's ``fp8_paper_gain_rot`` /
-        ``fp8_paper_gain_blk``, ``fp16_ratio`` (standard FP16 over flash FP16 RMSE) and ``fp16_paper_ratio``.
-        RMSE are dimensionless (the inputs are unit-variance); ratios are plain floats.
-
-    Raises: TypeError if ``variants`` is given; ValueError/TypeError for bad arguments (see
-    :func:`fp8_attention_errors`).
-
-    Source: FlashAttention-3 paper (arXiv 2407.08608), Section 4.3, Table 3; the E4M3 format from
-    :data:`labcore.FORMATS`.
-    """
-    if "variants" in kwargs:
-        raise TypeError("fp8_report runs every variant; do not pass variants")
-    res = fp8_attention_errors(**kwargs)
-    e, p, s = res["rmse"], res["paper"], res["setting"]
-    fmt = FORMATS["fp8_e4m3"]
-    return {
-        "errors": res,
-        "fp8_bits": fmt.mantissa_bits + 1, "fp8_max": fmt.max,
-        "fp8_frac_pct": 100 * s["outlier_fraction"], "fp8_std": s["outlier_std"],
-        "fp8_N": s["N"], "fp8_d": s["d"], "fp8_block": s["block"],
-        "fp8_base": e["fp8_per_tensor"], "fp8_both": e["fp8_block_incoherent"],
-        "fp8_ratio": res["ratio"], "fp8_paper_ratio": res["paper_ratio"],
-        "fp8_gain_rot": e["fp8_per_tensor"] / e["fp8_incoherent"],
-        "fp8_gain_blk": e["fp8_per_tensor"] / e["fp8_block"],
-        "fp8_paper_gain_rot": p["fp8_per_tensor"] / p["fp8_incoherent"],
-        "fp8_paper_gain_blk": p["fp8_per_tensor"] / p["fp8_block"],
-        "fp16_ratio": e["fp16_standard"] / e["fp16"],
-        "fp16_paper_ratio": p["fp16_standard"] / p["fp16"],
     }

@@ -30,7 +30,7 @@ Two performance models of one forward pass of batch-1 decode, both driven by one
 All times are seconds, bytes are bytes, bandwidths bytes/s. The assumptions are named keywords with
 documented defaults (:data:`TIMELINE_DEFAULTS`, and which mode uses each: :data:`TIMELINE_USED_BY`); the
 breakdown of a timeline into causes (:meth:`Timeline.breakdown`) has non-negative terms that add up to the
-total; :func:`megakernel_report` gathers every quantity the book's §8 quotes. Wave arithmetic lives in
+total. Wave arithmetic lives in
 :mod:`labcore.waves`; the HBM count of fused softmax (§7) in :func:`labcore.hbm.softmax_fusion_io`.
 """
 from __future__ import annotations
@@ -44,12 +44,12 @@ import numpy as np
 from .checks import cdiv, choice, flag, fraction, positive_float, positive_int
 from .hardware import GPU, get_gpu
 from .models import Model, get_model
-from .waves import idle_sms_last_wave, wave_count, wave_utilization
+from .waves import idle_sms_last_wave, wave_count
 
 __all__ = [
     "stall_bound_throughput", "HAZY_MEASURED", "TIMELINE_DEFAULTS", "TIMELINE_USED_BY", "KINDS", "EVENT_SMS",
     "resolve_assumptions", "WorkItem", "work_items", "TimelineEvent", "Timeline", "timeline", "compare_modes",
-    "mode_sensitivity", "SENSITIVITY_KNOBS", "MegakernelReport", "megakernel_report",
+    "mode_sensitivity", "SENSITIVITY_KNOBS",
 ]
 
 # ---------------------------------------------------------------------------------------------------
@@ -702,173 +702,3 @@ def mode_sensitivity(model="Llama-3.2-1B", gpu="H100", knobs: dict | None = None
         out[name] = {"values": np.array(values, dtype=float), "multi": mk, "mega": mg, "speedup": mk / mg,
                      "util_gain": 100 * (idl / mg - idl / mk)}
     return out
-
-
-# ---------------------------------------------------------------------------------------------------
-# The quantities the book's §8 quotes
-# ---------------------------------------------------------------------------------------------------
-
-_US = 1e-6
-
-
-@dataclass(frozen=True)
-class MegakernelReport:
-    """Every number the book's §8 (megakernels) quotes, for one model on one GPU and a faster GPU.
-
-    Display units, named in the fields' docs (µs, %, GB, ...), because the fields are glued into prose as
-    they are. ``hz_*`` and ``hzb_*`` are Hazy Research's published measurements (:data:`HAZY_MEASURED`),
-    not model outputs.
-
-    Attributes:
-        params_B, weights_GB: parameters (billions) and BF16 bytes (GB) of the model. bw_TBs: the GPU's HBM
-            bandwidth (TB/s). ideal_us, ideal_rate: reading weights and KV cache once at peak (µs, tokens/s).
-        weights_only_us, kv_us: the two parts of ``ideal_us`` (µs); kv_len: tokens in the KV cache.
-        oproj_MB, oproj_us: the O projection's bytes (MB) and read time at peak (µs).
-        gap_stream, gap_graphs: Hazy's empty-kernel launch gaps (µs). n_kernels, n_layers: multi-kernel
-            kernels per forward pass and the model's layers.
-        qkv_blocks16, qkv_blocks24: QKV blocks of 16 and 24 rows; util_qkv16, util_qkv24: their SM
-            utilisation on the GPU (%). num_sms, faster_num_sms: SMs of both GPUs; idle512: idle SMs of the
-            faster GPU's last wave for Hazy's 512-block example.
-        hazy_stall, hazy_kpl, hazy_gaps_us, hazy_rate: Hazy's back-of-envelope (µs of stall per kernel,
-            kernels per layer, µs of stall per forward, tokens/s).
-        b_weights, b_eff, b_gaps, b_pro, b_tails, b_small: the multi-kernel breakdown (µs; ``b_weights`` is
-            weights + KV cache). mk_total, mg_total: both modes' µs per forward; mk_gap_total: the
-            multi-kernel's µs beyond streaming at ``bandwidth_efficiency``. util_mk, util_mg: bandwidth
-            utilisation (%); speedup: multi / mega; mk_rate, mg_rate: tokens/s.
-        mg_sync, mg_over, mg_imb: the megakernel's µs beyond streaming: sync waits, instruction overhead,
-            and uneven bytes + imbalance.
-        faster_util_mk, faster_util_mg, faster_speedup, faster_mk_total, faster_mg_total, faster_mg_sync:
-            the same on the faster GPU (%, x, µs). bw_ratio: its bandwidth / the GPU's.
-        hz_util, hz_h100_ms, hz_vllm, hz_sglang, hz_b200_us, hz_b200_vllm, hz_engines, hz_b200_total,
-            hz_lm_share, hzb_activations, hzb_rmsnorm, hzb_waiting, hzb_warp, hzb_setup: Hazy's
-            measurements (%, ms, x, µs).
-        pages, page_KiB, buffer_KB, chunks, instr_us: the megakernel's default page buffer (pages of KiB,
-            KB in all), down-projection chunks and instruction overhead (µs).
-    """
-
-    params_B: float
-    weights_GB: float
-    bw_TBs: float
-    ideal_us: float
-    ideal_rate: float
-    weights_only_us: float
-    kv_len: int
-    kv_us: float
-    oproj_MB: float
-    oproj_us: float
-    gap_stream: float
-    gap_graphs: float
-    n_kernels: int
-    n_layers: int
-    qkv_blocks16: int
-    qkv_blocks24: int
-    util_qkv16: float
-    util_qkv24: float
-    num_sms: int
-    faster_num_sms: int
-    idle512: int
-    hazy_stall: float
-    hazy_kpl: int
-    hazy_rate: float
-    hazy_gaps_us: float
-    b_weights: float
-    b_eff: float
-    b_gaps: float
-    b_pro: float
-    b_tails: float
-    b_small: float
-    mk_total: float
-    mg_total: float
-    mk_gap_total: float
-    util_mk: float
-    util_mg: float
-    speedup: float
-    mk_rate: float
-    mg_rate: float
-    mg_sync: float
-    mg_over: float
-    mg_imb: float
-    faster_util_mk: float
-    faster_util_mg: float
-    faster_speedup: float
-    faster_mk_total: float
-    faster_mg_total: float
-    faster_mg_sync: float
-    bw_ratio: float
-    hz_util: float
-    hz_h100_ms: float
-    hz_vllm: float
-    hz_sglang: float
-    hz_b200_us: float
-    hz_b200_vllm: float
-    hz_engines: float
-    hz_b200_total: float
-    hz_lm_share: float
-    hzb_activations: float
-    hzb_rmsnorm: float
-    hzb_waiting: float
-    hzb_warp: float
-    hzb_setup: float
-    pages: int
-    page_KiB: float
-    buffer_KB: float
-    chunks: int
-    instr_us: float
-
-
-def megakernel_report(model="Llama-3.2-1B", gpu="H100", faster_gpu="B200") -> MegakernelReport:
-    """The quantities §8 of the book quotes, from :func:`compare_modes` on ``gpu`` and ``faster_gpu`` at the
-    default assumptions, the model's shapes, the wave arithmetic and :data:`HAZY_MEASURED`.
-
-    Args: model: a Model or preset name. gpu, faster_gpu: GPUs or preset names.
-    Returns: :class:`MegakernelReport` (display units, documented per field).
-    Raises: as :func:`timeline`.
-    Source: lecture 11 §8.1-§8.3; Hazy Research, "Look Ma, No Bubbles!" (2025).
-    """
-    m, g, fg = get_model(model), _check_gpu(gpu), _check_gpu(faster_gpu)
-    H, d = HAZY_MEASURED, TIMELINE_DEFAULTS
-    c, cf = compare_modes(m, g), compare_modes(m, fg)
-    mk, mg = c["multi"], c["mega"]
-    bd, bdm = mk.breakdown(), mg.breakdown()
-    mats = {x.name: x for x in m.layer_matrices()}
-    o_proj = mats["o"]
-    qkv_rows = sum(mats[x].rows for x in "qkv")
-    blocks16, blocks24 = cdiv(qkv_rows, 16), cdiv(qkv_rows, 24)
-    stall_kernels = H["kernels_per_layer"] * m.num_layers
-    b200 = H["b200_breakdown"]
-    return MegakernelReport(
-        params_B=m.num_params / 1e9, weights_GB=m.weight_bytes() / 1e9, bw_TBs=g.hbm_bandwidth / 1e12,
-        ideal_us=mk.ideal / _US, ideal_rate=1 / mk.ideal,
-        weights_only_us=bdm["weights"] / _US, kv_len=mk.assumptions["kv_len"], kv_us=bdm["kv_cache"] / _US,
-        oproj_MB=o_proj.bytes() / 1e6, oproj_us=o_proj.bytes() / g.hbm_bandwidth / _US,
-        gap_stream=H["launch_gap_stream"] / _US, gap_graphs=H["launch_gap_graphs"] / _US,
-        n_kernels=mk.num_kernels, n_layers=m.num_layers,
-        qkv_blocks16=blocks16, qkv_blocks24=blocks24,
-        util_qkv16=100 * wave_utilization(blocks16, g.num_sms), util_qkv24=100 * wave_utilization(blocks24, g.num_sms),
-        num_sms=g.num_sms, faster_num_sms=fg.num_sms, idle512=idle_sms_last_wave(512, fg.num_sms),
-        hazy_stall=H["stall_per_kernel"] / _US, hazy_kpl=H["kernels_per_layer"],
-        hazy_rate=stall_bound_throughput(mk.ideal, stall_kernels, H["stall_per_kernel"]),
-        hazy_gaps_us=stall_kernels * H["stall_per_kernel"] / _US,
-        b_weights=(bd["weights"] + bd["kv_cache"]) / _US, b_eff=bd["bandwidth_efficiency"] / _US,
-        b_gaps=bd["launch_gaps"] / _US, b_pro=bd["prologues"] / _US, b_tails=bd["tails"] / _US,
-        b_small=bd["small_kernels"] / _US, mk_total=mk.total / _US, mg_total=mg.total / _US,
-        mk_gap_total=(mk.total - mk.ideal / mk.assumptions["bandwidth_efficiency"]) / _US,
-        util_mk=100 * c["util_multi"], util_mg=100 * c["util_mega"], speedup=c["speedup"],
-        mk_rate=mk.tokens_per_second, mg_rate=mg.tokens_per_second,
-        mg_sync=bdm["sync_waits"] / _US, mg_over=bdm["instruction_overhead"] / _US,
-        mg_imb=(bdm["uneven_bytes"] + bdm["imbalance"]) / _US,
-        faster_util_mk=100 * cf["util_multi"], faster_util_mg=100 * cf["util_mega"], faster_speedup=cf["speedup"],
-        faster_mk_total=cf["multi"].total / _US, faster_mg_total=cf["mega"].total / _US,
-        faster_mg_sync=cf["mega"].breakdown()["sync_waits"] / _US,
-        bw_ratio=fg.hbm_bandwidth / g.hbm_bandwidth,
-        hz_util=100 * H["h100_bandwidth_utilization"], hz_h100_ms=H["h100_forward_bound"] / 1e-3,
-        hz_vllm=H["h100_speedup_vs_vllm"], hz_sglang=H["h100_speedup_vs_sglang_bound"],
-        hz_b200_us=H["b200_forward_bound"] / _US, hz_b200_vllm=H["b200_speedup_vs_vllm_bound"],
-        hz_engines=100 * H["engines_bandwidth_utilization_bound"], hz_b200_total=H["b200_breakdown_total"] / _US,
-        hz_lm_share=100 * H["lm_head_share_of_weight_wait"],
-        hzb_activations=b200["activations and consistency"] / _US, hzb_rmsnorm=b200["RMSNorm + matrix-vector"] / _US,
-        hzb_waiting=b200["waiting on weights"] / _US, hzb_warp=b200["warp synchronisation"] / _US,
-        hzb_setup=b200["setup and other"] / _US,
-        pages=d["pages"], page_KiB=d["page_bytes"] / 1024, buffer_KB=d["pages"] * d["page_bytes"] / 1e3,
-        chunks=d["down_chunks"], instr_us=d["instruction_overhead"] / _US,
-    )

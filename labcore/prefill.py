@@ -36,8 +36,7 @@ from .waves import LAST_WAVE_RULES, waves_time
 
 __all__ = ["TileRoofline", "tile_roofline", "roofline_table", "GENERATIONS", "GENERATION_ASSUMPTIONS",
            "PREFILL_DEFAULTS", "PREFILL_PASSES", "PREFILL_DTYPES", "generation_available", "attention_flops_papers",
-           "prefill_time", "load_prefill_measurements", "compare_prefill", "prefill_comparison_summary",
-           "calibrate_mma_efficiency",
+           "prefill_time", "load_prefill_measurements", "compare_prefill", "calibrate_mma_efficiency",
            "FA4_MMA_ROWS"]
 
 #: Rows of one MMA tile per CTA on Blackwell (FlashAttention-4 Sec. 2.2: 128 x N per CTA); the forward
@@ -496,72 +495,6 @@ def compare_prefill(*, last_wave: str = "full", **assumptions) -> dict:
     out["summary"]["checked"] = summary(fa2_a100 | fa3_h100)
     out["summary"]["all"] = summary(np.ones(n, dtype=bool))
     return out
-
-
-def prefill_comparison_summary(c: dict | None = None) -> dict:
-    """The numbers §4b.5 quotes about the model against the published bars, by name.
-
-    The checked bars, fixed in advance, are FlashAttention-2 on the A100 (FA2 paper Fig. 4) and
-    FlashAttention-3 on the H100 (the FA3 bars of FA3 paper Fig. 5), as in :func:`compare_prefill`'s
-    ``summary["checked"]``. Percentages are in % (errors signed: model / measured - 1).
-
-    Args:
-        c: a result of :func:`compare_prefill` (dict); default: ``compare_prefill()`` with the defaults.
-
-    Returns:
-        dict: ``n_checked`` and ``n_within`` (int: checked bars, and those within +-15%), ``share``,
-        ``share_fa2``, ``share_fa3`` (% within +-15%: all checked, the A100 set, the H100 set), ``worst`` (%,
-        the largest error among checked bars), ``worst_desc`` (str, e.g. ``"FA3, with a causal mask,"``),
-        ``worst_seqlen`` and ``worst_d`` (int, that bar's shape); ``long_max`` (% largest absolute error over checked
-        bars with seqlen >= 8192 and d >= 128); ``short_blocks`` (key blocks a CTA visits at 512 tokens) and
-        ``short_mean`` (% mean error of checked bars at 512 tokens); ``a100_512_c`` / ``a100_512_nc`` (% mean
-        error of the A100 bars at 512 tokens with / without a causal mask); ``fa3_d64`` (% mean error of
-        FlashAttention-3 at d = 64, 16k tokens); ``fa2_h100_16k`` (% mean error on the FA2 paper's H100 bars,
-        Fig. 7, at 16k tokens); ``fa2_d256`` (% mean error of FlashAttention-2, FA3 paper Fig. 5e, 16k tokens);
-        ``fa4_model`` (TFLOP/s the model gives FlashAttention-4 on a B200, batch 1, 16 heads, 32k tokens,
-        d = 128), ``fa4_err`` (% against the published ``fa4.b200_bf16_peak``) and ``fa4_bound`` (its
-        forward tile's bound, str); ``fp8_model`` (PFLOP/s the model gives FlashAttention-3 in FP8 on an H100,
-        batch 1, 8 heads, 16896 tokens, d = 256).
-
-    Raises: TypeError if ``c`` is not a dict; ValueError if it lacks a key of :func:`compare_prefill`'s result.
-
-    Source: as :func:`compare_prefill` and :func:`prefill_time`; the FA4 figure from
-    ``labcore.published`` (Zadouri et al. 2026, FlashAttention-4).
-    """
-    if c is None:
-        c = compare_prefill()
-    if not isinstance(c, dict):
-        raise TypeError(f"c must be the dict compare_prefill() returns, got {type(c).__name__}")
-    missing = [k for k in ("figure", "generation", "causal", "seqlen", "head_dim", "error", "summary") if k not in c]
-    if missing:
-        raise ValueError(f"c lacks {', '.join(missing)}: pass the dict compare_prefill() returns")
-    fig, gen, err = c["figure"].astype(str), c["generation"], c["error"]
-    seqlen, head_dim, causal = c["seqlen"], c["head_dim"], c["causal"]
-    a100 = np.char.startswith(fig, "fa2_fig4")
-    checked = a100 | (gen == "fa3")
-    n, share, worst = c["summary"]["checked"]
-    iw = int(np.flatnonzero(checked)[np.argmax(np.abs(err[checked]))])
-    mean = lambda mask: 100 * float(err[mask].mean())  # noqa: E731
-    r4 = prefill_time("B200", batch=1, heads=16, seqlen=32768, head_dim=128, generation="fa4")
-    r8 = prefill_time("H100", batch=1, heads=8, seqlen=16896, head_dim=256, generation="fa3", dtype="fp8")
-    return {
-        "n_checked": n, "n_within": round(share * n), "share": 100 * share, "worst": 100 * worst,
-        "share_fa2": 100 * c["summary"]["fa2_a100"][1], "share_fa3": 100 * c["summary"]["fa3_h100"][1],
-        "worst_desc": f"{gen[iw].upper()}, {'with' if causal[iw] else 'without'} a causal mask,",
-        "worst_seqlen": int(seqlen[iw]), "worst_d": int(head_dim[iw]),
-        "long_max": 100 * float(np.abs(err[checked & (seqlen >= 8192) & (head_dim >= 128)]).max()),
-        "short_blocks": 512 // PREFILL_DEFAULTS["block_kv"],
-        "short_mean": mean(checked & (seqlen == 512)),
-        "a100_512_nc": mean(a100 & (seqlen == 512) & ~causal),
-        "a100_512_c": mean(a100 & (seqlen == 512) & causal),
-        "fa3_d64": mean((gen == "fa3") & (head_dim == 64) & (seqlen == 16384)),
-        "fa2_h100_16k": mean(np.char.startswith(fig, "fa2_fig7") & (seqlen == 16384)),
-        "fa2_d256": mean((fig == "fa3_fig5e") & (gen == "fa2") & (seqlen == 16384)),
-        "fa4_model": float(r4["tflops"]),
-        "fa4_err": 100 * (float(r4["tflops"]) * 1e12 / published("fa4.b200_bf16_peak").value - 1),
-        "fa4_bound": r4["fwd_tile"]["bound"],
-        "fp8_model": float(r8["tflops"]) / 1e3,
-    }
 
 
 def calibrate_mma_efficiency(figure: str = "fa2_fig4b", **assumptions) -> float:

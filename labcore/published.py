@@ -22,7 +22,7 @@ import csv
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["Published", "PUBLISHED", "published", "published_keys", "published_values"]
+__all__ = ["Published", "PUBLISHED", "published", "published_keys"]
 
 _UNITS = ("FLOP/s", "FLOP", "bytes", "bytes/s", "s", "fraction", "x", "ops/clock/SM", "FLOP/clock/SM",
           "bytes/clock/SM", "cycles", "count", "1", "Hz")
@@ -133,32 +133,3 @@ def published_keys(prefix: str = "") -> list[str]:
     if not isinstance(prefix, str):
         raise TypeError(f"prefix must be a string, got {type(prefix).__name__}")
     return sorted(k for k in PUBLISHED if k.startswith(prefix))
-
-
-def published_values(**names) -> dict:
-    """Published figures (or both ends of a range) by the names a page binds them to, in display units.
-
-    Args:
-        **names: ``name=key`` or ``name=(key, scale)``: a key of :data:`PUBLISHED` (str) and a factor (int or
-            float, default 1) from SI to the unit the page shows (100 for a percentage, 1e-12 for TFLOP/s).
-
-    Returns:
-        dict: for each ``name``, ``name`` -> the value (or a range's low end) times ``scale`` and
-        ``name + "_hi"`` -> the high end times ``scale`` (the value itself when it is not a range).
-
-    Raises: TypeError if an argument is neither a string nor a (key, scale) pair, or ``scale`` is not a number;
-    ValueError for an unknown key (see :func:`published`).
-
-    Source: each record's ``source`` and ``where``.
-    """
-    out = {}
-    for name, spec in names.items():
-        key, scale = (spec, 1) if isinstance(spec, str) else (spec if isinstance(spec, tuple) and len(spec) == 2
-                                                              else (None, None))
-        if key is None:
-            raise TypeError(f"{name}: give a key (str) or a (key, scale) pair, got {spec!r}")
-        if isinstance(scale, bool) or not isinstance(scale, (int, float)):
-            raise TypeError(f"{name}: scale must be a number, got {scale!r}")
-        rec = published(key)
-        out[name], out[name + "_hi"] = rec.low * scale, rec.high * scale
-    return out

@@ -154,29 +154,3 @@ def test_last_wave_table_lists_both_rules_errors():
         last_wave_table(by, variant="fitted")
     with pytest.raises(ValueError, match="empty"):
         last_wave_table({})
-
-
-def test_last_wave_summary_holds_the_numbers_section_6_quotes():
-    """The record §6 binds on the two last-wave rules, checked against the comparisons it summarises."""
-    by_rule = {rule: lc.compare_flash_decoding_a100(last_wave=rule) for rule in ("full", "shared")}
-    s = lc.last_wave_summary(by_rule)
-    f, sh = by_rule["full"], by_rule["shared"]
-    assert np.all(sh["model_fa2"] <= f["model_fa2"]) and np.all(sh["model_fd"] <= f["model_fd"])
-    assert s["fa2_changed"] == int(np.sum(sh["model_fa2"] < f["model_fa2"])) > 0
-    # the prose: the shared rule helps FlashAttention-2 (mean, worst, refined worst) and hurts flash-decoding
-    assert s["fa2_mae_shared"] < s["fa2_mae_full"] and s["fa2_max_shared"] < s["fa2_max_full"]
-    assert s["fa2_ref_max_shared"] < s["fa2_ref_max_full"]
-    assert s["fd_mae_shared"] > s["fd_mae_full"] and s["fd_ref_mae_shared"] > s["fd_ref_mae_full"]
-    assert s["fd_ref_max_shared"] == pytest.approx(np.abs(sh["err_refined_fd"]).max())
-    assert s["fd_fewer"] == int(np.sum(sh["splits_fd"] < f["splits_fd"]))
-    # the row the shared rule helps most: more CTAs than SMs, a partial last wave, its error falls
-    a100 = lc.get_gpu("A100")
-    assert s["row_ctas"] > a100.num_sms and s["row_waves"] == -(-s["row_ctas"] // a100.num_sms)
-    assert s["row_last"] == s["row_ctas"] - (s["row_waves"] - 1) * a100.num_sms
-    assert s["row_err_shared"] < s["row_err_full"]
-    assert (s["row_batch"], s["row_seqlen"]) in set(zip(f["batch"].tolist(), f["seqlen"].tolist()))
-    assert lc.last_wave_summary() == s                            # computes the comparisons itself
-    with pytest.raises(ValueError, match="shared"):
-        lc.last_wave_summary({"full": f})
-    with pytest.raises(TypeError, match="dict"):
-        lc.last_wave_summary([f, sh])

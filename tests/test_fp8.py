@@ -106,35 +106,6 @@ def test_low_precision_attention_against_the_reference():
         fp8.low_precision_attention(Q, K, V, "fp8_incoherent", hadamard=np.eye(32))
 
 
-def test_fp8_report_holds_the_numbers_section_4_5_quotes():
-    """The record §4.5 binds: the format's constants, the setting, and ratios of the RMSE it ran."""
-    r = fp8.fp8_report()
-    e, p = r["errors"]["rmse"], fp8.FA3_TABLE3
-    assert (r["fp8_bits"], r["fp8_max"]) == (4, 448.0)
-    assert (r["fp8_N"], r["fp8_d"], r["fp8_block"], r["fp8_std"]) == (1024, 128, 128, 10.0)
-    assert r["fp8_frac_pct"] == pytest.approx(0.1)
-    assert (r["fp8_base"], r["fp8_both"]) == (e["fp8_per_tensor"], e["fp8_block_incoherent"])
-    assert r["fp8_ratio"] == pytest.approx(r["fp8_base"] / r["fp8_both"]) and r["fp8_ratio"] > 1.2
-    assert r["fp8_gain_rot"] == pytest.approx(e["fp8_per_tensor"] / e["fp8_incoherent"])
-    assert r["fp8_gain_blk"] == pytest.approx(e["fp8_per_tensor"] / e["fp8_block"])
-    assert r["fp8_gain_rot"] > r["fp8_gain_blk"] > 1          # the prose: the rotation does most of the gain
-    assert r["fp16_ratio"] == pytest.approx(e["fp16_standard"] / e["fp16"]) and r["fp16_ratio"] > 1
-    # the paper's side, from its Table 3: 2.4e-2 / 9.1e-3, 2.4e-2 / 9.3e-3, 2.4e-2 / 2.4e-2, 3.2e-4 / 1.9e-4
-    assert r["fp8_paper_ratio"] == pytest.approx(2.4e-2 / 9.1e-3)
-    assert r["fp8_paper_gain_rot"] == pytest.approx(2.4e-2 / 9.3e-3)
-    assert r["fp8_paper_gain_blk"] == 1.0
-    assert r["fp16_paper_ratio"] == pytest.approx(3.2e-4 / 1.9e-4)
-    assert p["fp8_per_tensor"]["rmse"] / p["fp8_block_incoherent"]["rmse"] == r["fp8_paper_ratio"]
-
-
-def test_fp8_report_passes_its_setting_and_refuses_variants():
-    small = fp8.fp8_report(N=64, d=16, block=16, outlier_fraction=0.01)
-    assert (small["fp8_N"], small["fp8_d"], small["fp8_block"]) == (64, 16, 16)
-    assert small["fp8_frac_pct"] == pytest.approx(1.0)
-    with pytest.raises(TypeError, match="variants"):
-        fp8.fp8_report(variants=("fp16",))
-
-
 def test_a_block_whose_scale_would_underflow_gets_scale_one_and_no_nan():
     """Readers' report (issue 20): amax / 448 underflowed to 0 for [[5e-324, 0]] (codes [inf/448, NaN])."""
     from labcore.fp8 import quantize_rows

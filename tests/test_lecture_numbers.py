@@ -20,6 +20,7 @@ import numpy as np
 import pytest
 
 import labcore as lc
+from flashbook.pages import megakernel as megakernel_page
 
 US, MS = 1e-6, 1e-3
 
@@ -361,8 +362,8 @@ ROWS = [
     Row("§7", "fused softmax: 4x less traffic", 4.0, rnd(1), lambda: lc.softmax_fusion_io(rows=4096, N=4096)["ratio"]),
     # §8 megakernels
     Row("§8.1", "Llama-3.2-1B: 1.24 B parameters", 1.24, rnd(2), lambda: llama1b().num_params / 1e9),
-    Row("§8.1", "the 8 MB O projection", 8, rnd(), lambda: lc.megakernel_report().oproj_MB),
-    Row("§8.1", "... reads in 2.5 µs at full bandwidth", 2.5, rnd(1), lambda: lc.megakernel_report().oproj_us),
+    Row("§8.1", "the 8 MB O projection", 8, rnd(), lambda: megakernel_page.megakernel_report().oproj_MB),
+    Row("§8.1", "... reads in 2.5 µs at full bandwidth", 2.5, rnd(1), lambda: megakernel_page.megakernel_report().oproj_us),
     Row("§8.1", "empty kernel on a stream: 2.1 µs (Hazy)", 2.1, rnd(1), lambda: lc.HAZY_MEASURED["launch_gap_stream"] / US),
     Row("§8.1", "inside a CUDA Graph: 1.3 µs (Hazy)", 1.3, rnd(1), lambda: lc.HAZY_MEASURED["launch_gap_graphs"] / US),
     Row("§8.1", "B200: 148 SMs", 148, EXACT, lambda: b200().num_sms),
@@ -402,8 +403,8 @@ ROWS = [
             "this model differ')"),
     Row("§8.3", "small kernels 66 µs", 66, rnd(), lambda: multi_breakdown_us()["small_kernels"]),
     Row("§8.3", "the gaps add up to about 350 µs", 350, rel(0.05),
-        lambda: lc.megakernel_report().mk_gap_total),
-    Row("§8.3", "Hazy's estimate: ~5 µs x 112 kernels = 560 µs", 560, rnd(), lambda: lc.megakernel_report().hazy_gaps_us),
+        lambda: megakernel_page.megakernel_report().multi_gaps_us),
+    Row("§8.3", "Hazy's estimate: ~5 µs x 112 kernels = 560 µs", 560, rnd(), lambda: megakernel_page.megakernel_report().hazy_gaps_us),
     Row("§8.3", "multi-kernel reaches 63% of the bandwidth", 63, absol(1.0), lambda: 100 * modes()["util_multi"],
         why="ours is 63.7%, one point off because of the smaller tails (book/08)"),
     Row("§8.3", "the megakernel reaches 88%", 88, absol(1.5), lambda: 100 * modes()["util_mega"],
@@ -481,8 +482,8 @@ ROWS = [
     Row("ex 12", "... 73% utilisation", 0.73, rnd(2), lambda: lc.wave_utilization(blocks=192, sms=132)),
     Row("ex 12", "24-row blocks: 128 blocks, 97%", 0.97, rnd(2), lambda: lc.wave_utilization(blocks=128, sms=132)),
     Row("ex 12", "Llama-3.2-1B's QKV in 16-row blocks is the 192-block case", 192, EXACT,
-        lambda: lc.megakernel_report().qkv_blocks16),
-    Row("ex 12", "... and in 24-row blocks the 128-block case", 128, EXACT, lambda: lc.megakernel_report().qkv_blocks24),
+        lambda: megakernel_page.megakernel_report().qkv_blocks16),
+    Row("ex 12", "... and in 24-row blocks the 128-block case", 128, EXACT, lambda: megakernel_page.megakernel_report().qkv_blocks24),
 ]
 
 

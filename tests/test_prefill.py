@@ -237,36 +237,3 @@ def test_fp8_forward_on_hopper_above_the_papers_figure():
     assert r["fwd_tile"]["bound"] == "MMA"
     # the model (no block-scale or V-transpose work) is above FA3's "close to 1.2 PFLOP/s"
     assert 1.0 < float(r["tflops"]) * 1e12 / published("fa3.h100_fp8_peak").value < 1.2
-
-
-def test_comparison_summary_holds_the_numbers_section_4b5_quotes():
-    """The record §4b.5 binds, checked against the comparison it summarises and the claims its prose makes."""
-    c = P.compare_prefill()
-    s = P.prefill_comparison_summary(c)
-    err, fig, gen = c["error"], c["figure"].astype(str), c["generation"]
-    a100 = np.char.startswith(fig, "fa2_fig4")
-    checked = a100 | (gen == "fa3")
-    assert s["n_checked"] == int(checked.sum()) == 60
-    assert s["n_within"] == int(np.sum(np.abs(err[checked]) <= 0.15)) == 33
-    assert s["share"] == pytest.approx(100 * 33 / 60) and s["share"] < 80        # short of the 80% goal
-    assert (s["share_fa2"], s["share_fa3"]) == (pytest.approx(100 * 18 / 24), pytest.approx(100 * 15 / 36))
-    assert s["worst"] == pytest.approx(100 * np.abs(err[checked]).max())       # the worst error is positive
-    assert (s["worst_desc"], s["worst_seqlen"], s["worst_d"]) == ("FA3, with a causal mask,", 1024, 64)
-    assert 0 < s["long_max"] <= 15                                              # long sequences: the model holds
-    assert s["short_blocks"] == 512 // P.PREFILL_DEFAULTS["block_kv"] == 4
-    assert s["short_mean"] == pytest.approx(100 * err[checked & (c["seqlen"] == 512)].mean()) and s["short_mean"] > 15
-    assert s["a100_512_c"] > s["a100_512_nc"] > 0                               # the mask makes it worse
-    assert s["fa3_d64"] > 15 and s["fa2_h100_16k"] > 0 and s["fa2_d256"] > 0    # the listed misses are misses
-    r4 = P.prefill_time("B200", batch=1, heads=16, seqlen=32768, head_dim=128, generation="fa4")
-    assert s["fa4_model"] == pytest.approx(float(r4["tflops"]))
-    assert s["fa4_err"] == pytest.approx(100 * (s["fa4_model"] * 1e12 / published("fa4.b200_bf16_peak").value - 1))
-    assert abs(s["fa4_err"]) < 15 and s["fa4_bound"] == "MMA"
-    assert s["fp8_model"] > published("fa3.h100_fp8_peak").value / 1e15   # above the paper's "close to 1.2"
-
-
-def test_comparison_summary_rejects_what_is_not_a_comparison():
-    assert P.prefill_comparison_summary()["n_checked"] == 60                    # computes the comparison itself
-    with pytest.raises(TypeError, match="compare_prefill"):
-        P.prefill_comparison_summary([1, 2])
-    with pytest.raises(ValueError, match="error"):
-        P.prefill_comparison_summary({"figure": 1})

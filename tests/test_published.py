@@ -93,18 +93,3 @@ def test_record_validation(kw, exc):
         Published("k", source="s", where="w", **kw)
     with pytest.raises(ValueError):
         Published("k", 1.0, "x", "", "w")
-
-
-def test_published_values_binds_ranges_and_scales():
-    from labcore.published import published_values
-
-    v = published_values(fa2=("fa2.a100_fraction_of_peak", 100), up="fa2.speedup_vs_fa1",
-                         peak=("fa3.h100_fp16_peak", 1e-12))
-    assert v == {"fa2": pytest.approx(50.0), "fa2_hi": pytest.approx(73.0), "up": 1.7, "up_hi": 3.0,
-                 "peak": pytest.approx(740.0), "peak_hi": pytest.approx(740.0)}
-    with pytest.raises(ValueError, match="unknown published key"):
-        published_values(x="fa2.no_such_figure")
-    with pytest.raises(TypeError, match="key"):
-        published_values(x=3)
-    with pytest.raises(TypeError, match="scale"):
-        published_values(x=("fa2.speedup_vs_fa1", "100"))

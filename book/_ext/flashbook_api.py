@@ -36,7 +36,7 @@ def _public_modules():
 
 
 def api_entries():
-    """[(module name, module, [(documented name, SECTIONS key, canonical name, object, kind)])].
+    """[(module name, module, [(documented name, section_for key, canonical name, object, kind)])].
 
     Each object appears once (the first module whose ``__all__`` lists it wins), so no duplicate
     descriptions. ``kind`` is the autodoc directive: function, class or data.

@@ -1,0 +1,194 @@
+"""The numbers book/06_flash_decoding quotes (the CTA x wave decode model against the flash-decoding post)."""
+
+from __future__ import annotations
+
+from functools import cache
+
+import numpy as np
+
+import labcore as lc
+
+from . import Numbers
+
+__all__ = ["numbers", "last_wave_summary"]
+
+#: Llama-3.1-8B's BF16 weights from its configuration (hidden 4096, 32 layers, KV dim 1024, MLP 14336, vocab
+#: 128256, untied embeddings), bytes.
+LLAMA8B_WEIGHT_BYTES = 2 * (2 * 128256 * 4096 + 32 * (2 * 4096 * 4096 + 2 * 4096 * 1024 + 3 * 4096 * 14336))
+
+
+@cache
+def numbers() -> Numbers:
+    """Fields (A100, the post's CodeLlama-34B shape with 4-way tensor parallelism, unless named otherwise):
+
+    - §6.1, batch 1 at 64K keys: ``fa2_ctas``, ``a100_sms``, ``fa2_sm_share`` (share of SMs with work),
+      ``fa2_row_share`` (real rows of the padded tile), ``fa2_useful_share`` (their product), ``fa2_tile_rows``;
+    - the model's assumptions: ``efficiency``, ``bandwidth_cap_GBs`` (per SM), ``bytes_in_flight_per_sm``,
+      ``wave_latency_us`` (and ``wave_latency_s``), ``launch_us``, ``fd_tile_rows``, ``bandwidth_efficiency``;
+      the A100's ``a100_GBs``, ``a100_TFLOPs`` and ``a100_TFLOPs_per_sm``;
+    - against the post's table: ``fa2_max_err`` (the base model's largest FlashAttention-2 error), ``fa2_64k_ms``,
+      ``fa2_64k_measured_ms``, ``fa2_64k_GFLOP_per_cta``, ``fa2_padding_rows``, ``gqa_group``; measured speed-ups
+      ``speedup_64k``, ``speedup_128k``, ``speedup_max`` (over FlashAttention) and ``speedup_eager_max``;
+      flash-decoding errors ``fd_optimism_lo`` / ``fd_optimism_hi`` (base model, fractions), ``fd_refined_max_err``,
+      ``fd_base_mean_err``, ``fd_refined_mean_err``, ``fa2_refined_max_err``;
+    - the worst row (batch 64, 1K keys): ``row3_best_splits``, ``row3_best_us``, ``row3_heuristic_ctas``,
+      ``row3_heuristic_us``, ``row3_measured_us``;
+    - ``last_wave``: :func:`last_wave_summary` as a record;
+    - §6.4 splits: ``b64_unsplit_ctas``, ``b64_unsplit_us``, ``b64_4_splits_us``, ``b64_16_splits_us`` (batch 64,
+      2K keys) and ``s32_ctas``, ``s32_us``, ``s32_GBs_per_sm``, ``s64_ctas``, ``s64_us`` (batch 1, 64K keys);
+    - Llama-3.1-8B on an H100 at 128K tokens: ``l8_kv_MB`` (one layer), ``l8_floor_us``, ``l8_layers``,
+      ``l8_all_layers_ms``, ``l8_weights_GB``, ``l8_weights_ms``, ``l8_fd_us``, ``l8_fd_splits``, ``l8_fa2_ms``.
+
+    Source: dao2023flashdecoding (the post's table); :func:`labcore.decode_attention_time`; lecture §6.
+    """
+    A100, H100 = lc.get_gpu("A100"), lc.get_gpu("H100")
+    code, l8 = lc.get_decode_shape("CodeLlama-34B (4-way TP)"), lc.get_decode_shape("Llama-3.1-8B")
+    md = lc.MODEL_DEFAULTS
+    e = lc.decode_attention_time(A100, batch=1, seqlen=65536, method="fa2", **code)
+    c = lc.compare_flash_decoding_a100()
+    h = lc.compare_flash_decoding_a100(num_splits="heuristic")
+    sp = c["fa2"] / c["flash_decoding"]
+    mx = lambda k: float(np.abs(c[k]).max())  # noqa: E731
+    mean = lambda k: float(np.abs(c[k]).mean())  # noqa: E731
+    t = {
+        s: lc.decode_attention_time(A100, batch=64, seqlen=2048, method="flash_decoding", num_splits=s, **code)
+        for s in (1, 4, 16)
+    }
+    s32, s64 = (
+        lc.decode_attention_time(A100, batch=1, seqlen=65536, method="flash_decoding", num_splits=s, **code)
+        for s in (32, 64)
+    )
+    kv = lc.kv_cache_bytes(seqlen=131072, num_kv_heads=l8["num_kv_heads"], head_dim=l8["head_dim"])
+    fd8 = lc.decode_attention_time(H100, batch=1, seqlen=131072, method="flash_decoding", **l8)
+    fa8 = lc.decode_attention_time(H100, batch=1, seqlen=131072, method="fa2", **l8)
+    layers = lc.DECODE_SHAPES["Llama-3.1-8B"]["num_layers"]
+    return Numbers(
+        fa2_ctas=e.num_ctas,
+        a100_sms=A100.num_sms,
+        fa2_sm_share=e.active_sms / A100.num_sms,
+        fa2_row_share=e.rows_real / e.rows_padded,
+        fa2_useful_share=e.active_sms / A100.num_sms * e.rows_real / e.rows_padded,
+        fa2_tile_rows=e.rows_padded,
+        efficiency=md["efficiency"],
+        bandwidth_cap_GBs=md["per_sm_bandwidth_cap"] / 1e9,
+        bytes_in_flight_per_sm=md["per_sm_bandwidth_cap"] * md["wave_latency"],
+        wave_latency_us=md["wave_latency"] * 1e6,
+        wave_latency_s=md["wave_latency"],
+        launch_us=md["kernel_overhead"] * 1e6,
+        fd_tile_rows=md["fd_block_m"],
+        bandwidth_efficiency=md["bandwidth_efficiency"],
+        a100_GBs=A100.hbm_bandwidth / 1e9,
+        a100_TFLOPs=A100.tensor_flops / 1e12,
+        a100_TFLOPs_per_sm=A100.tensor_flops_per_sm / 1e12,
+        fa2_max_err=mx("err_model_fa2"),
+        fa2_64k_ms=e.total * 1e3,
+        fa2_64k_measured_ms=c["fa2"][8] * 1e3,
+        fa2_64k_GFLOP_per_cta=e.flops_per_cta / 1e9,
+        fa2_padding_rows=e.rows_padded - e.rows_real,
+        gqa_group=code["num_q_heads"] // code["num_kv_heads"],
+        speedup_64k=sp[8],
+        speedup_128k=sp[9],
+        speedup_max=sp.max(),
+        speedup_eager_max=(c["eager"] / c["flash_decoding"]).max(),
+        fd_optimism_lo=-float(c["err_model_fd"].max()),
+        fd_optimism_hi=-float(c["err_model_fd"].min()),
+        fd_refined_max_err=mx("err_refined_fd"),
+        fd_base_mean_err=mean("err_model_fd"),
+        fd_refined_mean_err=mean("err_refined_fd"),
+        fa2_refined_max_err=mx("err_refined_fa2"),
+        row3_best_splits=int(c["splits_fd"][2]),
+        row3_best_us=c["model_fd"][2] * 1e6,
+        row3_heuristic_ctas=lc.decode_attention_time(
+            A100, batch=64, seqlen=1024, method="flash_decoding", num_splits=1, **code
+        ).num_ctas,
+        row3_heuristic_us=h["model_fd"][2] * 1e6,
+        row3_measured_us=c["flash_decoding"][2] * 1e6,
+        last_wave=Numbers(**last_wave_summary()),
+        b64_unsplit_ctas=t[1].num_ctas,
+        b64_unsplit_us=t[1].total * 1e6,
+        b64_4_splits_us=t[4].total * 1e6,
+        b64_16_splits_us=t[16].total * 1e6,
+        s32_ctas=s32.num_ctas,
+        s32_us=s32.total * 1e6,
+        s32_GBs_per_sm=s32.bandwidth_per_sm / 1e9,
+        s64_ctas=s64.num_ctas,
+        s64_us=s64.total * 1e6,
+        l8_kv_MB=kv / 1e6,
+        l8_floor_us=kv / H100.hbm_bandwidth * 1e6,
+        l8_layers=layers,
+        l8_all_layers_ms=layers * kv / H100.hbm_bandwidth * 1e3,
+        l8_weights_GB=LLAMA8B_WEIGHT_BYTES / 1e9,
+        l8_weights_ms=LLAMA8B_WEIGHT_BYTES / H100.hbm_bandwidth * 1e3,
+        l8_fd_us=fd8.total * 1e6,
+        l8_fd_splits=fd8.num_splits,
+        l8_fa2_ms=fa8.total * 1e3,
+    )
+
+
+def last_wave_summary(by_rule: dict | None = None, gpu="A100") -> dict:
+    """The numbers §6 quotes on the two last-wave rules against the flash-decoding post's ten rows, by name.
+
+    Args:
+        by_rule: ``{"full": ..., "shared": ...}``, results of
+            :func:`labcore.compare_flash_decoding_a100` under each rule
+            (dict of dicts); default: computed here with the defaults on ``gpu``.
+        gpu: the preset the comparison ran on (name or :class:`labcore.GPU`; default the A100).
+
+    Returns:
+        dict; errors are absolute relative errors (fractions, 0.07 = 7%): ``fa2_changed`` (int, FlashAttention-2
+        rows whose time the shared rule lowers), ``fa2_mae_full`` / ``fa2_mae_shared`` and ``fa2_max_full`` /
+        ``fa2_max_shared`` (mean / largest base-model error under each rule), ``fa2_ref_max_full`` /
+        ``fa2_ref_max_shared`` (largest refined-model error); the row the shared rule helps most:
+        ``row_batch``, ``row_seqlen`` (int), ``row_ctas``, ``row_waves``, ``row_last`` (CTAs in all, waves,
+        CTAs of the last wave, from :func:`labcore.decode_attention_time`), ``row_err_full`` / ``row_err_shared``;
+        flash-decoding: ``fd_mae_full`` / ``fd_mae_shared``, ``fd_ref_mae_full`` / ``fd_ref_mae_shared``,
+        ``fd_ref_max_shared`` and ``fd_fewer`` (int, rows where the shared rule picks fewer splits).
+
+    Raises: ValueError if ``by_rule`` lacks the rule ``"full"`` or ``"shared"``; TypeError if it is not a dict.
+
+    Source: dao2023flashdecoding (the post's table); lecture §6.3; the rules of :func:`labcore.waves.waves_time`.
+    """
+    if by_rule is None:
+        by_rule = {rule: lc.compare_flash_decoding_a100(gpu, last_wave=rule) for rule in ("full", "shared")}
+    if not isinstance(by_rule, dict):
+        raise TypeError(
+            f"by_rule must be a dict {{rule: compare_flash_decoding_a100(...)}}, got {type(by_rule).__name__}"
+        )
+    missing = [r for r in ("full", "shared") if r not in by_rule]
+    if missing:
+        raise ValueError(f"by_rule lacks the rule(s) {', '.join(missing)}; it needs both 'full' and 'shared'")
+    f, s = by_rule["full"], by_rule["shared"]
+    mae = lambda c, k: float(np.abs(c[k]).mean())  # noqa: E731
+    mx = lambda c, k: float(np.abs(c[k]).max())  # noqa: E731
+    i = int(np.argmax(np.abs(f["err_model_fa2"]) - np.abs(s["err_model_fa2"])))
+    row = lc.decode_attention_time(
+        gpu,
+        batch=int(f["batch"][i]),
+        seqlen=int(f["seqlen"][i]),
+        method="fa2",
+        num_q_heads=f["num_q_heads"],
+        num_kv_heads=f["num_kv_heads"],
+        head_dim=f["head_dim"],
+    )
+    return {
+        "fa2_changed": int(np.sum(s["model_fa2"] < f["model_fa2"])),
+        "fa2_mae_full": mae(f, "err_model_fa2"),
+        "fa2_mae_shared": mae(s, "err_model_fa2"),
+        "fa2_max_full": mx(f, "err_model_fa2"),
+        "fa2_max_shared": mx(s, "err_model_fa2"),
+        "fa2_ref_max_full": mx(f, "err_refined_fa2"),
+        "fa2_ref_max_shared": mx(s, "err_refined_fa2"),
+        "row_batch": int(f["batch"][i]),
+        "row_seqlen": int(f["seqlen"][i]),
+        "row_ctas": row.num_ctas,
+        "row_waves": row.waves,
+        "row_last": row.running_last,
+        "row_err_full": abs(float(f["err_model_fa2"][i])),
+        "row_err_shared": abs(float(s["err_model_fa2"][i])),
+        "fd_mae_full": mae(f, "err_model_fd"),
+        "fd_mae_shared": mae(s, "err_model_fd"),
+        "fd_ref_mae_full": mae(f, "err_refined_fd"),
+        "fd_ref_mae_shared": mae(s, "err_refined_fd"),
+        "fd_ref_max_shared": mx(s, "err_refined_fd"),
+        "fd_fewer": int(np.sum(s["splits_fd"] < f["splits_fd"])),
+    }

@@ -1,0 +1,147 @@
+"""The numbers book/04b_what_limits quotes (per-SM rates, the tile roofline, the prefill model's check)."""
+
+from __future__ import annotations
+
+from functools import cache
+
+import numpy as np
+
+import labcore as lc
+from labcore.published import published
+
+from . import Numbers, published_values
+
+__all__ = ["numbers", "prefill_comparison_summary"]
+
+
+@cache
+def numbers() -> Numbers:
+    """Fields:
+
+    - H100 rates: ``h100_sms``, ``h100_tensor_flop_per_clock`` (per SM), ``h100_clock_GHz``,
+      ``h100_derived_TFLOPs`` (their product), ``h100_exp_TFLOPs`` (exponentials per second / 1e12),
+      ``h100_tensor_over_exp`` (quoted tensor FLOP/s over exponentials/s), ``h100_smem_TBs``;
+      ``a100_tensor_per_exp`` / ``b200_tensor_per_exp`` (tensor FLOP per exponential, per clock and SM);
+    - tiles (:func:`labcore.tile_roofline`, cycles in ``.mma``, ``.exp``, ``.smem``, and ``.bound``):
+      ``b200_forward`` (M = N = d = 128), ``b200_forward_2cta`` (M = 256), ``b200_backward``, ``a100_forward``,
+      ``h100_forward``; ``b200_backward_excess_pct`` (backward bottleneck over its MMA, %);
+    - published figures in display units (a range as ``name`` and ``name_hi``): ``fa4_excess_over_mma_pct``,
+      ``fa2_speedup_vs_fa1``, ``fa2_a100_pct``, ``fa2_h100_pct``, ``mma_sync_pct``, ``fa3_fwd_speedup``,
+      ``fa3_bwd_speedup``, ``fa3_fp16_TFLOPs``, ``fa3_fp16_pct``, ``fa3_figure_max_TFLOPs``, ``fa3_fp8_PFLOPs``,
+      ``fa4_bf16_TFLOPs``, ``fa4_bf16_pct``, ``fa4_emulated_exp_pct``; ``fa4_rescale_threshold`` (log2 units);
+    - ``mma_efficiency_pct`` (the model's one calibrated constant, %);
+    - ``check``: :func:`prefill_comparison_summary` of the default comparison, as a record.
+
+    Source: the GPU presets' rate notes; Zadouri et al. 2026 (FlashAttention-4), Tables 1 and 3; labcore.published.
+    """
+    A100, H100, B200 = (lc.get_gpu(g) for g in ("A100", "H100", "B200"))
+    h100_exp = H100.exp_ops_per_clock_per_sm * H100.num_sms * H100.tensor_clock
+    b200_backward = lc.tile_roofline("B200", pass_="backward")
+    pub = published_values(
+        fa4_excess_over_mma_pct=("fa4.bottleneck_excess_over_mma", 100),
+        fa2_speedup_vs_fa1="fa2.speedup_vs_fa1",
+        fa2_a100_pct=("fa2.a100_fraction_of_peak", 100),
+        fa2_h100_pct=("fa3.fa2_h100_utilization", 100),
+        mma_sync_pct=("fa3.mma_sync_fraction_hopper", 100),
+        fa3_fwd_speedup="fa3.fwd_speedup_vs_fa2",
+        fa3_bwd_speedup="fa3.bwd_speedup_vs_fa2",
+        fa3_fp16_TFLOPs=("fa3.h100_fp16_peak", 1e-12),
+        fa3_fp16_pct=("fa3.h100_fp16_fraction", 100),
+        fa3_figure_max_TFLOPs=("fa3.h100_fp16_figure_max", 1e-12),
+        fa3_fp8_PFLOPs=("fa3.h100_fp8_peak", 1e-15),
+        fa4_bf16_TFLOPs=("fa4.b200_bf16_peak", 1e-12),
+        fa4_bf16_pct=("fa4.b200_bf16_fraction", 100),
+        fa4_emulated_exp_pct=("fa4.exp_emulation_share", 100),
+    )
+    return Numbers(
+        h100_sms=H100.num_sms,
+        h100_tensor_flop_per_clock=H100.tensor_flop_per_clock_per_sm,
+        h100_clock_GHz=H100.tensor_clock / 1e9,
+        h100_derived_TFLOPs=H100.derived_tensor_flops / 1e12,
+        h100_exp_TFLOPs=h100_exp / 1e12,
+        h100_tensor_over_exp=H100.tensor_flops / h100_exp,
+        h100_smem_TBs=H100.smem_bytes_per_clock_per_sm * H100.num_sms * H100.tensor_clock / 1e12,
+        a100_tensor_per_exp=A100.tensor_flop_per_clock_per_sm / A100.exp_ops_per_clock_per_sm,
+        b200_tensor_per_exp=B200.tensor_flop_per_clock_per_sm / B200.exp_ops_per_clock_per_sm,
+        b200_forward=lc.tile_roofline("B200"),
+        b200_forward_2cta=lc.tile_roofline("B200", M=256),
+        b200_backward=b200_backward,
+        b200_backward_excess_pct=100 * b200_backward.excess_over_mma(),
+        a100_forward=lc.tile_roofline("A100"),
+        h100_forward=lc.tile_roofline("H100"),
+        **pub,
+        fa4_rescale_threshold=published("fa4.rescale_threshold").value,
+        mma_efficiency_pct=100 * lc.PREFILL_DEFAULTS["mma_efficiency"],
+        check=Numbers(**prefill_comparison_summary()),
+    )
+
+
+def prefill_comparison_summary(c: dict | None = None) -> dict:
+    """The numbers §4b.5 quotes about the prefill model against the published bars, by name.
+
+    The checked bars, fixed in advance, are FlashAttention-2 on the A100 (FA2 paper Fig. 4) and
+    FlashAttention-3 on the H100 (the FA3 bars of FA3 paper Fig. 5), as in :func:`labcore.compare_prefill`'s
+    ``summary["checked"]``. Percentages are in % (errors signed: model / measured - 1).
+
+    Args:
+        c: a result of :func:`labcore.compare_prefill` (dict); default: ``compare_prefill()`` with the defaults.
+
+    Returns:
+        dict: ``n_checked`` and ``n_within`` (int: checked bars, and those within +-15%), ``share``,
+        ``share_fa2``, ``share_fa3`` (% within +-15%: all checked, the A100 set, the H100 set), ``worst`` (%,
+        the largest error among checked bars), ``worst_desc`` (str, e.g. ``"FA3, with a causal mask,"``),
+        ``worst_seqlen`` and ``worst_d`` (int, that bar's shape); ``long_max`` (% largest absolute error over checked
+        bars with seqlen >= 8192 and d >= 128); ``short_blocks`` (key blocks a CTA visits at 512 tokens) and
+        ``short_mean`` (% mean error of checked bars at 512 tokens); ``a100_512_causal`` / ``a100_512_noncausal``
+        (% mean error of the A100 bars at 512 tokens with / without a causal mask); ``fa3_d64`` (% mean error of
+        FlashAttention-3 at d = 64, 16k tokens); ``fa2_h100_16k`` (% mean error on the FA2 paper's H100 bars,
+        Fig. 7, at 16k tokens); ``fa2_d256`` (% mean error of FlashAttention-2, FA3 paper Fig. 5e, 16k tokens);
+        ``fa4_model_TFLOPs`` (the model's FlashAttention-4 on a B200, batch 1, 16 heads, 32k tokens, d = 128),
+        ``fa4_err`` (% against the published ``fa4.b200_bf16_peak``) and ``fa4_bound`` (its forward tile's
+        bound, str); ``fp8_model_PFLOPs`` (the model's FlashAttention-3 in FP8 on an H100, batch 1, 8 heads,
+        16896 tokens, d = 256).
+
+    Raises: TypeError if ``c`` is not a dict; ValueError if it lacks a key of ``compare_prefill``'s result.
+
+    Source: as :func:`labcore.compare_prefill` and :func:`labcore.prefill_time`; the FA4 figure from
+    ``labcore.published`` (Zadouri et al. 2026, FlashAttention-4).
+    """
+    if c is None:
+        c = lc.compare_prefill()
+    if not isinstance(c, dict):
+        raise TypeError(f"c must be the dict compare_prefill() returns, got {type(c).__name__}")
+    missing = [k for k in ("figure", "generation", "causal", "seqlen", "head_dim", "error", "summary") if k not in c]
+    if missing:
+        raise ValueError(f"c lacks {', '.join(missing)}: pass the dict compare_prefill() returns")
+    fig, gen, err = c["figure"].astype(str), c["generation"], c["error"]
+    seqlen, head_dim, causal = c["seqlen"], c["head_dim"], c["causal"]
+    a100 = np.char.startswith(fig, "fa2_fig4")
+    checked = a100 | (gen == "fa3")
+    n, share, worst = c["summary"]["checked"]
+    iw = int(np.flatnonzero(checked)[np.argmax(np.abs(err[checked]))])
+    mean = lambda mask: 100 * float(err[mask].mean())  # noqa: E731
+    r4 = lc.prefill_time("B200", batch=1, heads=16, seqlen=32768, head_dim=128, generation="fa4")
+    r8 = lc.prefill_time("H100", batch=1, heads=8, seqlen=16896, head_dim=256, generation="fa3", dtype="fp8")
+    return {
+        "n_checked": n,
+        "n_within": round(share * n),
+        "share": 100 * share,
+        "worst": 100 * worst,
+        "share_fa2": 100 * c["summary"]["fa2_a100"][1],
+        "share_fa3": 100 * c["summary"]["fa3_h100"][1],
+        "worst_desc": f"{gen[iw].upper()}, {'with' if causal[iw] else 'without'} a causal mask,",
+        "worst_seqlen": int(seqlen[iw]),
+        "worst_d": int(head_dim[iw]),
+        "long_max": 100 * float(np.abs(err[checked & (seqlen >= 8192) & (head_dim >= 128)]).max()),
+        "short_blocks": 512 // lc.PREFILL_DEFAULTS["block_kv"],
+        "short_mean": mean(checked & (seqlen == 512)),
+        "a100_512_noncausal": mean(a100 & (seqlen == 512) & ~causal),
+        "a100_512_causal": mean(a100 & (seqlen == 512) & causal),
+        "fa3_d64": mean((gen == "fa3") & (head_dim == 64) & (seqlen == 16384)),
+        "fa2_h100_16k": mean(np.char.startswith(fig, "fa2_fig7") & (seqlen == 16384)),
+        "fa2_d256": mean((fig == "fa3_fig5e") & (gen == "fa2") & (seqlen == 16384)),
+        "fa4_model_TFLOPs": float(r4["tflops"]),
+        "fa4_err": 100 * (float(r4["tflops"]) * 1e12 / published("fa4.b200_bf16_peak").value - 1),
+        "fa4_bound": r4["fwd_tile"]["bound"],
+        "fp8_model_PFLOPs": float(r8["tflops"]) / 1e3,
+    }
