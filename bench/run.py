@@ -115,8 +115,9 @@ def bench_explorers(limit: int) -> list[dict]:
 
     ``update`` is what the live widget does on each move (``flashbook.live.LiveFigure``): compute, then
     draw its content again into the persistent figure (``Explorer.update``; or draw a new one where the
-    explorer has no set-up/content split or the setting needs another set-up), draw it once and encode the PNG. ``draw`` is the new-figure path for comparison (what
-    each move cost before, and what the static book's frames cost). The garbage collector runs as usual.
+    explorer has no set-up/content split or the setting needs another set-up), draw it once and encode the
+    PNG. ``draw`` is the new-figure path for comparison (what each move cost before, and what the static
+    book's frames cost). The garbage collector runs as usual.
     """
     os.environ.pop("FLASHBOOK_STATIC", None)
     from flashbook.explorer import all_explorers
