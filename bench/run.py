@@ -114,9 +114,10 @@ def bench_explorers(limit: int) -> list[dict]:
     """Kernel-side latency of a live slider move, per explorer, over :func:`sweep_points` in order.
 
     ``update`` is what the live widget does on each move (``flashbook.live.LiveFigure``): compute, then
-    update the persistent figure in place (or draw a new one where the explorer has no ``update`` hook or
-    it declines), draw it once and encode the PNG. ``draw`` is the new-figure path for comparison (what
-    each move cost before, and what the static book's frames cost). The garbage collector runs as usual.
+    draw its content again into the persistent figure (``Explorer.update``; or draw a new one where the
+    explorer has no set-up/content split or the setting needs another set-up), draw it once and encode the
+    PNG. ``draw`` is the new-figure path for comparison (what each move cost before, and what the static
+    book's frames cost). The garbage collector runs as usual.
     """
     os.environ.pop("FLASHBOOK_STATIC", None)
     from flashbook.explorer import all_explorers
@@ -143,7 +144,7 @@ def bench_explorers(limit: int) -> list[dict]:
             upd.append((t2 - t0) * 1e3)
             draw.append((t3 - t2) * 1e3)
         rows.append({"explorer": name, "points": len(pts), "frames": ex.n_frames(),
-                     "in_place": live.updates / len(pts) if ex.update is not None else 0.0,
+                     "in_place": live.updates / len(pts),
                      "compute_p50_ms": pct(comp, 50), "compute_p95_ms": pct(comp, 95),
                      "draw_p50_ms": pct(draw, 50), "draw_p95_ms": pct(draw, 95),
                      "update_p50_ms": pct(upd, 50), "update_p95_ms": pct(upd, 95)})

@@ -1,8 +1,11 @@
 """The explorer model and its registry: one interactive figure is an :class:`flashbook.explorer.Explorer` over :class:`flashbook.explorer.Slider` controls.
 
-An explorer is a numpy-only ``compute(**params)`` (the model, from ``labcore``), a
-``draw(data, **params)`` that returns a matplotlib Figure, and a tuple of slider objects whose
-values are valid by construction. The figure modules (``FIGURE_MODULES``, under ``flashbook.figures``)
+An explorer is a numpy-only ``compute(**params)`` (the model, from ``labcore``), its figure, and a
+tuple of slider objects whose values are valid by construction. The figure is given as a ``setup(**params)``
+(figure, axes, fixed labels and scales) and a ``content(fig, data, **params)`` (the data's artists, varying
+titles, legends): ``draw`` is the one then the other, and the live kernel's in-place update
+(:meth:`Explorer.update`) is derived, the content cleared and drawn again. An explorer may give a whole
+``draw(data, **params)`` instead (then every move draws a new figure). The figure modules (``FIGURE_MODULES``, under ``flashbook.figures``)
 :func:`flashbook.explorer.register` theirs; :func:`flashbook.explorer.get_explorer` finds one by name. ``flashbook.display.show`` puts one in a page.
 """
 from __future__ import annotations
@@ -13,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from .drawing import STATIC_DPI, draw_png
+from .figures.base import clear_content, layout_of, remember_setup
 
 __all__ = ["Slider", "Explorer", "settings_key", "EXPLORERS", "FIGURE_MODULES", "register", "get_explorer",
            "all_explorers"]
@@ -68,25 +72,64 @@ class Slider:
 
 @dataclass(frozen=True)
 class Explorer:
-    """An interactive figure: ``compute(**params) -> data`` then ``draw(data, **params) -> Figure``.
+    """An interactive figure: ``compute(**params) -> data``, then ``draw(data, **params) -> Figure``.
 
     ``compute`` must be numpy-only (it is what a slider move costs in model time; ``make bench`` times
     it separately from ``draw``). Every combination of slider values must be valid.
 
-    ``update`` (optional) is the fast path of a live kernel: ``update(fig, data, **params)`` changes the
-    artists of ``fig``, a figure that ``draw`` made earlier (at any other setting), in place so that
-    it shows what ``draw(data, **params)`` would (same PNG up to anti-aliasing; tests/test_live_update.py
-    checks it at several settings). It returns ``False`` when it cannot (say the number of panels
-    changed); :class:`LiveFigure` then draws a new figure. The static book always uses ``draw``.
+    The figure, either way:
+
+    - ``setup(**params) -> Figure`` and ``content(fig, data, **params)``: the set-up builds the figure, its
+      axes and what does not depend on the data (fixed labels, scales, limits; no artists that take a colour
+      from the axes' cycle); the content draws the data's artists, the varying titles and legends into it.
+      ``draw`` is set-up then content. A live kernel shows another setting by :meth:`update`: the content
+      cleared (:func:`flashbook.figures.base.clear_content`) and drawn again into the same figure, which saves
+      building the figure, its axes and tick artists. ``layout_key(**params)`` (optional) names what the
+      set-up depends on (say the number of panels): the figure is reused only while it is unchanged.
+    - or ``draw(data, **params) -> Figure`` alone: every setting is a new figure.
+
+    Raises:
+        TypeError: neither ``draw`` nor both ``setup`` and ``content``, or ``draw`` with them, or a
+            ``layout_key`` without them.
     """
 
     name: str
     compute: Callable[..., Any]
-    draw: Callable[..., Any]
-    sliders: tuple
+    draw: Callable[..., Any] | None = None
+    sliders: tuple = ()
     caption: str = ""
     fixed: dict = field(default_factory=dict)
-    update: Callable[..., Any] | None = None
+    setup: Callable[..., Any] | None = None
+    content: Callable[..., Any] | None = None
+    layout_key: Callable[..., Any] | None = None
+
+    def __post_init__(self):
+        split = (self.setup is not None, self.content is not None)
+        if split == (True, True) and self.draw is None:
+            object.__setattr__(self, "draw", self._setup_and_content)
+        elif split != (False, False) or self.draw is None:
+            raise TypeError(f"explorer {self.name!r}: give draw, or setup and content (not both)")
+        elif self.layout_key is not None:
+            raise TypeError(f"explorer {self.name!r}: layout_key needs setup and content")
+
+    def _layout(self, params: dict):
+        return None if self.layout_key is None else self.layout_key(**params)
+
+    def _setup_and_content(self, data, **params):
+        fig = self.setup(**params)
+        remember_setup(fig, self._layout(params))
+        self.content(fig, data, **params)
+        return fig
+
+    def update(self, fig, data, **params) -> bool:
+        """Show ``data`` (from ``compute(**params)``) in ``fig``, a figure this explorer drew at another
+        setting, in place: its content cleared and drawn again. False (``fig`` untouched) when the explorer
+        has no set-up/content split or ``params`` need another set-up (another ``layout_key``)."""
+        if self.content is None or layout_of(fig) != self._layout(params):
+            return False
+        clear_content(fig)
+        self.content(fig, data, **params)
+        return True
 
     def defaults(self) -> dict:
         """The parameter dict at every slider's default (plus ``fixed``)."""

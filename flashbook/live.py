@@ -16,12 +16,13 @@ __all__ = ["LiveFigure", "LIVE_CACHE_SIZE"]
 LIVE_CACHE_SIZE = 64
 
 class LiveFigure:
-    """One explorer's figure in a live kernel: kept between slider moves and, when the explorer has an
-    ``update`` hook, changed in place instead of built again.
+    """One explorer's figure in a live kernel: kept between slider moves and, when the explorer has a
+    set-up and a content (:class:`flashbook.explorer.Explorer`), changed in place instead of built again.
 
-    :meth:`render` is what a slider move costs: compute, update the persistent figure's artists (or draw
-    a new figure when there is no hook, when it declines, or when the updated figure would not fit its
-    frozen layout), draw it once on its own canvas and encode the PNG (zlib level
+    :meth:`render` is what a slider move costs: compute, draw the content again into the persistent figure
+    (:meth:`flashbook.explorer.Explorer.update`; or draw a new figure when the explorer has no set-up/content
+    split, when the setting needs another set-up, or when the updated figure would not fit its frozen
+    layout), draw it once on its own canvas and encode the PNG (zlib level
     :data:`LIVE_PNG_COMPRESSION`). A persistent figure saves building the Figure, its axes and tick
     artists on every move, and leaves little garbage for Python's cyclic collector.
     """
@@ -32,7 +33,7 @@ class LiveFigure:
         self.explorer = explorer
         self.dpi = dpi
         self.fig = None      # the persistent figure (frozen layout), None until the first render
-        self.updates = 0     # moves served by the update hook (the rest drew a new figure)
+        self.updates = 0     # moves served in place (the rest drew a new figure)
         self.hits = 0        # renders served from the cache (drawn before, or prefetched)
         self.cache_size = cache_size
         self._cache: OrderedDict = OrderedDict()   # settings key -> PNG, least recently used first
@@ -70,7 +71,7 @@ class LiveFigure:
     def png(self, data, params: dict) -> bytes:
         """PNG bytes of ``data`` (from ``compute(**params)``), through the persistent figure."""
         ex = self.explorer
-        if self.fig is not None and ex.update is not None and ex.update(self.fig, data, **params) is not False:
+        if self.fig is not None and ex.update(self.fig, data, **params):
             png, blank = encode_png(self.fig, self.dpi, "edges", LIVE_PNG_COMPRESSION)
             if blank:
                 self.updates += 1

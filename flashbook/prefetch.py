@@ -137,7 +137,7 @@ def _draw_elsewhere(name: str, params: dict, dpi: int) -> bytes | None:
         srv = Prefetcher._server = subprocess.Popen(
             [sys.executable, "-c", "from flashbook.prefetch import serve_drawings; serve_drawings()"],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env,
-            preexec_fn=(lambda: os.nice(10)) if hasattr(os, "nice") else None)
+            preexec_fn=_helper_starts if os.name == "posix" else None)
         atexit.register(srv.kill)          # the kernel exits: so does its helper (even a stopped one)
     pickle.dump((name, params, dpi), srv.stdin)
     srv.stdin.flush()
@@ -145,21 +145,34 @@ def _draw_elsewhere(name: str, params: dict, dpi: int) -> bytes | None:
     return png if ok else None
 
 
+def _helper_starts() -> None:
+    """In the helper process before it runs Python (POSIX): nice 10, and SIGINT ignored from the start. A
+    kernel's interrupt (Jupyter sends SIGINT to the kernel's whole process group, also before it shuts the
+    kernel down) is the kernel's business: the helper goes on, and prints no ``KeyboardInterrupt``."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    os.nice(10)
+
+
 def serve_drawings() -> None:
     """The prefetch helper process's main loop (see :class:`Prefetcher`): read ``(explorer name, params,
     dpi)`` requests pickled on stdin, answer ``(True, PNG bytes)`` or ``(False, error text)`` pickled on
-    stdout, one persistent :class:`LiveFigure` per explorer, until stdin closes (the kernel exited).
-    Anything else written to stdout goes to stderr, so it cannot corrupt the answers."""
+    stdout, one persistent :class:`LiveFigure` per explorer, until stdin closes (the kernel exited) or
+    stdout does: then it returns quietly. It ignores SIGINT (the kernel's interrupt). Anything else written
+    to stdout goes to stderr, so it cannot corrupt the answers."""
     import pickle
+    import signal
     import sys
 
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     inp, out = sys.stdin.buffer, os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)
     figures: dict = {}
     while True:
         try:
             name, params, dpi = pickle.load(inp)
-        except EOFError:
+        except (EOFError, pickle.UnpicklingError):     # the kernel closed the pipe (or died mid-request)
             return
         try:
             live = figures.get((name, dpi))
@@ -168,6 +181,10 @@ def serve_drawings() -> None:
             answer = (True, live.png(live.explorer.compute(**params), params))
         except Exception as exc:   # noqa: BLE001 -- reported to the kernel, which then draws it itself
             answer = (False, f"{type(exc).__name__}: {exc}")
-        pickle.dump(answer, out)
-        out.flush()
+        try:
+            pickle.dump(answer, out)
+            out.flush()
+        except BrokenPipeError:    # nobody reads the answers any more: the kernel is gone
+            os.dup2(os.open(os.devnull, os.O_WRONLY), out.fileno())   # no second error when Python closes it
+            return
 

@@ -1,5 +1,6 @@
-"""The live path (flashbook.live.LiveFigure): an explorer's ``update`` hook, which changes one persistent
-figure in place, shows what a fresh ``draw`` at the same setting shows."""
+"""The live path (flashbook.live.LiveFigure): an explorer's in-place update, derived from its set-up and
+content (the content cleared and drawn again into one persistent figure), shows what a fresh ``draw`` at the
+same setting shows."""
 from __future__ import annotations
 
 import io
@@ -13,7 +14,7 @@ from flashbook.explorer import all_explorers  # noqa: E402
 from flashbook.drawing import LIVE_DPI
 from flashbook.live import LiveFigure  # noqa: E402
 
-WITH_UPDATE = sorted(name for name, ex in all_explorers().items() if ex.update is not None)
+WITH_UPDATE = sorted(name for name, ex in all_explorers().items() if ex.content is not None)
 
 #: Share of pixels allowed to differ from a fresh draw. Contour labels (``clabel``) are placed, and the
 #: contour lines cut under them, in screen space at the moment they are drawn: in the persistent figure
@@ -43,7 +44,7 @@ def _settings(ex, count: int = 6) -> list[dict]:
 
 
 def test_some_explorers_update_in_place():
-    assert len(WITH_UPDATE) >= 1
+    assert len(WITH_UPDATE) >= 17
 
 
 @pytest.mark.parametrize("name", WITH_UPDATE)
@@ -63,64 +64,100 @@ def test_update_in_place_matches_a_fresh_draw(name):
     assert live.updates >= len(steps) // 3, f"{name}: only {live.updates} of {len(steps)} moves updated in place"
 
 
-def test_a_declined_update_draws_a_new_figure():
-    """An update hook that returns False makes LiveFigure draw a new figure (and keep that one)."""
-    from flashbook.figures.base import new_figure
+def _line_explorer(name, title=lambda data: "", **kw):
+    """A one-line explorer with a set-up and a content (and ``kw``: a layout key)."""
     from flashbook.explorer import Explorer, Slider
+    from flashbook.figures.base import new_figure
 
+    def setup(**_):
+        return new_figure(width=3, height=2)[0]
+
+    def content(fig, data, **_):
+        fig.axes[0].plot([0, 1], [0, data])
+        fig.axes[0].set_title(title(data))
+
+    return Explorer(name, lambda k: float(k), setup=setup, content=content, sliders=(Slider("k", (1, 2, 3, 12), 1),),
+                    **kw)
+
+
+def test_another_layout_key_draws_a_new_figure():
+    """A setting whose layout key differs from the persistent figure's makes LiveFigure draw a new figure
+    (and keep that one); the same key again is an update in place."""
     seen = []
 
-    def draw(data, k=1, **_):
-        fig, ax = new_figure(width=3, height=2)
-        ax.plot([0, 1], [0, data])
-        return fig
-
-    def update(fig, data, k=1, **_):
+    def key(k, **_):
         seen.append(k)
-        if k == 3:
-            return False
-        ax = fig.axes[0]
-        ax.lines[0].set_ydata([0, data])
-        ax.relim()
-        ax.autoscale_view()
-        return None
+        return k == 3
 
-    ex = Explorer("t_declined", lambda k: float(k), draw, (Slider("k", (1, 2, 3), 1),), update=update)
+    ex = _line_explorer("t_declined", layout_key=key)
     live = LiveFigure(ex, cache_size=0)    # every render draws (no cache answers)
     live.render(k=1)
     first = live.fig
     live.render(k=2)
     assert live.fig is first and live.updates == 1
     live.render(k=3)
-    assert live.fig is not first and live.updates == 1 and seen == [2, 3]
+    assert live.fig is not first and live.updates == 1 and seen[-2:] == [3, 3]   # asked, then set up anew
     assert (_pixels(live.render(k=2)) == _pixels(ex.png(ex.compute(k=2), {"k": 2}, dpi=LIVE_DPI))).all()
+    assert live.updates == 1                # 2 after 3: another key again, a new figure
+    assert (_pixels(live.render(k=1)) == _pixels(ex.png(ex.compute(k=1), {"k": 1}, dpi=LIVE_DPI))).all()
     assert live.updates == 2
+
+
+def test_the_update_leaves_the_set_up_and_replaces_the_content():
+    """Explorer.update: the set-up's axes, labels and fixed limits stay; the content's artists, legend
+    and title are those of the new setting only."""
+    from flashbook.explorer import Explorer, Slider
+    from flashbook.figures.base import new_figure
+
+    def setup(**_):
+        fig, ax = new_figure(width=3, height=2)
+        ax.set_xlabel("x")
+        ax.set_ylim(0, 10)
+        return fig
+
+    def content(fig, data, **_):
+        ax = fig.axes[0]
+        ax.plot([0, 1], [0, data], label=f"k = {data}")
+        ax.text(0.5, data, "t")
+        ax.legend()
+        if data > 1:
+            ax.set_title(f"title {data}")
+
+    ex = Explorer("t_parts", lambda k: k, setup=setup, content=content, sliders=(Slider("k", (1, 2, 3), 1),))
+    fig = ex.draw(2, k=2)
+    ax = fig.axes[0]
+    assert ex.update(fig, 1, k=1) is True
+    assert len(ax.lines) == 1 and len(ax.texts) == 1 and ax.lines[0].get_ydata()[1] == 1
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["k = 1"]
+    assert ax.get_title() == "" and ax.get_xlabel() == "x" and ax.get_ylim() == (0, 10)
+    from matplotlib.colors import to_hex
+
+    assert to_hex(ax.lines[0].get_color()) == "#1f77b4"  # the colour cycle starts again (C0)
+    plain = Explorer("t_plain", lambda k: k, lambda data, **_: new_figure()[0], (Slider("k", (1, 2), 1),))
+    assert plain.update(plain.draw(1, k=1), 2, k=2) is False   # a whole draw: nothing to update
+
+
+@pytest.mark.parametrize("kw", [{}, {"setup": lambda **_: None}, {"draw": print, "setup": print, "content": print},
+                                {"draw": print, "layout_key": print}])
+def test_an_explorer_needs_a_draw_or_a_setup_and_a_content(kw):
+    from flashbook.explorer import Explorer, Slider
+
+    with pytest.raises(TypeError, match="setup and content"):
+        Explorer("t_bad", lambda k: k, sliders=(Slider("k", (1,), 1),), **kw)
 
 
 def test_a_label_past_the_canvas_edge_falls_back_to_a_fresh_layout():
     """An in-place update whose title no longer fits the frozen layout is not shown clipped: LiveFigure
     draws a new figure, which gets its own constrained layout."""
-    from flashbook.figures.base import new_figure
-    from flashbook.explorer import Explorer, Slider
-
-    def draw(data, **_):
-        fig, ax = new_figure(width=3, height=2)
-        ax.plot([0, 1], [0, 1])
-        ax.set_title(" ".join(["overflowing"] * data))
-        return fig
-
-    def update(fig, data, **_):
-        fig.axes[0].set_title(" ".join(["overflowing"] * data))
-
-    ex = Explorer("t_overflow", lambda words: words, draw, (Slider("words", (1, 12), 1),), update=update)
+    ex = _line_explorer("t_overflow", title=lambda data: " ".join(["overflowing"] * int(data)))
     live = LiveFigure(ex, cache_size=0)    # every render draws (no cache answers)
-    live.render(words=1)
+    live.render(k=1)
     assert live.fig is not None
-    wide = _pixels(live.render(words=12))
+    wide = _pixels(live.render(k=12))
     assert live.updates == 0 and live.fig is None      # drawn anew, in its own layout (not kept)
-    fresh = _pixels(ex.png(12, {"words": 12}, dpi=LIVE_DPI))
+    fresh = _pixels(ex.png(12.0, {"k": 12}, dpi=LIVE_DPI))
     assert (wide == fresh).all()                       # the same picture as the static path's fallback
-    live.render(words=1)
+    live.render(k=1)
     assert live.fig is not None                        # back in the frozen layout: kept for updates
 
 

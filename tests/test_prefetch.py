@@ -6,8 +6,10 @@ from __future__ import annotations
 import io
 import os
 import pickle
+import signal
 import subprocess
 import sys
+import time
 
 import numpy as np
 import pytest
@@ -103,19 +105,33 @@ def _state(pid: int) -> str:
         return f.read().rsplit(")", 1)[1].split()[0]
 
 
+def _wait_for_state(pid: int, wanted: str, deadline_s: float = 60.0) -> str:
+    """The state of ``pid`` once it is one of ``wanted`` (a signal is delivered asynchronously: a stopped
+    process shows "T" some time after the SIGSTOP), or the last one seen after ``deadline_s``."""
+    end = time.monotonic() + deadline_s
+    while (state := _state(pid)) not in wanted and time.monotonic() < end:
+        time.sleep(0.01)
+    return state
+
+
 @pytest.mark.skipif(not os.path.exists("/proc/self/stat"), reason="reads the process state from /proc")
 def test_the_helper_steps_aside_while_a_move_is_answered():
+    """step_aside stops the helper (SIGSTOP) and lets it go on after the given time (SIGCONT from a timer); a
+    second call while it stands aside replaces the first one's timer. No step races the scheduler: the first
+    stop lasts far longer than the test waits for it, and each state is waited for with a deadline."""
     ex = all_explorers()["roofline"]
     live = LiveFigure(ex)
     Prefetcher(live).request(ex.defaults())
     assert Prefetcher.idle(timeout=120)
     pid = Prefetcher._server.pid
-    Prefetcher.step_aside(0.5)
-    assert _state(pid) == "T"                             # stopped while the move's image travels
-    import time
-
-    time.sleep(1.0)
-    assert _state(pid) in "SR"                            # and going on afterwards
+    Prefetcher.step_aside(600)
+    assert _wait_for_state(pid, "T") == "T"               # stopped while the move's image travels
+    first = Prefetcher._resume
+    Prefetcher.step_aside(0.05)                           # the next move: a new, short stop
+    assert not first.is_alive() and Prefetcher._resume is not first
+    assert _wait_for_state(pid, "SR") in "SR"             # and going on afterwards
+    Prefetcher._resume.join(60)
+    assert not Prefetcher._resume.is_alive() and _wait_for_state(pid, "SR") in "SR"
 
 
 def test_an_explorer_outside_the_registry_is_prefetched_on_the_thread():
@@ -151,6 +167,75 @@ def test_the_widget_answers_a_step_from_the_prefetched_cache(monkeypatch):
     assert _same_picture(bytes(image.value), ex.png(ex.compute(**p), p, dpi=LIVE_DPI))
     monkeypatch.setenv("FLASHBOOK_PREFETCH", "0")
     assert show(ex).prefetcher is None
+
+
+_KERNEL = r"""
+import os, signal
+from flashbook.explorer import get_explorer
+from flashbook.live import LiveFigure
+from flashbook.prefetch import Prefetcher
+
+ex = get_explorer("roofline")
+pre = Prefetcher(LiveFigure(ex))
+pre.request(ex.defaults())
+assert Prefetcher.idle(timeout=300)
+signal.signal(signal.SIGINT, signal.SIG_IGN)   # the kernel handles its own interrupt (ipykernel does)
+helper, drawn = Prefetcher._server, pre.drawn
+os.killpg(0, signal.SIGINT)      # Jupyter interrupts the kernel's process group, also before a shutdown
+print(helper.pid)
+pre.request(ex.defaults(), ("d", 1))           # one setting more: d two steps on
+assert Prefetcher.idle(timeout=300)
+assert pre.drawn == drawn + 1 and Prefetcher._server is helper and helper.poll() is None   # drawn by the same helper
+"""
+
+
+def test_a_kernel_interrupt_and_shutdown_print_nothing():
+    """A kernel (a fresh process group, as Jupyter starts one) prefetches, gets the interrupt Jupyter sends
+    before a shutdown, draws on and exits: the helper survives the interrupt, and neither prints anything
+    (no ``KeyboardInterrupt`` traceback from serve_drawings in the terminal of ``make lab``)."""
+    env = {**os.environ, "MPLBACKEND": "Agg", "FLASHBOOK_PREFETCH": "1"}
+    env.pop("FLASHBOOK_STATIC", None)
+    run = subprocess.run([sys.executable, "-c", _KERNEL], capture_output=True, text=True, env=env, timeout=600,
+                         start_new_session=True)
+    assert run.returncode == 0 and run.stderr == "", run.stderr
+    pid = int(run.stdout)
+    end = time.monotonic() + 60
+    while os.path.exists(f"/proc/{pid}") and _state(pid) != "Z" and time.monotonic() < end:
+        time.sleep(0.05)            # the kernel's atexit killed its helper
+    assert not os.path.exists(f"/proc/{pid}") or _state(pid) == "Z"
+
+
+def _helper(env=None):
+    env = {**os.environ, "MPLBACKEND": "Agg", **(env or {})}
+    env.pop("FLASHBOOK_STATIC", None)
+    return subprocess.Popen([sys.executable, "-c", "from flashbook.prefetch import serve_drawings; serve_drawings()"],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+
+
+def test_the_helper_ignores_sigint_and_leaves_quietly_when_the_kernel_goes():
+    """serve_drawings on its own: SIGINT does not stop it; a closed stdin (the kernel exited, or was killed)
+    and a closed stdout (nobody reads the answers) each end it with status 0 and nothing on stderr."""
+    ex = all_explorers()["roofline"]
+    request = pickle.dumps(("roofline", ex.defaults(), LIVE_DPI))
+    srv = _helper()
+    srv.stdin.write(request)
+    srv.stdin.flush()
+    assert pickle.load(srv.stdout)[0] is True          # running its loop
+    srv.send_signal(signal.SIGINT)
+    srv.stdin.write(request)
+    srv.stdin.flush()
+    assert pickle.load(srv.stdout)[0] is True          # still answering after the interrupt
+    srv.stdin.close()                                  # the kernel exits
+    assert srv.wait(timeout=120) == 0 and srv.stderr.read() == b""
+    srv.stdout.close()
+    srv.stderr.close()
+
+    srv = _helper()
+    srv.stdout.close()                                 # nobody will read the answer
+    srv.stdin.write(request)
+    srv.stdin.close()
+    assert srv.wait(timeout=120) == 0 and srv.stderr.read() == b""
+    srv.stderr.close()
 
 
 def test_serve_drawings_answers_each_request_and_reports_errors():

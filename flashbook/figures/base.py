@@ -1,10 +1,12 @@
-"""Figure helpers shared by every figure module: figures built without pyplot, lean log ticks.
+"""Figure helpers shared by every figure module: figures built without pyplot, lean log ticks, and the
+set-up/content split an explorer's live update rests on (:func:`remember_setup`, :func:`clear_content`).
 
 Only the presentation package imports matplotlib, and it does so lazily (inside these functions).
 """
 from __future__ import annotations
 
-__all__ = ["new_figure", "lean_log_ticks", "power_label", "clear_content", "rescale", "PNG_DPI"]
+__all__ = ["new_figure", "lean_log_ticks", "power_label", "remember_setup", "layout_of", "clear_content", "colorbar",
+           "PNG_DPI"]
 
 _FIGURE_CLASS = None
 
@@ -99,25 +101,80 @@ def new_figure(nrows: int = 1, ncols: int = 1, *, width: float = 7.0, height: fl
     return fig, ax
 
 
-def clear_content(*axes) -> None:
-    """Remove the data artists (lines, patches, collections, texts, images) and the legend of each axes,
-    reset its colour cycle and data limits and turn autoscaling back on: what an explorer's ``update``
-    hook does before drawing a setting's content again into a persistent figure (the axes, their ticks,
-    labels and scales stay, which is most of what a new figure costs).
+def remember_setup(fig, layout=None) -> None:
+    """Record what ``fig``'s set-up drew (called between an explorer's ``setup`` and its ``content``), so that
+    :func:`clear_content` can later take the content away and leave the set-up.
+
+    Per axes: its artists, containers, legend, titles and autoscaling flags; per figure: its texts and
+    legends, and ``layout`` (the explorer's ``layout_key`` at the set-up's parameters, see :func:`layout_of`).
+    A colorbar's axes is left to its Colorbar, which redraws its own artists when pointed at a new
+    mappable (:func:`colorbar`).
     """
-    for ax in axes:
-        for art in (*ax.lines, *ax.patches, *ax.collections, *ax.texts, *ax.images):
-            art.remove()
-        ax.containers.clear()
-        if ax.legend_ is not None:
+    axes = {}
+    for ax in fig.axes:
+        if _colorbar_of(ax) is None:
+            axes[ax] = (set(_artists(ax)), len(ax.containers), ax.legend_,
+                        tuple(ax.get_title(loc) for loc in _TITLES), ax.get_autoscalex_on(), ax.get_autoscaley_on())
+    fig.fb_setup = (axes, set(fig.texts), set(fig.legends), layout)
+
+
+def layout_of(fig):
+    """The ``layout`` :func:`remember_setup` recorded for ``fig``; raises ValueError if it recorded none."""
+    if getattr(fig, "fb_setup", None) is None:
+        raise ValueError("this figure's set-up was not recorded (flashbook.figures.base.remember_setup)")
+    return fig.fb_setup[3]
+
+
+def clear_content(fig) -> None:
+    """Take away what was drawn into ``fig`` after its set-up (:func:`remember_setup`): the content's data
+    artists (lines, patches, collections, texts, images, tables), containers, legends and figure texts;
+    titles back to the set-up's; each axes' colour cycle reset and its data limits recomputed, autoscaling as
+    the set-up left it. What stays (the axes, their ticks, labels, scales and fixed limits) is most of what
+    a new figure costs: an explorer's live update is this, then its ``content`` again.
+
+    Raises:
+        ValueError: ``fig``'s set-up was not recorded.
+    """
+    layout_of(fig)
+    axes, texts, legends, _ = fig.fb_setup
+    for ax, (kept, n_containers, legend, titles, auto_x, auto_y) in axes.items():
+        for art in list(_artists(ax)):
+            if art not in kept and art.axes is ax:     # a contour's labels go with the contour
+                art.remove()
+        del ax.containers[n_containers:]
+        if ax.legend_ is not None and ax.legend_ is not legend:
             ax.legend_.remove()
+        for loc, title in zip(_TITLES, titles):
+            if ax.get_title(loc) != title:
+                ax.set_title(title, loc=loc)
         ax.set_prop_cycle(None)
-        ax.set_autoscale_on(True)
+        ax.set_autoscalex_on(auto_x)
+        ax.set_autoscaley_on(auto_y)
         ax.relim()
+    for art in [*fig.texts, *fig.legends]:
+        if art not in texts and art not in legends:
+            art.remove()
 
 
-def rescale(*axes) -> None:
-    """Autoscale each axes to its current data, as a freshly drawn one would (after ``set_data``)."""
-    for ax in axes:
-        ax.relim()
-        ax.autoscale_view()
+_TITLES = ("left", "center", "right")
+
+
+def _artists(ax):
+    return (*ax.collections, *ax.lines, *ax.patches, *ax.texts, *ax.images, *ax.tables, *ax.artists)
+
+
+def _colorbar_of(ax):
+    """The Colorbar drawn in ``ax`` (matplotlib keeps it as ``ax._colorbar``), or None."""
+    return getattr(ax, "_colorbar", None)
+
+
+def colorbar(fig, mappable, ax, **kw):
+    """A colorbar for ``mappable`` beside ``ax``: made on the first call (``fig.colorbar(mappable, ax=ax,
+    **kw)``); on a later one (a persistent figure's content drawn again, see :func:`clear_content`) the same
+    colorbar, pointed at the new ``mappable`` (its colours, norm and ticks follow). Returns the Colorbar."""
+    cb = getattr(ax, "fb_colorbar", None)
+    if cb is None:
+        cb = ax.fb_colorbar = fig.colorbar(mappable, ax=ax, **kw)
+    else:
+        cb.update_normal(mappable)
+    return cb

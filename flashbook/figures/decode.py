@@ -21,7 +21,7 @@ from labcore.hardware import get_gpu
 from labcore.units import fmt_seconds, unit_label
 from ..display import Table
 from ..explorer import Explorer, Slider, register
-from .base import clear_content, new_figure
+from .base import colorbar, new_figure
 
 __all__ = [
     "SPLIT_CHOICES",
@@ -88,15 +88,26 @@ def occupancy_data(gpu="A100", *, shape="CodeLlama-34B (4-way TP)", batch=1, seq
 
 def occupancy_figure(data, splits=None, **_):
     """One panel per method: SMs across, waves down, each CTA coloured by its sequence; idle SMs blank."""
-    fig, axes = new_figure(len(data), 1, width=7.4, height=1.9 + 1.6 * len(data), squeeze=False)
-    for ax in axes[:, 0]:
-        ax.set_facecolor("#f2f2f2")
-        ax.set_ylabel("wave")
-    _occupancy_content(fig.axes, data, splits)
+    fig = _occupancy_axes(len(data))
+    _occupancy_content(fig, data, splits)
     return fig
 
 
-def _occupancy_content(axes, data, splits=None):
+def _occupancy_panels(method="both", **_) -> int:
+    """How many panels :func:`occupancy_data` at ``method`` fills (one per method): the explorer's layout key."""
+    return len(dm.DECODE_METHODS) if method == "both" else 1
+
+
+def _occupancy_axes(panels: int):
+    fig, axes = new_figure(panels, 1, width=7.4, height=1.9 + 1.6 * panels, squeeze=False)
+    for ax in axes[:, 0]:
+        ax.set_facecolor("#f2f2f2")
+        ax.set_ylabel("wave")
+    return fig
+
+
+def _occupancy_content(fig, data, splits=None, **_):
+    axes = fig.axes
     for ax, (m, (e, grid)) in zip(axes, data.items()):
         masked = np.ma.masked_less(np.where(grid >= 0, grid % 20, -1), 0)
         ax.imshow(masked, cmap="tab20", vmin=0, vmax=19, aspect="auto", interpolation="nearest",
@@ -113,14 +124,6 @@ def _occupancy_content(axes, data, splits=None):
             ax.set_yticklabels([str(i + 1) for i in range(grid.shape[0])])
     axes[-1].set_xlabel(f"SM on {e.gpu} (colour: the K/V a CTA reads, i.e. its sequence and KV head; grey: idle)",
                         fontsize=8)
-
-
-def update_occupancy(fig, data, splits=None, **_):
-    """:func:`occupancy_figure` in place; False when the number of panels changes (method)."""
-    if len(fig.axes) != len(data):
-        return False
-    clear_content(*fig.axes)
-    _occupancy_content(fig.axes, data, splits)
 
 
 # ------------------------------------------------------------------------------------------ splits
@@ -148,19 +151,23 @@ def splits_data(gpu="A100", *, shape="CodeLlama-34B (4-way TP)", batch=64, seqle
     )
 
 
-def splits_figure(d, **_):
+def splits_figure(d, **params):
     """Time vs split count; background shading alternates with the wave count; markers for the choices."""
+    return SPLITS.draw(d, **params)
+
+
+def _splits_setup(**_):
     fig, ax = new_figure(width=7.2, height=3.8)
     ax.set_xlabel("splits per (sequence, KV head)   (shading alternates with the number of waves)")
     ax.set_ylabel(unit_label("model time", "µs"))
-    _splits_content(ax, d)
     ax.set_xscale("log", base=2)
     return fig
 
 
-def _splits_content(ax, d):
+def _splits_content(fig, d, **_):
     from matplotlib.collections import PolyCollection
 
+    ax = fig.axes[0]
     s, t = d["s"], d["total"] * 1e6
     w = d["waves"]
     edges = np.flatnonzero(np.diff(w)) + 1
@@ -195,12 +202,6 @@ def _bound_note(d) -> str:
     return f"compute-bound {where}" + (", and for FlashAttention-2" if fa2 else "") + ": efficiency matters there"
 
 
-def update_splits(fig, d, **_):
-    """:func:`splits_figure` in place."""
-    clear_content(fig.axes[0])
-    _splits_content(fig.axes[0], d)
-
-
 # ------------------------------------------------------------------------------------------ vs measured
 
 
@@ -209,17 +210,22 @@ def measured_data(gpu="A100", *, splits="model-best", efficiency=0.7):
     return dm.compare_flash_decoding_a100(gpu, num_splits=_splits_arg(splits), efficiency=efficiency)
 
 
-def measured_figure(c, **_):
+def measured_figure(c, **params):
     """Top: measured and modelled times (log scale) for the 10 rows. Bottom: model / measured."""
+    return VS_MEASURED.draw(c, **params)
+
+
+def _measured_setup(**_):
     fig, (ax, ax2) = new_figure(2, 1, width=7.6, height=5.6, sharex=True, gridspec_kw=dict(height_ratios=[3, 2]))
-    _measured_content(ax, ax2, c)
+    ax.set_yscale("log")
     ax.set_ylabel(unit_label("time per call", "µs"))
     ax2.set_ylabel("model / measured")
     ax2.set_xlabel("batch / sequence length (A100, 16 q heads, 2 KV heads, d = 128)")
     return fig
 
 
-def _measured_content(ax, ax2, c):
+def _measured_content(fig, c, **_):
+    ax, ax2 = fig.axes
     x = np.arange(len(c["batch"]))
     us = 1e6
     ax.plot(x, c["eager"] * us, "x", color="#999999", label="measured: PyTorch eager")
@@ -228,7 +234,6 @@ def _measured_content(ax, ax2, c):
     ax.plot(x, c["model_fa2"] * us, "-", color=_C_FA2, label="model: FlashAttention-2")
     ax.plot(x, c["model_fd"] * us, "-", color=_C_FD, label="model: flash-decoding (base)")
     ax.plot(x, c["refined_fd"] * us, "--", color=_C_REF, label="model: flash-decoding (refined)")
-    ax.set_yscale("log")
     ax.legend(fontsize=7, ncol=3, loc="lower center", bbox_to_anchor=(0.5, 1.01), frameon=False)   # above: no data hidden
     ax2.axhspan(0.88, 1.12, color="#eeeeee", lw=0, label="±12%")
     ax2.axhline(1, color="k", lw=0.8)
@@ -240,12 +245,6 @@ def _measured_content(ax, ax2, c):
     ax2.legend(fontsize=6.5, ncol=5, loc="lower center", columnspacing=0.8)
     ax2.set_xticks(x)
     ax2.set_xticklabels([f"{b}\n{n // 1024}K" if n >= 1024 else f"{b}\n{n}" for b, n in zip(c["batch"], c["seqlen"])], fontsize=7)
-
-
-def update_measured(fig, c, **_):
-    """:func:`measured_figure` in place."""
-    clear_content(*fig.axes)
-    _measured_content(*fig.axes, c)
 
 
 # ------------------------------------------------------------------------------------------ heatmap
@@ -266,52 +265,36 @@ def speedup_data(gpu="A100", *, shape="CodeLlama-34B (4-way TP)", splits="model-
     return dict(b=b, n=n, speedup=fa / fd, gpu=get_gpu(gpu).name, shape=shape, splits=splits)
 
 
-def speedup_figure(d, **_):
+def speedup_figure(d, **params):
     """Heatmap of the speedup (log colour scale) with contours at 2x, 5x, 10x, 20x, 50x."""
-    from matplotlib.colors import LogNorm
+    return SPEEDUP.draw(d, **params)
 
+
+def _speedup_setup(**_):
     fig, ax = new_figure(width=6.6, height=4.4)
-    pc = _speedup_content(ax, d)
-    ax.set_xscale("log", base=2)
-    ax.set_yscale("log", base=2)
     ax.set_xlabel("sequence length (keys)")
     ax.set_ylabel("batch")
-    fig.colorbar(pc, ax=ax, label="FA2 time / flash-decoding time")
     return fig
 
 
-def _speedup_content(ax, d, pc=None):
-    """Draw (or, given the mesh ``pc``, recolour) the heatmap, its contours and the title; returns the mesh."""
+def _speedup_content(fig, d, **_):
+    """The heatmap, its contours and the title, then the log scales and the colorbar: the contour labels are
+    placed in screen space when drawn, so the static frames keep this order (labels placed on linear axes)."""
     from matplotlib.colors import LogNorm
 
+    ax = fig.axes[0]
     sp = d["speedup"]
-    norm = LogNorm(vmin=max(sp.min(), 0.5), vmax=max(sp.max(), 2))
-    if pc is None:
-        pc = ax.pcolormesh(d["n"], d["b"], sp, shading="nearest", cmap="viridis", norm=norm)
-    else:
-        pc.set_array(sp)
-        pc.norm.vmin, pc.norm.vmax = norm.vmin, norm.vmax
+    pc = ax.pcolormesh(d["n"], d["b"], sp, shading="nearest", cmap="viridis",
+                       norm=LogNorm(vmin=max(sp.min(), 0.5), vmax=max(sp.max(), 2)))
     levels = [v for v in (2, 5, 10, 20, 50) if sp.min() < v < sp.max()]
     if levels:
         cs = ax.contour(d["n"], d["b"], sp, levels=levels, colors="white", linewidths=0.8)
         ax.clabel(cs, fmt=lambda v: f"{v:g}x", fontsize=7)
     ax.set_title(f"model speedup of flash-decoding ({d['splits']}) over FlashAttention-2\n{d['gpu']}, {d['shape']}",
                  fontsize=9)
-    return pc
-
-
-def update_speedup(fig, d, **_):
-    """:func:`speedup_figure` in place: the mesh's colours and norm (the colorbar follows), the contours
-    and the title; False if the grid's shape changed."""
-    ax = fig.axes[0]
-    pc = ax.collections[0]
-    if pc.get_array().shape != d["speedup"].shape:
-        return False
-    for art in ax.collections[1:]:     # the contours (removing one also removes its labels)
-        art.remove()
-    for art in list(ax.texts):
-        art.remove()
-    _speedup_content(ax, d, pc)
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log", base=2)
+    colorbar(fig, pc, ax, label="FA2 time / flash-decoding time")
 
 
 # ------------------------------------------------------------------------------------------ explorers
@@ -335,8 +318,9 @@ register(Explorer(
     "decode_occupancy",
     compute=lambda gpu, shape, batch, seqlen, splits, method, efficiency: occupancy_data(
         gpu, shape=shape, batch=batch, seqlen=seqlen, splits=splits, method=method, efficiency=efficiency),
-    draw=occupancy_figure,
-    update=update_occupancy,
+    setup=lambda **p: _occupancy_axes(_occupancy_panels(**p)),
+    content=_occupancy_content,
+    layout_key=_occupancy_panels,
     sliders=(
         Slider("gpu", ("A100-40GB-SXM", "H100-SXM"), "A100-40GB-SXM", label="GPU", live=_GPU_CHOICES),
         _shape_slider(),
@@ -349,11 +333,11 @@ register(Explorer(
     caption="CTAs on SMs, wave by wave: FlashAttention-2 vs flash-decoding",
 ))
 
-register(Explorer(
+SPLITS = register(Explorer(
     "decode_splits",
     compute=splits_data,
-    draw=splits_figure,
-    update=update_splits,
+    setup=_splits_setup,
+    content=_splits_content,
     sliders=(
         Slider("gpu", ("A100-40GB-SXM", "H100-SXM"), "A100-40GB-SXM", label="GPU", live=_GPU_CHOICES),
         _shape_slider(),
@@ -365,11 +349,11 @@ register(Explorer(
     caption="Model time vs split count: wave quantisation and the split heuristics",
 ))
 
-register(Explorer(
+VS_MEASURED = register(Explorer(
     "decode_vs_measured",
     compute=lambda gpu, splits, efficiency: measured_data(gpu, splits=splits, efficiency=efficiency),
-    draw=measured_figure,
-    update=update_measured,
+    setup=_measured_setup,
+    content=_measured_content,
     sliders=(
         Slider("gpu", ("A100-40GB-SXM", "A100-80GB-SXM"), "A100-40GB-SXM", label="A100 variant"),
         Slider("splits", tuple(SPLIT_CHOICES), "model-best", label="flash-decoding splits"),
@@ -378,11 +362,11 @@ register(Explorer(
     caption="The CTA x wave model against the flash-decoding post's A100 measurements",
 ))
 
-register(Explorer(
+SPEEDUP = register(Explorer(
     "decode_speedup",
     compute=lambda gpu, shape, splits, efficiency: speedup_data(gpu, shape=shape, splits=splits, efficiency=efficiency),
-    draw=speedup_figure,
-    update=update_speedup,
+    setup=_speedup_setup,
+    content=_speedup_content,
     sliders=(
         Slider("gpu", ("A100-40GB-SXM", "H100-SXM", "B200"), "A100-40GB-SXM", label="GPU", live=_GPU_CHOICES),
         _shape_slider(("CodeLlama-34B (4-way TP)", "Llama-3.1-8B")),

@@ -17,7 +17,7 @@ from labcore import flash as F
 from labcore import hbm as H
 from labcore.units import MB, KiB, fmt_bytes, unit_label
 from ..explorer import Explorer, Slider, register
-from .base import clear_content, new_figure
+from .base import new_figure
 
 __all__ = ["tiling_figure", "causal_map_figure", "traffic_vs_N_figure", "traffic_vs_M_figure",
            "backward_traffic_figure", "gpt2_medium_figure"]
@@ -51,24 +51,22 @@ def _tiling_compute(loop_order="fa2", causal=False, progress=0, N=WALK_N, d=WALK
     return {"sched": sched, "state": state, "visited": visited, "total": sched.total()}
 
 
-def tiling_figure(data, progress=None, **_):
+def tiling_figure(data, progress=None, **params):
     """The block grid of S with the current pair, the tiles on chip, and the HBM counter so far."""
+    return TILING.draw(data, progress=progress, **params)
+
+
+def _tiling_setup(**_):
     fig, (ax, bx) = new_figure(1, 2, width=9.0, height=4.2, gridspec_kw={"width_ratios": [1.35, 1]})
     ax.set_aspect("equal")
     ax.axis("off")
     bx.set_xlabel("elements so far")
-    _tiling_content(ax, bx, data, progress)
     bx.invert_yaxis()
     return fig
 
 
-def update_tiling(fig, data, progress=None, **_):
-    """:func:`tiling_figure` in place."""
-    clear_content(*fig.axes)
-    _tiling_content(*fig.axes, data, progress)
-
-
-def _tiling_content(ax, bx, data, progress):
+def _tiling_content(fig, data, progress=None, **_):
+    ax, bx = fig.axes
     from matplotlib.collections import PatchCollection
     from matplotlib.patches import Rectangle
 
@@ -132,8 +130,8 @@ _WALK_STEPS = (WALK_N // WALK_BR) * (WALK_N // WALK_BC)
 _PROGRESS_LIVE = tuple(sorted({next((p for p in _PROGRESS if round(p / 100 * (_WALK_STEPS - 1)) == k),
                                     round(100 * k / (_WALK_STEPS - 1))) for k in range(_WALK_STEPS)}))
 
-register(Explorer(
-    "flash_tiling", _tiling_compute, tiling_figure, update=update_tiling,
+TILING = register(Explorer(
+    "flash_tiling", _tiling_compute, setup=_tiling_setup, content=_tiling_content,
     sliders=(
         Slider("loop_order", ("fa1", "fa2"), "fa1", label="loop order"),
         Slider("causal", (False, True), False, label="causal"),
@@ -151,18 +149,22 @@ def _causal_compute(N=4096, block=128):
     return {"map": m, "fraction": F.causal_block_fraction(N, block_q=block), "T": m.shape[0]}
 
 
-def causal_map_figure(data, N=4096, block=128, **_):
+def causal_map_figure(data, N=4096, block=128, **params):
     """Skipped (white), full (blue) and diagonal (orange, masked inside) blocks of a causal attention."""
+    return CAUSAL_MAP.draw(data, N=N, block=block, **params)
+
+
+def _causal_setup(**_):
     fig, ax = new_figure(width=4.8, height=4.4)
-    _causal_content(ax, data, N, block)
     ax.set_xlabel("K/V block j")
     ax.set_ylabel("Q block i")
     return fig
 
 
-def _causal_content(ax, data, N, block):
+def _causal_content(fig, data, N=4096, block=128, **_):
     from matplotlib.colors import ListedColormap
 
+    ax = fig.axes[0]
     ax.imshow(data["map"], cmap=ListedColormap(["white", "#6b9bd1", "#ff7f0e"]), vmin=0, vmax=2,
               interpolation="nearest")
     T = data["T"]
@@ -170,15 +172,8 @@ def _causal_content(ax, data, N, block):
                  f"1/2 + 1/(2T) = {0.5 + 0.5 / T:.3f}; white skipped, blue full, orange diagonal", fontsize=9)
 
 
-def update_causal_map(fig, data, N=4096, block=128, **_):
-    """:func:`causal_map_figure` in place."""
-    ax = fig.axes[0]
-    clear_content(ax)
-    _causal_content(ax, data, N, block)
-
-
-register(Explorer(
-    "flash_causal_map", _causal_compute, causal_map_figure, update=update_causal_map,
+CAUSAL_MAP = register(Explorer(
+    "flash_causal_map", _causal_compute, setup=_causal_setup, content=_causal_content,
     sliders=(Slider("N", (1024, 4096), 4096, label="N", live=(512, 1024, 2048, 4096, 8192, 16384, 32768), fmt=",d"),
              Slider("block", (64, 128, 256, 512), 128, label="block B_r = B_c")),
     caption="Causal block map: blocks above the diagonal are skipped, diagonal blocks are masked inside.",
@@ -199,40 +194,41 @@ def _traffic_N_compute(d=64, sram_kb=100, br_override="paper", causal=False):
     return {"N": N, "standard": std, "fa1": fa1, "fa2": fa2, "law": law, "B_r": B_r, "B_c": B_c, "M": M}
 
 
-def traffic_vs_N_figure(data, d=64, sram_kb=100, causal=False, **_):
+def traffic_vs_N_figure(data, d=64, sram_kb=100, causal=False, **params):
     """Forward HBM traffic (MB, FP16) vs N, and traffic / (N^2 d^2 / M), for both loop orders."""
+    return TRAFFIC_VS_N.draw(data, d=d, sram_kb=sram_kb, causal=causal, **params)
+
+
+def _traffic_N_setup(**_):
     fig, (ax, bx) = new_figure(1, 2, width=9.0, height=3.6)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    bx.set_xscale("log")
     ax.set_xlabel("N")
     ax.set_ylabel(unit_label("forward HBM traffic", "MB", "of FP16"))
     bx.set_xlabel("N")
     bx.set_ylabel("traffic ÷ (N²d²/M)")
     bx.set_title("flat in N: the Θ(N²d²/M) of Theorem 2", fontsize=9)
-    _traffic_N_content(ax, bx, data, d, sram_kb, causal)
     return fig
 
 
-def _traffic_N_content(ax, bx, data, d, sram_kb, causal):
+def _traffic_N_content(fig, data, d=64, sram_kb=100, causal=False, **_):
+    ax, bx = fig.axes
     N = data["N"]
     for key in ("standard", "fa1", "fa2"):
-        ax.loglog(N, data[key] * 2 / MB, "o-", color=_C[key], label=key, ms=3)
-    ax.loglog(N, data["law"] * 2 / MB, "--", color=_C["law"], label="N²d²/M (Theorem 2)")
+        ax.plot(N, data[key] * 2 / MB, "o-", color=_C[key], label=key, ms=3)
+    ax.plot(N, data["law"] * 2 / MB, "--", color=_C["law"], label="N²d²/M (Theorem 2)")
     ax.legend(fontsize=8)
     ax.set_title(f"d = {d}, M = {_kib(sram_kb)} = {data['M']:,} elements, B_r = {data['B_r']}, B_c = {data['B_c']}"
                  + (", causal" if causal else ""), fontsize=9)
     for key in ("fa1", "fa2"):
-        bx.semilogx(N, data[key] / data["law"], "o-", color=_C[key], label=key, ms=3)
+        bx.plot(N, data[key] / data["law"], "o-", color=_C[key], label=key, ms=3)
     bx.set_ylim(bottom=0)
     bx.legend(fontsize=8)
 
 
-def update_traffic_vs_N(fig, data, d=64, sram_kb=100, causal=False, **_):
-    """:func:`traffic_vs_N_figure` in place."""
-    clear_content(*fig.axes)
-    _traffic_N_content(*fig.axes, data, d, sram_kb, causal)
-
-
-register(Explorer(
-    "flash_traffic_vs_N", _traffic_N_compute, traffic_vs_N_figure, update=update_traffic_vs_N,
+TRAFFIC_VS_N = register(Explorer(
+    "flash_traffic_vs_N", _traffic_N_compute, setup=_traffic_N_setup, content=_traffic_N_content,
     sliders=(Slider("d", (64, 128), 64, label="head dim d", live=(32, 64, 96, 128, 256)),
              Slider("sram_kb", (16, 64, 100, 256), 100, label="SRAM M", fmt=_kib, live=(16, 32, 48, 64, 100, 128, 164, 192, 228, 256)),
              Slider("br_override", ("paper", "128"), "paper", label="B_r", live=("paper", "32", "64", "128", "256")),
@@ -255,31 +251,31 @@ def _traffic_M_compute(N=4096, d=64, causal=False):
             "law": np.array([H.flash_io_bound(N, d, int(m)) for m in M])}
 
 
-def traffic_vs_M_figure(data, N=4096, d=64, causal=False, **_):
+def traffic_vs_M_figure(data, N=4096, d=64, causal=False, **params):
     """Forward traffic (MB, FP16) vs SRAM size M (log-log) against the N^2 d^2 / M law."""
+    return TRAFFIC_VS_M.draw(data, N=N, d=d, causal=causal, **params)
+
+
+def _traffic_M_setup(**_):
     fig, ax = new_figure(width=6.4, height=3.8)
-    _traffic_M_content(ax, data, N, d, causal)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
     ax.set_xlabel(unit_label("SRAM M", "KiB", "of FP16"))
     ax.set_ylabel(unit_label("forward HBM traffic", "MB", "of FP16"))
     return fig
 
 
-def _traffic_M_content(ax, data, N, d, causal):
+def _traffic_M_content(fig, data, N=4096, d=64, causal=False, **_):
+    ax = fig.axes[0]
     for key in ("standard", "fa1", "fa2"):
-        ax.loglog(data["kb"], data[key] * 2 / MB, "o-", color=_C[key], label=key, ms=3)
-    ax.loglog(data["kb"], data["law"] * 2 / MB, "--", color=_C["law"], label="N²d²/M")
+        ax.plot(data["kb"], data[key] * 2 / MB, "o-", color=_C[key], label=key, ms=3)
+    ax.plot(data["kb"], data["law"] * 2 / MB, "--", color=_C["law"], label="N²d²/M")
     ax.set_title(f"N = {N:,}, d = {d}" + (", causal" if causal else "") + " (paper block sizes)", fontsize=9)
     ax.legend(fontsize=8)
 
 
-def update_traffic_vs_M(fig, data, N=4096, d=64, causal=False, **_):
-    """:func:`traffic_vs_M_figure` in place."""
-    clear_content(fig.axes[0])
-    _traffic_M_content(fig.axes[0], data, N, d, causal)
-
-
-register(Explorer(
-    "flash_traffic_vs_M", _traffic_M_compute, traffic_vs_M_figure, update=update_traffic_vs_M,
+TRAFFIC_VS_M = register(Explorer(
+    "flash_traffic_vs_M", _traffic_M_compute, setup=_traffic_M_setup, content=_traffic_M_content,
     sliders=(Slider("N", (1024, 4096, 16384, 32768), 4096, label="N", fmt=",d"),
              Slider("d", (64, 128), 64, label="head dim d", live=(32, 64, 128)),
              Slider("causal", (False, True), False, label="causal")),
@@ -301,17 +297,21 @@ def _bwd_compute(N=4096, d=128, block=128, causal=False):
     return out
 
 
-def backward_traffic_figure(data, N=4096, d=128, block=128, causal=False, **_):
+def backward_traffic_figure(data, N=4096, d=128, block=128, causal=False, **params):
     """Where one training step's HBM traffic goes (forward + backward), per tensor, standard vs flash."""
+    return BACKWARD_TRAFFIC.draw(data, N=N, d=d, block=block, causal=causal, **params)
+
+
+def _backward_setup(**_):
     fig, ax = new_figure(width=8.0, height=3.4)
     ax.set_xlabel("elements ÷ N² (forward + backward, one head)")
-    _backward_content(ax, data, N, d, block, causal)
     ax.set_yticks([0, 1], ["standard\n(Alg. 0 + 3)", "flash\n(fa2 + Alg. 4)"])
     ax.invert_yaxis()
     return fig
 
 
-def _backward_content(ax, data, N, d, block, causal):
+def _backward_content(fig, data, N=4096, d=128, block=128, causal=False, **_):
+    ax = fig.axes[0]
     names = sorted(set(data["standard"]) | set(data["flash"]),
                    key=lambda n: (-(data["standard"].get(n, 0) + data["flash"].get(n, 0)), n))  # ties: by name
     cmap = {n: c for n, c in zip(names, ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b",
@@ -334,14 +334,8 @@ def _backward_content(ax, data, N, d, block, causal):
     ax.legend(fontsize=7, ncol=8, loc="upper center", bbox_to_anchor=(0.5, -0.28), frameon=False)
 
 
-def update_backward_traffic(fig, data, N=4096, d=128, block=128, causal=False, **_):
-    """:func:`backward_traffic_figure` in place."""
-    clear_content(fig.axes[0])
-    _backward_content(fig.axes[0], data, N, d, block, causal)
-
-
-register(Explorer(
-    "flash_backward_traffic", _bwd_compute, backward_traffic_figure, update=update_backward_traffic,
+BACKWARD_TRAFFIC = register(Explorer(
+    "flash_backward_traffic", _bwd_compute, setup=_backward_setup, content=_backward_content,
     sliders=(Slider("N", (1024, 4096, 16384, 32768), 4096, label="N", fmt=",d"),
              Slider("d", (64, 128), 128, label="head dim d"),
              Slider("block", (64, 128), 128, label="block B_r = B_c", live=(32, 64, 128, 256)),

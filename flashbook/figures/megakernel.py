@@ -12,7 +12,7 @@ import numpy as np
 from labcore.megakernel import HAZY_MEASURED, TIMELINE_DEFAULTS, mode_sensitivity, timeline
 from labcore.units import fmt_seconds, unit_label
 from ..explorer import Explorer, Slider, register
-from .base import clear_content, new_figure
+from .base import new_figure
 
 __all__ = ["KIND_COLORS", "CAUSE_COLORS", "gantt_figure", "breakdown_figure", "sensitivity_figure",
            "timeline_data", "breakdown_data", "sensitivity_data"]
@@ -127,20 +127,20 @@ def gantt_figure(data: dict, *, zoom: float = 100e-6):
     time axis; top panel the whole forward pass, bottom panel the first ``zoom`` seconds, where the white
     gaps (launch), grey prologues and pale tails are visible.
     """
-    fig, axes = new_figure(2, 1, width=8.0, height=6.4, gridspec_kw={"height_ratios": [1, 1.25]})
-    for ax in axes:
-        ax.set_xlabel(unit_label("time since the forward pass started", "µs"))
-    _gantt_content(axes, data, zoom)
+    fig = _gantt_setup()
+    _gantt_content(fig, data, zoom=zoom)
     return fig
 
 
-def update_gantt(fig, data: dict, *, zoom: float = 100e-6):
-    """:func:`gantt_figure` in place."""
-    clear_content(*fig.axes)
-    _gantt_content(fig.axes, data, zoom)
+def _gantt_setup(**_):
+    fig, axes = new_figure(2, 1, width=8.0, height=6.4, gridspec_kw={"height_ratios": [1, 1.25]})
+    for ax in axes:
+        ax.set_xlabel(unit_label("time since the forward pass started", "µs"))
+    return fig
 
 
-def _gantt_content(axes, data, zoom):
+def _gantt_content(fig, data, zoom=100e-6, **_):
+    axes = fig.axes
     mk, pdl, mg, lanes = data["multi"], data["pdl"], data["mega"], data["lanes"]
     gap = fmt_seconds(mk.assumptions["launch_gap"], unit="µs")
     rows = [(f"multi-kernel ({'CUDA Graphs' if data['cuda_graphs'] else 'stream'}, {gap} gaps)", mk),
@@ -201,19 +201,19 @@ def breakdown_data(model="Llama-3.2-1B", gpu="H100", *, cuda_graphs=True, **assu
 def breakdown_figure(data: dict):
     """Horizontal stacked bars: each mode's time per forward pass split by cause (µs), with the
     bandwidth utilisation at the end of each bar."""
-    fig, ax = new_figure(width=8.0, height=3.4)
-    ax.set_xlabel(unit_label("time per forward pass", "µs"))
-    _breakdown_content(ax, data)
+    fig = _breakdown_setup()
+    _breakdown_content(fig, data)
     return fig
 
 
-def update_breakdown(fig, data: dict):
-    """:func:`breakdown_figure` in place."""
-    clear_content(fig.axes[0])
-    _breakdown_content(fig.axes[0], data)
+def _breakdown_setup(**_):
+    fig, ax = new_figure(width=8.0, height=3.4)
+    ax.set_xlabel(unit_label("time per forward pass", "µs"))
+    return fig
 
 
-def _breakdown_content(ax, data):
+def _breakdown_content(fig, data, **_):
+    ax = fig.axes[0]
     bars = data["bars"]
     seen = set()
     for i, (label, tl) in enumerate(bars):
@@ -255,8 +255,13 @@ def sensitivity_data(model="Llama-3.2-1B", gpu="H100", *, cuda_graphs=True) -> d
 def sensitivity_figure(data: dict):
     """Two panels: the megakernel's speedup and its bandwidth-utilisation gain (points) as each knob
     moves from its low to its high value (x axis: value / default), the others at their defaults."""
+    fig = _sensitivity_setup()
+    _sensitivity_content(fig, data)
+    return fig
+
+
+def _sensitivity_setup(**_):
     fig, (a1, a2) = new_figure(1, 2, width=8.0, height=3.2)
-    _sensitivity_content(a1, a2, data)
     for ax in (a1, a2):
         ax.set_xscale("log", base=2)
         ax.set_xlabel("knob value / default")
@@ -266,15 +271,9 @@ def sensitivity_figure(data: dict):
     return fig
 
 
-def update_sensitivity(fig, data: dict):
-    """:func:`sensitivity_figure` in place."""
-    clear_content(*fig.axes)
-    _sensitivity_content(*fig.axes, data)
-
-
-def _sensitivity_content(a1, a2, data):
+def _sensitivity_content(fig, data, **_):
+    a1, a2 = fig.axes
     sens = data["sens"]
-    fig = a1.figure
     for name, d in sens.items():
         x = d["values"] / TIMELINE_DEFAULTS[name]
         a1.plot(x, d["speedup"], "o-", label=name.replace("_", " "), ms=4)
@@ -308,8 +307,8 @@ register(Explorer(
     "megakernel_timeline",
     compute=lambda model, gpu, cuda_graphs, rows_per_block: timeline_data(
         model, gpu, cuda_graphs=cuda_graphs, rows_per_block=rows_per_block),
-    draw=lambda data, **p: gantt_figure(data),
-    update=lambda fig, data, **p: update_gantt(fig, data),
+    setup=_gantt_setup,
+    content=_gantt_content,
     sliders=(_GPU, _MODEL, _GRAPHS,
              Slider("rows_per_block", (8, 16, 32), 16, label="rows per block", live=(8, 16, 24, 32, 64))),
     caption="Batch-1 decode as a Gantt chart: kernels with gaps, PDL, and the megakernel's SM lanes.",
@@ -321,8 +320,8 @@ register(Explorer(
     instruction_overhead: breakdown_data(
         model, gpu, cuda_graphs=cuda_graphs, bandwidth_efficiency=bandwidth_efficiency, prologue=prologue,
         small_kernel=small_kernel, sync=sync, instruction_overhead=instruction_overhead),
-    draw=lambda data, **p: breakdown_figure(data),
-    update=lambda fig, data, **p: update_breakdown(fig, data),
+    setup=_breakdown_setup,
+    content=_breakdown_content,
     sliders=(_GPU, _MODEL, _GRAPHS,
              Slider("bandwidth_efficiency", (0.8, 0.9, 0.95), 0.9, label="bandwidth efficiency",
                     live=(0.7, 0.8, 0.85, 0.9, 0.95, 1.0)),
@@ -337,8 +336,8 @@ register(Explorer(
 register(Explorer(
     "megakernel_sensitivity",
     compute=lambda model, gpu, cuda_graphs: sensitivity_data(model, gpu, cuda_graphs=cuda_graphs),
-    draw=lambda data, **p: sensitivity_figure(data),
-    update=lambda fig, data, **p: update_sensitivity(fig, data),
+    setup=_sensitivity_setup,
+    content=_sensitivity_content,
     sliders=(_GPU, Slider("model", ("Llama-3.2-1B",), "Llama-3.2-1B", label="model",
                           live=("Llama-3.2-1B", "Llama-3.1-8B")), _GRAPHS),
     caption="One assumption at a time: the megakernel's advantage barely moves.",

@@ -9,7 +9,7 @@ from labcore import flops, hbm, precision, softmax
 from labcore.hardware import GPUS, get_gpu
 from labcore.units import fmt_bytes, fmt_intensity, fmt_seconds, unit_label
 from ..explorer import Explorer, Slider, register
-from .base import clear_content, new_figure, rescale
+from .base import new_figure
 
 __all__ = ["roofline_data", "draw_roofline", "io_vs_N_data", "draw_io_vs_N", "trace_data", "draw_trace",
            "merge_data", "draw_merge", "precision_data", "draw_precision"]
@@ -27,17 +27,25 @@ def roofline_data(gpu: str = "A100-40GB-SXM", d: int = 64, N: int = 4096) -> dic
             "att": att, "att_perf": min(g.tensor_flops, att * g.hbm_bandwidth), "name": g.name, "peak": g.tensor_flops}
 
 
-def draw_roofline(data, **_):
+def draw_roofline(data, **params):
+    """The roofline of :func:`roofline_data`'s GPU (log-log, TFLOP/s against FLOP/byte) with its ridge and
+    standard attention's point on it; returns the Figure."""
+    return ROOFLINE.draw(data, **params)
+
+
+def _roofline_setup(**_):
     fig, ax = new_figure(width=6.4, height=3.6)
-    _roofline_content(ax, data)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
     ax.set_xlabel(unit_label("arithmetic intensity", "FLOP/byte"))
     ax.set_ylabel(unit_label("attainable rate", "TFLOP/s", "FP16 dense"))
     ax.set_ylim(0.05, 5e3)
     return fig
 
 
-def _roofline_content(ax, data):
-    ax.loglog(data["x"], data["y"] / 1e12, color="C0", lw=2, label=f"{data['name']} roofline")
+def _roofline_content(fig, data, **_):
+    ax = fig.axes[0]
+    ax.plot(data["x"], data["y"] / 1e12, color="C0", lw=2, label=f"{data['name']} roofline")
     ax.axvline(data["ridge"], color="C0", ls=":", lw=1)
     ax.annotate(f"ridge {fmt_intensity(data['ridge'])}", (data["ridge"], data["peak"] / 1e12 / 3), fontsize=8)
     ax.plot([data["att"]], [data["att_perf"] / 1e12], "o", color="C3",
@@ -45,16 +53,8 @@ def _roofline_content(ax, data):
     ax.legend(loc="lower right", fontsize=8)
 
 
-def update_roofline(fig, data, **_):
-    """:func:`draw_roofline` in place (y limits are fixed)."""
-    ax = fig.axes[0]
-    clear_content(ax)
-    ax.set_autoscaley_on(False)
-    _roofline_content(ax, data)
-
-
-register(Explorer(
-    "roofline", roofline_data, draw_roofline, update=update_roofline, sliders=
+ROOFLINE = register(Explorer(
+    "roofline", roofline_data, setup=_roofline_setup, content=_roofline_content, sliders=
     (Slider("gpu", GPU_NAMES, "A100-40GB-SXM", "GPU"),
      Slider("d", (32, 64, 128, 256), 64, "head dim d")),
     caption="Roofline of each GPU preset with standard attention (N = 4096) placed on it.",
@@ -73,17 +73,28 @@ def io_vs_N_data(N: int = 4096, d: int = 64, gpu: str = "A100-40GB-SXM") -> dict
             "intensity": flops.standard_attention_intensity(N, d), "ridge": g.critical_intensity, "gpu": g.name}
 
 
-def draw_io_vs_N(data, **_):
+def draw_io_vs_N(data, **params):
+    """Algorithm 0's traffic terms against N (log-log, MB) from :func:`io_vs_N_data`, N marked; returns the Figure."""
+    return IO_VS_N.draw(data, **params)
+
+
+def _io_setup(**_):
     fig, ax = new_figure(width=6.4, height=3.6)
-    ax.loglog(data["Ns"], data["nd"] / 1e6, label="4Nd term (Q, K, V, O)", color="C0")
-    ax.loglog(data["Ns"], data["nn"] / 1e6, label="4N² term (S, P round trips)", color="C3")
-    ax.loglog(data["Ns"], (data["nd"] + data["nn"]) / 1e6, "k--", lw=1, label="total")
-    ax.axvline(data["N"], color="gray", lw=1)
-    ax.set_title(_io_title(data), fontsize=8)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
     ax.set_xlabel("sequence length N")
     ax.set_ylabel(unit_label("HBM traffic of one head", "MB", "of FP16"))
-    ax.legend(fontsize=8)
     return fig
+
+
+def _io_content(fig, data, **_):
+    ax = fig.axes[0]
+    ax.plot(data["Ns"], data["nd"] / 1e6, label="4Nd term (Q, K, V, O)", color="C0")
+    ax.plot(data["Ns"], data["nn"] / 1e6, label="4N² term (S, P round trips)", color="C3")
+    ax.plot(data["Ns"], (data["nd"] + data["nn"]) / 1e6, "k--", lw=1, label="total")
+    ax.axvline(data["N"], color="gray", lw=1)
+    ax.set_title(_io_title(data), fontsize=8)
+    ax.legend(fontsize=8)
 
 
 def _io_title(data):
@@ -92,20 +103,8 @@ def _io_title(data):
             f"vs ridge {fmt_intensity(data['ridge'])}")
 
 
-def update_io_vs_N(fig, data, **_):
-    """:func:`draw_io_vs_N` in place: the three curves, the N marker and the title."""
-    ax = fig.axes[0]
-    nd, nn, marker = ax.lines[0], ax.lines[1], ax.lines[3]
-    nd.set_data(data["Ns"], data["nd"] / 1e6)
-    nn.set_data(data["Ns"], data["nn"] / 1e6)
-    ax.lines[2].set_data(data["Ns"], (data["nd"] + data["nn"]) / 1e6)
-    marker.set_xdata([data["N"], data["N"]])
-    ax.set_title(_io_title(data), fontsize=8)
-    rescale(ax)
-
-
-register(Explorer(
-    "io_vs_N", io_vs_N_data, draw_io_vs_N, update=update_io_vs_N, sliders=
+IO_VS_N = register(Explorer(
+    "io_vs_N", io_vs_N_data, setup=_io_setup, content=_io_content, sliders=
     (Slider("N", (512, 2048, 8192, 32768), 8192, "N", live=(256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536), fmt=",d"),
      Slider("d", (64, 128), 64, "head dim d", live=(32, 64, 128, 256)),
      Slider("gpu", ("A100-40GB-SXM", "H100-SXM", "B200"), "A100-40GB-SXM", "GPU", live=GPU_NAMES)),
@@ -129,35 +128,35 @@ def trace_data(n_keys: int = 4096, block: int = 256, seed: int = 0) -> dict:
     return {k: np.array([t[k] for t in st.trace]) for k in ("block", "block_max", "m", "alpha", "l")}
 
 
-def draw_trace(data, **_):
+def draw_trace(data, **params):
+    """Three panels of :func:`trace_data` against the block: m and the block maxima, the rescale factor α, ℓ;
+    returns the Figure."""
+    return TRACE.draw(data, **params)
+
+
+def _trace_setup(**_):
     fig, axs = new_figure(1, 3, width=9, height=2.8)
-    _trace_content(axs, data)
     axs[0].set_title("m", fontsize=9)
     axs[1].set_title("rescale factor α = exp(m − m_new)", fontsize=9)
     axs[2].set_title("ℓ (relative to the current m)", fontsize=9)
     for ax in axs:
         ax.set_xlabel("block")
+    axs[1].set_ylim(0, 1.05)
     return fig
 
 
-def _trace_content(axs, data):
+def _trace_content(fig, data, **_):
+    axs = fig.axes
     b = data["block"]
     axs[0].step(b, data["m"], where="post", label="running max m")
     axs[0].plot(b, data["block_max"], ".", label="block max")
     axs[0].legend(fontsize=7)
     axs[1].bar(b, data["alpha"], color="C2")
-    axs[1].set_ylim(0, 1.05)
     axs[2].plot(b, data["l"], "o-", color="C1", ms=3)
 
 
-def update_trace(fig, data, **_):
-    """:func:`draw_trace` in place."""
-    clear_content(*fig.axes)
-    _trace_content(fig.axes, data)
-
-
-register(Explorer(
-    "online_trace", trace_data, draw_trace, update=update_trace, sliders=
+TRACE = register(Explorer(
+    "online_trace", trace_data, setup=_trace_setup, content=_trace_content, sliders=
     (Slider("n_keys", (1024, 4096, 8192), 4096, "keys in the row", fmt=",d"),
      Slider("block", (128, 256, 512), 256, "block size", live=(32, 64, 128, 256, 512, 1024))),
     caption="Online softmax state after each block: m only grows; alpha < 1 exactly when it does."))
@@ -178,18 +177,23 @@ def merge_data(segments: int = 12, n_keys: int = 3000, seed: int = 1) -> dict:
     return {"errors": errs, "lengths": np.array([b - a for a, b in segs])}
 
 
-def draw_merge(data, **_):
+def draw_merge(data, **params):
+    """The segment lengths of :func:`merge_data` and each merge order's error (log scale); returns the Figure."""
+    return MERGE.draw(data, **params)
+
+
+def _merge_setup(**_):
     fig, axs = new_figure(1, 2, width=8, height=2.8)
     axs[0].set_xlabel("segment")
     axs[0].set_ylabel("keys")
     axs[1].set_title("error of merged vs one-pass state", fontsize=9)
-    _merge_content(axs, data)
     axs[1].set_yscale("log")
     axs[1].set_ylim(1e-18, 1e-12)
     return fig
 
 
-def _merge_content(axs, data):
+def _merge_content(fig, data, **_):
+    axs = fig.axes
     axs[0].bar(np.arange(data["lengths"].size), data["lengths"], color="C0")
     axs[0].set_title(f"{data['lengths'].size} random segments of the row", fontsize=9)
     names, vals = zip(*data["errors"].items())
@@ -198,15 +202,8 @@ def _merge_content(axs, data):
     axs[1].legend(fontsize=7)
 
 
-def update_merge(fig, data, **_):
-    """:func:`draw_merge` in place (the error panel's limits are fixed)."""
-    clear_content(*fig.axes)
-    fig.axes[1].set_autoscaley_on(False)
-    _merge_content(fig.axes, data)
-
-
-register(Explorer(
-    "merge_orders", merge_data, draw_merge, update=update_merge, sliders=
+MERGE = register(Explorer(
+    "merge_orders", merge_data, setup=_merge_setup, content=_merge_content, sliders=
     (Slider("segments", (2, 4, 12, 32, 64), 12, "segments", live=(1, 2, 3, 4, 8, 12, 16, 32, 64, 128)),),
     caption="Any cut, any merge order: the merged state equals the one-pass result to rounding."))
 
@@ -226,15 +223,21 @@ def _score_terms(n_keys: int, seed: int) -> np.ndarray:
     return terms
 
 
-def draw_precision(data, **_):
+def draw_precision(data, **params):
+    """ℓ accumulated in :func:`precision_data`'s format against float64, with the final relative error;
+    returns the Figure."""
+    return PRECISION_L.draw(data, **params)
+
+
+def _precision_setup(**_):
     fig, ax = new_figure(width=6.4, height=3.4)
-    _precision_content(ax, data)
     ax.set_xlabel("keys summed")
     ax.set_ylabel("ℓ")
     return fig
 
 
-def _precision_content(ax, data):
+def _precision_content(fig, data, **_):
+    ax = fig.axes[0]
     j = np.arange(1, data["exact"].size + 1)
     ax.plot(j, data["exact"], "k", label="float64")
     ax.plot(j, data["acc"], color="C3", label=f"accumulated in {data['dtype']}")
@@ -243,14 +246,8 @@ def _precision_content(ax, data):
     ax.legend(fontsize=8)
 
 
-def update_precision(fig, data, **_):
-    """:func:`draw_precision` in place."""
-    clear_content(fig.axes[0])
-    _precision_content(fig.axes[0], data)
-
-
-register(Explorer(
-    "precision_l", precision_data, draw_precision, update=update_precision, sliders=
+PRECISION_L = register(Explorer(
+    "precision_l", precision_data, setup=_precision_setup, content=_precision_content, sliders=
     (Slider("n_keys", (1024, 4096, 8192, 16384), 8192, "keys in the row", fmt=",d"),
      Slider("dtype", ("fp16", "bf16", "fp32"), "fp16", "accumulator")),
     caption="Accumulating l in a 16-bit format stalls once l is large; FP32 does not."))
