@@ -18,7 +18,7 @@ from .decode import *  # noqa: F401,F403
 from .decode_model import *  # noqa: F401,F403
 from .models import *  # noqa: F401,F403
 from .waves import *  # noqa: F401,F403
-from .megakernel import *  # noqa: F401,F403
+from .megakernel import *  # noqa: F401,F403  (with labcore.forward_work and labcore.forward_timeline)
 from .prefill import *  # noqa: F401,F403
 from .units import *  # noqa: F401,F403
 
