@@ -279,39 +279,46 @@ def _schedule(model: Model, gpu: GPU, key: tuple) -> dict:
     sm_free = [0.0] * num_sms              # when each SM's last instruction ended
     loaded = [0.0] * num_sms               # bytes each SM's loader has fetched, through its last instruction
     origin = [a["prologue"]] * num_sms     # byte x of an SM's stream is in at origin + x * per_byte
-    holds = [[] for _ in range(num_sms)]   # each SM's (cap, restart) pairs, caps in increasing order
-    passed = [0] * num_sms                 # how many of them the SM's loader has passed (cap < loaded)
-    ready, start, end = [], [], []
+    caps = [[] for _ in range(num_sms)]      # each SM's holds: the loader's cap (bytes) before each instruction,
+    restarts = [[] for _ in range(num_sms)]  # and the origin it restarts from when that instruction starts
+    passed = [0] * num_sms                   # how many holds each SM's loader has passed (cap < loaded)
+    count = sum(o.blocks for o in items)
+    ready, start, end = [0.0] * count, [0.0] * count, [0.0] * count
+    first = 0                                # the item's first instruction
     for i, item in enumerate(items):
-        first = len(end)                   # this item's first instruction
         if i == 0:
             item_ready = [0.0] * item.blocks
-        elif item.deps == "chunks":        # down projection: chunk c waits for chunk c of gate/up only
+        elif item.deps == "chunks":          # down projection: chunk c waits for chunk c of gate/up only
             n = a["down_chunks"]
             prev = first - items[i - 1].blocks
             cuts = np.linspace(prev, first, n + 1).round().astype(int).tolist()
             chunk_ready = [max(end[cuts[c]:cuts[c + 1]]) + sync for c in range(n)]
-            per_chunk = item.blocks // n
-            item_ready = [chunk_ready[min(k // per_chunk, n - 1)] for k in range(item.blocks)]
-        else:                              # waits for all of the previous item
+            item_ready = np.repeat(chunk_ready, item.blocks // n).tolist()   # blocks = rows blocks x n
+        else:                                # waits for all of the previous item
             item_ready = [max(end[first - items[i - 1].blocks:first]) + sync] * item.blocks
         block_bytes = item.read_bytes / item.blocks
-        for k in range(item.blocks):
-            s = (first + k) % num_sms
-            t_start = max(sm_free[s], item_ready[k])
-            cap = loaded[s] + buffer                    # the loader's limit until this instruction starts
-            loaded[s] += block_bytes
-            holds[s].append((cap, t_start - cap * per_byte))
-            h, j = holds[s], passed[s]
-            while j < len(h) and h[j][0] < loaded[s]:   # every hold below this instruction's last byte
-                origin[s] = max(origin[s], h[j][1])
-                j += 1
-            passed[s] = j
-            t_end = max(t_start, origin[s] + loaded[s] * per_byte) + overhead
-            sm_free[s] = t_end
-            ready.append(item_ready[k])
-            start.append(t_start)
-            end.append(t_end)
+        for k0 in range(min(num_sms, item.blocks)):
+            # the item's instructions k0, k0 + SMs, k0 + 2 SMs, ... run on one SM, one after the other
+            # (``x if x > y else y`` is max(x, y), spelt out: this loop is the model's hot path)
+            s = (first + k0) % num_sms
+            t_free, got, t_origin, j = sm_free[s], loaded[s], origin[s], passed[s]
+            cap_s, restart_s = caps[s], restarts[s]
+            for k in range(k0, item.blocks, num_sms):
+                r = item_ready[k]
+                t_start = t_free if t_free > r else r           # 2. the SM is free and the inputs are ready
+                cap = got + buffer                              # 3. the loader's limit until this instruction starts
+                got += block_bytes
+                cap_s.append(cap)
+                restart_s.append(t_start - cap * per_byte)
+                while j < len(cap_s) and cap_s[j] < got:        # every hold below this instruction's last byte
+                    if restart_s[j] > t_origin:
+                        t_origin = restart_s[j]
+                    j += 1
+                t_in = t_origin + got * per_byte                # its last byte is in
+                t_free = (t_start if t_start > t_in else t_in) + overhead   # 4. it ends
+                ready[first + k], start[first + k], end[first + k] = r, t_start, t_free
+            sm_free[s], loaded[s], origin[s], passed[s] = t_free, got, t_origin, j
+        first += item.blocks
     out = {"sm": np.arange(len(end)) % num_sms, "op": np.repeat(np.arange(len(items)), [o.blocks for o in items]),
            "ready": np.array(ready), "start": np.array(start), "end": np.array(end), "sm_bytes": np.array(loaded)}
     for v in out.values():
