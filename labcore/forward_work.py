@@ -23,7 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 
-from .checks import cdiv, choice, flag, fraction, positive_float, positive_int
+from .checks import cdiv, choice, positive_float, positive_int, resolve_params
 from .hardware import GPU, get_gpu
 from .models import Model, get_model
 
@@ -111,6 +111,12 @@ TIMELINE_USED_BY: dict = {
 }
 
 
+#: How :func:`resolve_assumptions` checks each assumption (rules of :data:`labcore.checks.PARAM_RULES`).
+_RULES = {**dict.fromkeys(("launch_gap", "prologue", "small_kernel", "sync", "instruction_overhead"), "non-negative"),
+          "bandwidth_efficiency": "fraction",
+          **dict.fromkeys(("rows_per_block", "pages", "page_bytes", "down_chunks", "dtype_bytes"), "count"),
+          "kv_len": "count or zero", "attention_splits": "count or None", "pdl": "flag"}
+
 #: Assumptions that change the list of kernels/instructions (the key under which it is cached).
 _STRUCTURAL = ("rows_per_block", "down_chunks", "kv_len", "attention_splits", "dtype_bytes")
 
@@ -127,20 +133,7 @@ def resolve_assumptions(**assumptions) -> dict:
         ValueError: a negative time, ``bandwidth_efficiency`` outside (0, 1], a count < 1 (``kv_len`` < 0).
     Source: lecture 11 §8.3 (the assumptions), Hazy Research megakernel post (launch gaps, pages, chunks).
     """
-    unknown = set(assumptions) - set(TIMELINE_DEFAULTS)
-    if unknown:
-        raise TypeError(f"unknown assumption(s) {', '.join(sorted(unknown))}; known: {', '.join(TIMELINE_DEFAULTS)}")
-    a = {**TIMELINE_DEFAULTS, **assumptions}
-    for k in ("launch_gap", "prologue", "small_kernel", "sync", "instruction_overhead"):
-        a[k] = positive_float(a[k], k, allow_zero=True)
-    a["bandwidth_efficiency"] = fraction(a["bandwidth_efficiency"], "bandwidth_efficiency")
-    for k in ("rows_per_block", "pages", "page_bytes", "down_chunks", "dtype_bytes"):
-        a[k] = positive_int(a[k], k)
-    a["kv_len"] = positive_int(a["kv_len"], "kv_len", minimum=0)
-    if a["attention_splits"] is not None:
-        a["attention_splits"] = positive_int(a["attention_splits"], "attention_splits")
-    a["pdl"] = flag(a["pdl"], "pdl")
-    return a
+    return resolve_params(assumptions, TIMELINE_DEFAULTS, _RULES)
 
 
 def timeline_gpu(gpu) -> GPU:
