@@ -1,7 +1,7 @@
 """labcore: the small, exact numpy engine behind flashbook.
 
 Every number the book shows is computed here. Layers (GUIDE §1): data (hardware, models, published with
-``labcore/data``) -> number formats (precision, fp8) -> algorithms (softmax, attention, flash, decode) ->
+``labcore/data``) -> number formats (precision, fp8) -> algorithms (softmax, attention, blocks and flash, decode) ->
 accounting (hbm, flops, waves) -> performance models (splits, decode_time and decode_model; prefill;
 forward_work, forward_timeline and megakernel) -> display (units).
 It imports numpy, ml_dtypes and the standard library only. The presentation (figures, explorers, the live face,
@@ -14,6 +14,7 @@ from .flops import *  # noqa: F401,F403
 from .precision import *  # noqa: F401,F403
 from .fp8 import *  # noqa: F401,F403
 from .hardware import *  # noqa: F401,F403
+from .blocks import *  # noqa: F401,F403
 from .flash import *  # noqa: F401,F403
 from .decode import *  # noqa: F401,F403
 from .splits import *  # noqa: F401,F403
@@ -27,11 +28,11 @@ from .megakernel import *  # noqa: F401,F403
 from .prefill import *  # noqa: F401,F403
 from .units import *  # noqa: F401,F403
 
-from . import (attention, decode, decode_model, decode_time, flash, flops, forward_timeline, forward_work, fp8, hardware, hbm,
+from . import (attention, blocks, decode, decode_model, decode_time, flash, flops, forward_timeline, forward_work, fp8, hardware, hbm,
                megakernel, models, precision, prefill, published, softmax, splits, units, waves)
 
 #: Every public name of the engine (the union of its modules' ``__all__``).
-__all__ = sorted({name for mod in (hbm, attention, softmax, flops, precision, fp8, hardware, flash, decode, splits,
+__all__ = sorted({name for mod in (hbm, attention, softmax, flops, precision, fp8, hardware, blocks, flash, decode, splits,
                                    decode_time, decode_model, models, waves, forward_work, forward_timeline,
                                    megakernel, prefill, units) for name in mod.__all__})
 # labcore.published (the store of published figures) stays a module: ``from labcore.published import published``.

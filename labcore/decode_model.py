@@ -23,6 +23,7 @@ import numpy as np
 from .checks import choice
 from .decode_time import (DECODE_METHODS, DECODE_VARIANTS, MODEL_DEFAULTS, SPLIT_MODES, DecodeEstimate,
                           best_num_splits, decode_attention_time, decode_time_grid)
+from .hardware import get_gpu
 from .models import Model, get_model
 from .splits import MAX_BATCH, MAX_SEQLEN, flash_attn_block_n, flash_attn_num_splits, num_splits_heuristic
 from .waves import LAST_WAVE_RULES
@@ -131,7 +132,7 @@ def compare_flash_decoding_a100(gpu="A100", *, num_splits=None, last_wave="full"
     Raises: ValueError for an unknown ``last_wave`` rule; otherwise as :func:`decode_time_grid`.
     Source: dao2023flashdecoding; lecture §6.3.
     """
-    last_wave = choice(last_wave, "last_wave", LAST_WAVE_RULES)
+    gpu, last_wave = get_gpu(gpu), choice(last_wave, "last_wave", LAST_WAVE_RULES)
     m = load_flash_decoding_a100()
     shape = dict(num_q_heads=m["num_q_heads"], num_kv_heads=m["num_kv_heads"], head_dim=m["head_dim"])
     out = dict(m, last_wave=last_wave)
