@@ -1,8 +1,9 @@
 """labcore: the small, exact numpy engine behind flashbook.
 
 Every number the book shows is computed here. Layers (GUIDE §1): data (hardware, models, published with
-``labcore/data``) -> number formats (precision, fp8) -> algorithms (softmax, attention, flash, decode) ->
-accounting (hbm, flops, waves) -> performance models (decode_model, prefill, megakernel) -> display (units).
+``labcore/data``) -> number formats (precision, fp8) -> algorithms (softmax, attention, blocks and flash, decode) ->
+accounting (hbm, flops, waves) -> performance models (splits, decode_time and decode_model; prefill;
+forward_work, forward_timeline and megakernel) -> display (units).
 It imports numpy, ml_dtypes and the standard library only. The presentation (figures, explorers, the live face,
 exercises) is the separate package ``flashbook``, which imports labcore; labcore never imports it. Argument checks shared by every module live in ``labcore.checks``.
 """
@@ -13,23 +14,28 @@ from .flops import *  # noqa: F401,F403
 from .precision import *  # noqa: F401,F403
 from .fp8 import *  # noqa: F401,F403
 from .hardware import *  # noqa: F401,F403
+from .blocks import *  # noqa: F401,F403
 from .flash import *  # noqa: F401,F403
 from .decode import *  # noqa: F401,F403
+from .splits import *  # noqa: F401,F403
+from .decode_time import *  # noqa: F401,F403
 from .decode_model import *  # noqa: F401,F403
 from .models import *  # noqa: F401,F403
 from .waves import *  # noqa: F401,F403
+from .forward_work import *  # noqa: F401,F403
+from .forward_timeline import *  # noqa: F401,F403
 from .megakernel import *  # noqa: F401,F403
 from .prefill import *  # noqa: F401,F403
 from .units import *  # noqa: F401,F403
 
 from . import chip  # noqa: F401  (the labs' simulated chip: ``labcore.chip.Chip``)
-from . import (attention, decode, decode_model, flash, flops, fp8, hardware, hbm, megakernel, models, precision, prefill, published,
-               softmax, units, waves)
+from . import (attention, blocks, decode, decode_model, decode_time, flash, flops, forward_timeline, forward_work, fp8, hardware, hbm,
+               megakernel, models, precision, prefill, published, softmax, splits, units, waves)
 
 #: Every public name of the engine (the union of its modules' ``__all__``).
-__all__ = sorted({name for mod in (hbm, attention, softmax, flops, precision, fp8, hardware, flash, decode,
-                                   decode_model, models,
-                                   waves, megakernel, prefill, units) for name in mod.__all__})
+__all__ = sorted({name for mod in (hbm, attention, softmax, flops, precision, fp8, hardware, blocks, flash, decode, splits,
+                                   decode_time, decode_model, models, waves, forward_work, forward_timeline,
+                                   megakernel, prefill, units) for name in mod.__all__})
 # labcore.published (the store of published figures) stays a module: ``from labcore.published import published``.
 
 #: The book's version (one home: pyproject.toml, the footer and CITATION.cff read or are checked against it).

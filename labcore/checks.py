@@ -183,8 +183,37 @@ def with_defaults(kw: dict, defaults: dict) -> dict:
     """
     unknown = set(kw) - set(defaults)
     if unknown:
-        raise TypeError(f"unknown model assumption(s) {sorted(unknown)}; known: {', '.join(defaults)}")
+        raise TypeError(f"unknown assumption(s) {', '.join(sorted(unknown))}; known: {', '.join(defaults)}")
     return {**defaults, **kw}
+
+
+#: The checks :func:`resolve_params` applies, by name: each takes ``(value, name)`` and returns the checked value.
+PARAM_RULES = {
+    "fraction": fraction,                                              # a float in (0, 1]
+    "positive": positive_float,                                        # a finite float > 0
+    "non-negative": lambda x, name: positive_float(x, name, allow_zero=True),   # a finite float >= 0
+    "count": positive_int,                                             # an int >= 1
+    "count or zero": lambda x, name: positive_int(x, name, minimum=0),  # an int >= 0
+    "count or None": lambda x, name: None if x is None else positive_int(x, name),
+    "positive or None": lambda x, name: None if x is None else positive_float(x, name),
+    "flag": flag,                                                      # True or False
+}
+
+
+def resolve_params(kw: dict, defaults: dict, rules: dict) -> dict:
+    """A time model's assumptions: ``defaults`` overridden by ``kw`` (:func:`with_defaults`), each value checked.
+
+    Args:
+        kw: the caller's overrides. defaults: ``{name: default}``. rules: ``{name: rule}``, a rule being a key of
+            :data:`PARAM_RULES` or a tuple of the allowed values (:func:`choice`); names without a rule are
+            passed through unchecked.
+    Returns: a new dict with every key of ``defaults``.
+    Raises: TypeError for an unknown name or a wrongly typed value; ValueError for a value out of range.
+    """
+    p = with_defaults(kw, defaults)
+    for name, rule in rules.items():
+        p[name] = choice(p[name], name, rule) if isinstance(rule, tuple) else PARAM_RULES[rule](p[name], name)
+    return p
 
 
 def cdiv(a, b):

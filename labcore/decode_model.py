@@ -1,39 +1,32 @@
-"""Decode-time attention, the performance model: CTAs x waves, flash-attn's split heuristic, measurements.
+"""Decode-time attention, the model against the measurements: model shapes and the flash-decoding post's A100 table.
 
-:func:`decode_attention_time` estimates one decode-attention call (the kernels of :mod:`labcore.decode`)
-on a GPU preset as ``waves x per-CTA time + kernels x launch cost``, where a CTA's time is the larger of
-its padded tensor-core FLOPs and its HBM bytes, each over the SM's share of the machine, and
-``waves = ceil(CTAs / SMs)``. The waves are dealt by the one wave machinery of the book,
-:func:`labcore.waves.waves_time`, and how the last wave is charged is the explicit assumption
-``last_wave`` (``"full"``, the lecture's charge and the default; or ``"shared"``). Every parameter is a named keyword with its
-justification, defaults in :data:`MODEL_DEFAULTS`. ``variant="refined"`` adds three costs the base model
-leaves out (partial-output traffic and the combine kernel's reads, a pipeline-fill latency per wave, and
-the HBM bandwidth a real kernel can reach); their values are fixed in advance from independent sources,
-never fitted to the measurements. :func:`decode_time_grid` evaluates the same model on whole
-(batch, seqlen) grids with numpy broadcasting.
+:func:`compare_flash_decoding_a100` runs the decode time model (:mod:`labcore.decode_time`: CTAs x waves,
+:func:`decode_attention_time`, :func:`decode_time_grid`) on the ten rows of the flash-decoding post's A100
+micro-benchmark (:func:`load_flash_decoding_a100`), and :func:`last_wave_summary` reads the two last-wave
+rules off it. The attention shapes of a few models, :data:`DECODE_SHAPES`, come from the presets of
+:mod:`labcore.models`.
 
-Also: the flash-attn 2.x split heuristic (:func:`num_splits_heuristic`, :func:`flash_attn_num_splits`,
-:func:`num_splits_heuristic_grid`), :func:`best_num_splits` (the model's argmin), the model shapes
-:data:`DECODE_SHAPES` and the published A100 micro-benchmark (:func:`load_flash_decoding_a100`,
-:func:`compare_flash_decoding_a100`).
+This module also re-exports the decode model's public names, so ``labcore.decode_model`` holds all of them:
+the time model (:mod:`labcore.decode_time`) and flash-attn 2.x's split heuristic and block sizes
+(:mod:`labcore.splits`: :func:`num_splits_heuristic`, :func:`flash_attn_num_splits`, :func:`flash_attn_block_n`).
 
-Sources: dao2023flashdecoding (PyTorch blog, 2023-10-13); FlashAttention-2 (Dao 2023) for the 128-row Q
-tile and the 50-73% efficiency; flash-attn 2.x ``csrc/flash_attn/flash_api.cpp`` for ``num_splits_heuristic``.
+Sources: dao2023flashdecoding (PyTorch blog, 2023-10-13); the models' config.json files (via
+:mod:`labcore.models`).
 """
 from __future__ import annotations
 
 import csv
-import math
-import numbers
-from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
 
-from .checks import cdiv, choice, fraction, int_array, positive_float, positive_int, with_defaults
-from .decode import MAX_SPLITS, gqa_group_size, kv_cache_bytes
-from .hardware import GPU, get_gpu
-from .waves import LAST_WAVE_RULES, waves_time
+from .checks import choice
+from .decode_time import (DECODE_METHODS, DECODE_VARIANTS, MODEL_DEFAULTS, SPLIT_MODES, DecodeEstimate,
+                          best_num_splits, decode_attention_time, decode_time_grid)
+from .hardware import get_gpu
+from .models import Model, get_model
+from .splits import MAX_BATCH, MAX_SEQLEN, flash_attn_block_n, flash_attn_num_splits, num_splits_heuristic
+from .waves import LAST_WAVE_RULES
 
 __all__ = [
     "MAX_SEQLEN",
@@ -47,7 +40,6 @@ __all__ = [
     "decode_time_grid",
     "best_num_splits",
     "num_splits_heuristic",
-    "num_splits_heuristic_grid",
     "flash_attn_block_n",
     "flash_attn_num_splits",
     "DECODE_SHAPES",
@@ -56,513 +48,24 @@ __all__ = [
     "compare_flash_decoding_a100",
 ]
 
-#: Input limits of the decode model: far beyond any real cache (2^40 tokens, 2^24 sequences), low
-#: enough that int64 arithmetic and the arrays stay small. Split counts are capped by
-#: :data:`labcore.decode.MAX_SPLITS`.
-MAX_SEQLEN = 2 ** 40
-MAX_BATCH = 2 ** 24
 
 # --------------------------------------------------------------------------------------------------
-# 1. The CTA x wave time model
+# Shapes and the published measurements
 # --------------------------------------------------------------------------------------------------
 
-DECODE_METHODS = ("fa2", "flash_decoding")
-DECODE_VARIANTS = ("base", "refined")
-#: The named split rules :func:`decode_attention_time` accepts besides an int: the model's argmin, and
-#: flash-attn's heuristic before / since 2.5.7 (which doubles the SM count).
-SPLIT_MODES = ("best", "heuristic", "heuristic-2.5.7")
 
-#: Defaults of every model assumption of :func:`decode_attention_time` (keyword -> value, SI units), each with
-#: its justification in a comment here and in that function's docstring. Read-only by convention: pass
-#: overrides as keywords (``decode_attention_time(..., efficiency=0.6)``); the §6 page reads the values.
-MODEL_DEFAULTS = dict(
-    efficiency=0.7,  # FlashAttention-2 forward reaches 50-73% of A100 peak (Dao 2023): take 0.7
-    per_sm_bandwidth_cap=80e9,  # Little's law: ~64 KB in flight per SM / ~0.8 us DRAM latency = 80 GB/s
-    kernel_overhead=5e-6,  # launch + prologue + tail of one kernel, ~5 us (lecture §6.3; Hazy post: 2.1 us bare launch)
-    fa2_block_m=128,  # FlashAttention-2 forward kernel Q tile (rows) on A100 for d = 128
-    fd_block_m=64,  # flash-attn split-KV kernel Q tile; the GQA group is packed and padded to it
-    block_n=None,  # KV tile length; None -> flash-attn's rule (256 if d <= 64, 128 if d <= 128, else 64)
-    max_splits=128,  # flash-attn caps splits at 128
-    dtype_bytes=2,  # FP16/BF16 K, V, q, O
-    # refined variant only:
-    partial_dtype_bytes=4,  # flash-attn stores per-split o_s and lse_s in FP32 (ElementAccum = float)
-    wave_latency=0.8e-6,  # one DRAM round trip to fill each wave's pipeline (the latency in Little's law)
-    bandwidth_efficiency=0.9,  # best streaming kernels reach ~88-90% of A100 datasheet HBM bandwidth
-    # both variants:
-    last_wave="full",  # the lecture's charge: a partial last wave costs a full one (labcore.waves.waves_time)
-)
+def _attention_shape(model: Model) -> dict:
+    return dict(num_q_heads=model.num_heads, num_kv_heads=model.num_kv_heads, head_dim=model.head_dim,
+                num_layers=model.num_layers, source=model.source)
 
 
-@dataclass(frozen=True)
-class DecodeEstimate:
-    """One decode-attention time estimate (all times in seconds, bytes in bytes, FLOPs in FLOP).
-
-    Attributes:
-        gpu, method, variant: what was modelled. batch, seqlen, num_q_heads, num_kv_heads, head_dim: shape.
-        num_splits: splits per (sequence, KV head) (1 for FlashAttention-2).
-        num_ctas: CTAs of the main kernel. num_sms: SMs of the GPU. waves: ``ceil(num_ctas / num_sms)``.
-        active_sms: SMs busy in a full wave, ``min(num_ctas, num_sms)``.
-        rows_real, rows_padded: query rows per CTA that are real / that the tensor cores compute.
-        keys_per_cta: keys of the longest split. flops_per_cta: padded tensor-core FLOPs per CTA.
-        bytes_per_cta: HBM bytes one CTA moves. flops_per_sm: effective FLOP/s of one SM (x efficiency).
-        bandwidth_per_sm: bytes/s one SM gets. compute_time, memory_time: per-CTA terms; cta_time their max.
-        num_kernels: 1, or 2 with the combine kernel. launch_time: ``num_kernels x kernel_overhead``.
-        combine_time: the combine kernel's traffic time (refined only; 0 in base).
-        latency_time: ``waves x wave_latency`` (refined only). total: the estimate.
-        bound: ``"compute"`` or ``"memory"`` (which per-CTA term is larger).
-        kv_bytes: bytes of K and V for the whole batch (the floor: read the cache once).
-        useful_flops: FLOPs on real rows only (``4 x batch x H_q x seqlen x d``).
-        last_wave: the last-wave rule used (``"full"`` or ``"shared"``, see :func:`labcore.waves.waves_time`).
-        running_last: CTAs running in the last wave. cta_time_last: a CTA's time in the last wave (s); equal
-            to ``cta_time`` under ``"full"``, at most ``cta_time`` under ``"shared"``. ``bandwidth_per_sm``,
-            ``memory_time``, ``cta_time`` and ``bound`` are those of a full wave.
-    """
-
-    gpu: str
-    method: str
-    variant: str
-    batch: int
-    seqlen: int
-    num_q_heads: int
-    num_kv_heads: int
-    head_dim: int
-    num_splits: int
-    num_ctas: int
-    num_sms: int
-    waves: int
-    active_sms: int
-    rows_real: int
-    rows_padded: int
-    keys_per_cta: int
-    flops_per_cta: float
-    bytes_per_cta: float
-    flops_per_sm: float
-    bandwidth_per_sm: float
-    compute_time: float
-    memory_time: float
-    cta_time: float
-    num_kernels: int
-    launch_time: float
-    combine_time: float
-    latency_time: float
-    total: float
-    bound: str
-    kv_bytes: float
-    useful_flops: float
-    last_wave: str = "full"
-    running_last: int = 0
-    cta_time_last: float = 0.0
-
-    @property
-    def total_us(self) -> float:
-        """``total`` in microseconds (display only)."""
-        return self.total * 1e6
-
-    @property
-    def wave_efficiency(self) -> float:
-        """Fraction of SM-slots busy over all waves: ``num_ctas / (waves x num_sms)``."""
-        return self.num_ctas / (self.waves * self.num_sms)
-
-    @property
-    def padding_waste(self) -> float:
-        """Fraction of tensor-core rows that are padding: ``1 - rows_real / rows_padded``."""
-        return 1.0 - self.rows_real / self.rows_padded
-
-    def as_dict(self) -> dict:
-        """All fields as a plain dict."""
-        return asdict(self)
-
-
-def flash_attn_block_n(head_dim: int) -> int:
-    """flash-attn 2.x's KV block length for the split-KV heuristic: 256 if d <= 64, 128 if d <= 128, else 64.
-
-    Source: flash-attn ``flash_api.cpp`` (``set_params_splitkv``); FACTS.md.
-    """
-    d = positive_int(head_dim, "head_dim")
-    return 256 if d <= 64 else (128 if d <= 128 else 64)
-
-
-def _params(kw: dict) -> dict:
-    p = with_defaults(kw, MODEL_DEFAULTS)
-    p["efficiency"] = fraction(p["efficiency"], "efficiency")
-    p["bandwidth_efficiency"] = fraction(p["bandwidth_efficiency"], "bandwidth_efficiency")
-    p["last_wave"] = choice(p["last_wave"], "last_wave", LAST_WAVE_RULES)
-    for k in ("per_sm_bandwidth_cap", "dtype_bytes", "partial_dtype_bytes"):
-        p[k] = positive_float(p[k], k)
-    for k in ("kernel_overhead", "wave_latency"):
-        p[k] = positive_float(p[k], k, allow_zero=True)
-    for k in ("fa2_block_m", "fd_block_m", "max_splits"):
-        p[k] = positive_int(p[k], k)
-    if p["block_n"] is not None:
-        p["block_n"] = positive_int(p["block_n"], "block_n")
-    return p
-
-
-def _core(gpu: GPU, batch, seqlen, splits, hq, hkv, d, method, variant, p, lean=False):
-    """Vectorised model: batch, seqlen, splits broadcast together. Returns a dict of arrays.
-
-    ``lean=True`` returns only ``total`` (the split search over a whole grid uses it).
-    """
-    refined = variant == "refined"
-    g = hq // hkv
-    db, pb = p["dtype_bytes"], p["partial_dtype_bytes"]
-    bw = gpu.hbm_bandwidth * (p["bandwidth_efficiency"] if refined else 1.0)
-    batch = np.asarray(batch, dtype=np.int64)
-    seqlen = np.asarray(seqlen, dtype=np.int64)
-    splits = np.asarray(splits, dtype=np.int64)
-    if method == "fa2":
-        splits = np.ones_like(splits)
-        rows_real, rows_pad, m_blocks = 1, p["fa2_block_m"], 1
-        ctas = batch * hq
-        keys = seqlen
-        writes = rows_real * d * db
-    else:
-        m_blocks = cdiv(g, p["fd_block_m"])
-        rows_real, rows_pad = min(g, p["fd_block_m"]), p["fd_block_m"]
-        ctas = batch * hkv * m_blocks * splits
-        keys = cdiv(seqlen, splits)  # the longest split sets the wave's time
-        writes = np.where(splits > 1, rows_real * (d + 1) * pb, rows_real * d * db)
-    flops = 4.0 * rows_pad * keys * d  # QK^T and PV, 2 FLOP per multiply-add, padded rows included
-    bytes_ = 2.0 * keys * d * db + rows_real * d * db  # K, V of the split + the real q rows
-    if refined:
-        bytes_ = bytes_ + writes
-    f_sm = gpu.tensor_flops_per_sm * p["efficiency"]
-    t_c = flops / f_sm
-    # the CTAs in waves, the last one charged by the ``last_wave`` rule (the one wave machinery)
-    w = waves_time(ctas, gpu.num_sms, t_c, bytes_, bw, per_sm_bandwidth_cap=p["per_sm_bandwidth_cap"],
-                   last_wave=p["last_wave"])
-    waves, active = w["waves"], w["running_full"]
-    n_k = np.where(splits > 1, 2, 1) if method == "flash_decoding" else np.ones_like(splits)
-    launch = n_k * p["kernel_overhead"]
-    # terms that do not depend on seqlen stay small (no broadcast over the whole grid)
-    if refined and method == "flash_decoding":
-        comb_bytes = batch * hq * (splits * (d + 1) * pb + d * db)
-        combine = np.where(splits > 1, comb_bytes / bw, 0.0)
-    else:
-        combine = np.zeros(np.broadcast(batch, splits).shape)
-    latency = waves * p["wave_latency"] if refined else np.zeros(np.shape(waves))
-    extra = launch + combine + latency
-    total = w["total"]  # a fresh array: add the fixed costs in place when the shapes allow
-    same = np.ndim(total) and total.shape == np.broadcast_shapes(total.shape, np.shape(extra))
-    total = np.add(total, extra, out=total if same else None)
-    if lean:
-        return {"total": total}
-    b_sm = np.minimum(p["per_sm_bandwidth_cap"], bw / active)  # a CTA's share in a full wave (for display)
-    return dict(splits=splits, ctas=ctas, waves=waves, active=active, rows_real=rows_real, rows_pad=rows_pad,
-                keys=keys, flops=flops, bytes=bytes_, f_sm=f_sm, b_sm=b_sm, t_c=t_c, t_m=bytes_ / b_sm,
-                t_cta=w["cta_time_full"], running_last=w["running_last"], t_last=w["cta_time_last"],
-                n_k=n_k, launch=launch, combine=combine, latency=latency, total=total)
-
-
-def _max_model_splits(seqlen, block_n, max_splits):
-    """Largest split count the model searches: a split holds at least one KV block."""
-    return np.minimum(max_splits, cdiv(np.asarray(seqlen), block_n))
-
-
-def _check_shape(batch, seqlen, num_q_heads, num_kv_heads, head_dim):
-    gqa_group_size(num_q_heads, num_kv_heads)
-    batch, seqlen = int_array(batch, "batch", maximum=MAX_BATCH), int_array(seqlen, "seqlen", maximum=MAX_SEQLEN)
-    try:
-        np.broadcast(batch, seqlen)
-    except ValueError:
-        raise ValueError(f"batch (shape {np.shape(batch)}) and seqlen (shape {np.shape(seqlen)}) must broadcast "
-                         "together, e.g. batch[:, None] and seqlen[None, :]") from None
-    return batch, seqlen, int(num_q_heads), int(num_kv_heads), positive_int(head_dim, "head_dim")
-
-
-def _best_grid(gpu, batch, seqlen, hq, hkv, d, variant, p):
-    """Argmin over splits 1..max of the model time, vectorised; returns (best_splits, best_total).
-
-    ``batch`` and ``seqlen`` keep their own (broadcastable) shapes so that per-batch and per-seqlen terms
-    are computed once, not once per grid cell.
-    """
-    bn = p["block_n"] or flash_attn_block_n(d)
-    batch, seqlen = _lift(np.asarray(batch), np.asarray(seqlen))
-    smax = _max_model_splits(seqlen, bn, p["max_splits"])
-    top = int(np.max(smax))
-    s = np.arange(1, top + 1).reshape((top,) + (1,) * batch.ndim)
-    t = _core(gpu, batch[None], seqlen[None], s, hq, hkv, d, "flash_decoding", variant, p, lean=True)["total"]
-    t += np.where(s <= smax[None], 0.0, np.inf)  # a split holds at least one KV tile
-    i = np.argmin(t, axis=0)
-    return i + 1, np.take_along_axis(t, i[None], axis=0)[0]
-
-
-def _lift(a, b):
-    """Give two arrays the same number of dimensions (leading 1s) without broadcasting their sizes."""
-    nd = max(a.ndim, b.ndim)
-    return a.reshape((1,) * (nd - a.ndim) + a.shape), b.reshape((1,) * (nd - b.ndim) + b.shape)
-
-
-def _resolve_splits(gpu, num_splits, batch, seqlen, hq, hkv, d, method, variant, p):
-    if method == "fa2":
-        if isinstance(num_splits, (bool, np.bool_)) or not (
-                num_splits is None or (isinstance(num_splits, (str, numbers.Integral)) and num_splits in (1, "best"))):
-            raise ValueError("method 'fa2' does not split the KV sequence; num_splits must be None, 1 or 'best', "
-                             f"got {num_splits!r}")
-        return np.ones(np.broadcast(batch, seqlen).shape, dtype=np.int64)
-    if num_splits is None or (isinstance(num_splits, str) and num_splits == "best"):
-        return _best_grid(gpu, batch, seqlen, hq, hkv, d, variant, p)[0]
-    if isinstance(num_splits, str):
-        choice(num_splits, "num_splits", SPLIT_MODES)
-        return flash_attn_num_splits(gpu, batch=batch, seqlen=seqlen, num_q_heads=hq, num_kv_heads=hkv,
-                                     head_dim=d, sm_doubling=(num_splits == "heuristic-2.5.7"))
-    splits = int_array(num_splits, "num_splits", maximum=MAX_SPLITS)
-    s_b, n_b = np.broadcast_arrays(splits, seqlen)
-    over = s_b > n_b
-    if np.any(over):
-        raise ValueError(f"num_splits must not exceed seqlen (every split needs at least one key); got "
-                         f"num_splits={int(s_b[over].flat[0])} for seqlen={int(n_b[over].flat[0])}")
-    return splits
-
-
-def decode_attention_time(gpu, *, batch, seqlen, num_q_heads, num_kv_heads, head_dim, method,
-                          num_splits=None, variant="base", **assumptions) -> DecodeEstimate:
-    """CTA x wave time model of one decode-attention call (one new query per sequence, one layer).
-
-    Model (lecture §6.3), for the main kernel:
-
-    - per-CTA time = max(padded FLOPs / (tensor FLOP/s per SM x ``efficiency``),
-      bytes / per-SM bandwidth);
-    - per-SM bandwidth = min(``per_sm_bandwidth_cap``, HBM bandwidth / SMs active in a full wave);
-    - total = waves x per-CTA time + kernels x ``kernel_overhead``, waves = ceil(CTAs / SMs).
-
-    The waves come from :func:`labcore.waves.waves_time`; the last bullet is its ``last_wave="full"`` rule,
-    the lecture's charge. With ``last_wave="shared"`` the last wave's CTAs share the HBM bandwidth among
-    themselves only (a lone CTA gets up to ``per_sm_bandwidth_cap``), so total = (waves - 1) x per-CTA time
-    + the last wave's per-CTA time + kernels x ``kernel_overhead``; never more than under ``"full"``.
-
-    ``method="fa2"`` (FlashAttention-2 at decode): one CTA per (sequence, query head), each reading its
-    KV head's whole cache and computing a ``fa2_block_m``-row Q tile of which 1 row is real.
-    ``method="flash_decoding"``: one CTA per (sequence, KV head, split); the g = H_q/H_kv query heads of
-    a group are packed as rows of a ``fd_block_m``-row tile (padded); with more than one split a second
-    (combine) kernel merges the partial results.
-
-    ``variant="refined"`` adds, with values fixed in advance (not fitted to any measurement):
-    the bytes each CTA writes (``partial_dtype_bytes`` FP32 ``o_s`` and ``lse_s`` per split, or the FP16
-    output); the combine kernel's traffic (read every partial, write O) at HBM bandwidth; one
-    ``wave_latency`` per wave (each wave's pipelines start empty: the first K/V tile is a full DRAM round
-    trip away); and HBM bandwidth derated to ``bandwidth_efficiency`` of the datasheet value.
-
-    Assumptions (keywords; defaults in :data:`MODEL_DEFAULTS`):
-
-    - ``efficiency=0.7``: fraction of tensor-core peak a CTA sustains; FlashAttention-2 reaches 50-73% of A100 peak (Dao 2023).
-    - ``per_sm_bandwidth_cap=80e9 B/s``: Little's law, ~64 KB in flight per SM over ~0.8 us latency.
-    - ``kernel_overhead=5e-6 s``: launch, prologue and tail of one kernel.
-    - ``fa2_block_m=128``: FlashAttention-2's Q tile rows (A100, d = 128).
-    - ``fd_block_m=64``: flash-attn's split-KV kernel Q tile; flash-decoding pads the GQA group to it.
-    - ``block_n=None``: KV tile length (None: flash-attn's rule, :func:`flash_attn_block_n`); the model's split search keeps at least one KV tile per split.
-    - ``max_splits=128``: flash-attn's cap on splits. dtype_bytes=2: FP16/BF16.
-    - ``partial_dtype_bytes=4 (refined)``: flash-attn keeps ``o_s`` and ``lse_s`` in FP32.
-    - ``wave_latency=0.8e-6 s (refined)``: the DRAM latency of the Little's-law estimate.
-    - ``last_wave="full"``: how the last wave is charged (:data:`labcore.waves.LAST_WAVE_RULES`). ``"full"`` (the
-      lecture's charge, default; every figure of the lecture uses it): a partial last wave costs a full one and
-      its CTAs get a full wave's bandwidth share. ``"shared"``: the CTAs of the last wave share the bandwidth
-      among themselves (§6's argument that a lone CTA can pull tens of GB/s). Neither lets the next wave start early.
-    - ``bandwidth_efficiency=0.9 (refined)``: the best streaming kernels reach ~88-90% of the A100's datasheet bandwidth (NVIDIA developer forum, "Trouble to reach peak bandwidth of A100", quoting a GTC measurement; Nsight Compute agrees).
-
-    Args:
-        gpu: preset name (``"A100"``, ``"H100"``, ...) or :class:`labcore.hardware.GPU`.
-        batch, seqlen: ints >= 1 (sequences; keys in the cache).
-        num_q_heads, num_kv_heads, head_dim: ints >= 1, ``H_q`` a multiple of ``H_kv``.
-        method: ``"fa2"`` or ``"flash_decoding"``.
-        num_splits: int >= 1; None or ``"best"`` (the model's argmin, :func:`best_num_splits`);
-            ``"heuristic"`` (flash-attn 2.x's heuristic with the real SM count, as before 2.5.7) or
-            ``"heuristic-2.5.7"`` (SM count doubled). Must be None or 1 for ``"fa2"``.
-        variant: ``"base"`` or ``"refined"``.
-        **assumptions: keyword overrides of :data:`MODEL_DEFAULTS` (listed above).
-    Returns:
-        :class:`DecodeEstimate`.
-    Raises:
-        ValueError: unknown GPU, method, variant, split mode or ``last_wave`` rule; sizes < 1; ``H_q`` not a multiple of
-        ``H_kv``; ``num_splits`` given for ``"fa2"``, or more splits than keys (``num_splits > seqlen``).
-        TypeError: unknown assumption keyword, non-integers.
-    Source: lecture §6.3; dao2023flashdecoding; Dao 2023 (FlashAttention-2) for the tile and efficiency.
-    """
-    gpu = get_gpu(gpu)
-    method = choice(method, "method", DECODE_METHODS)
-    variant = choice(variant, "variant", DECODE_VARIANTS)
-    batch = positive_int(batch, "batch", maximum=MAX_BATCH)
-    seqlen = positive_int(seqlen, "seqlen", maximum=MAX_SEQLEN)
-    if isinstance(num_splits, (list, tuple, np.ndarray)):
-        raise TypeError(f"num_splits must be an int, None or one of {', '.join(map(repr, SPLIT_MODES))} here; "
-                        f"got {num_splits!r} (decode_time_grid takes arrays)")
-    _, _, hq, hkv, d = _check_shape(batch, seqlen, num_q_heads, num_kv_heads, head_dim)
-    p = _params(assumptions)
-    s = int(np.asarray(_resolve_splits(gpu, num_splits, batch, seqlen, hq, hkv, d, method, variant, p)))
-    r = {k: (v.item() if isinstance(v, np.ndarray) else v)
-         for k, v in _core(gpu, batch, seqlen, s, hq, hkv, d, method, variant, p).items()}
-    return DecodeEstimate(
-        gpu=gpu.name, method=method, variant=variant, batch=batch, seqlen=seqlen, num_q_heads=hq,
-        num_kv_heads=hkv, head_dim=d, num_splits=int(r["splits"]), num_ctas=int(r["ctas"]), num_sms=gpu.num_sms,
-        waves=int(r["waves"]), active_sms=int(r["active"]), rows_real=int(r["rows_real"]),
-        rows_padded=int(r["rows_pad"]), keys_per_cta=int(r["keys"]), flops_per_cta=float(r["flops"]),
-        bytes_per_cta=float(r["bytes"]), flops_per_sm=float(r["f_sm"]), bandwidth_per_sm=float(r["b_sm"]),
-        compute_time=float(r["t_c"]), memory_time=float(r["t_m"]), cta_time=float(r["t_cta"]),
-        num_kernels=int(r["n_k"]), launch_time=float(r["launch"]), combine_time=float(r["combine"]),
-        latency_time=float(r["latency"]), total=float(r["total"]),
-        bound="compute" if r["t_c"] > r["t_m"] else "memory",
-        kv_bytes=kv_cache_bytes(batch=batch, seqlen=seqlen, num_kv_heads=hkv, head_dim=d, dtype_bytes=p["dtype_bytes"]),
-        useful_flops=4.0 * batch * hq * seqlen * d,
-        last_wave=p["last_wave"], running_last=int(r["running_last"]), cta_time_last=float(r["t_last"]),
-    )
-
-
-def decode_time_grid(gpu, *, batch, seqlen, num_q_heads, num_kv_heads, head_dim, method, num_splits=None,
-                     variant="base", **assumptions):
-    """The same model as :func:`decode_attention_time` over whole arrays of batch and seqlen (vectorised).
-
-    Args:
-        batch, seqlen: int arrays (or ints) that broadcast together, e.g. ``b[:, None]`` and ``n[None, :]``.
-        num_splits: as in :func:`decode_attention_time`, or an int array broadcasting with the grid.
-        other arguments: as in :func:`decode_attention_time`.
-    Returns:
-        dict of float/int arrays of the broadcast shape: ``total`` (s), ``num_splits``, ``num_ctas``,
-        ``waves``, ``compute_time``, ``memory_time`` (per CTA, s), ``bound_compute`` (bool).
-    Raises:
-        as :func:`decode_attention_time`.
-    Source: lecture §6.3 (the speedup heatmap of §6.4 uses it).
-    """
-    gpu = get_gpu(gpu)
-    method = choice(method, "method", DECODE_METHODS)
-    variant = choice(variant, "variant", DECODE_VARIANTS)
-    batch, seqlen, hq, hkv, d = _check_shape(batch, seqlen, num_q_heads, num_kv_heads, head_dim)
-    p = _params(assumptions)
-    s = _resolve_splits(gpu, num_splits, batch, seqlen, hq, hkv, d, method, variant, p)
-    r = _core(gpu, batch, seqlen, s, hq, hkv, d, method, variant, p)
-    shape = np.broadcast(batch, seqlen, s).shape
-    return {
-        "total": np.broadcast_to(r["total"], shape).astype(float),
-        "num_splits": np.broadcast_to(r["splits"], shape),
-        "num_ctas": np.broadcast_to(r["ctas"], shape),
-        "waves": np.broadcast_to(r["waves"], shape),
-        "compute_time": np.broadcast_to(r["t_c"], shape).astype(float),
-        "memory_time": np.broadcast_to(r["t_m"], shape).astype(float),
-        "bound_compute": np.broadcast_to(r["t_c"] > r["t_m"], shape),
-    }
-
-
-def best_num_splits(gpu, *, batch, seqlen, num_q_heads, num_kv_heads, head_dim, variant="base", **assumptions) -> int:
-    """The split count that minimises the model's flash-decoding time (smallest one on ties).
-
-    Searches ``1 .. min(max_splits, ceil(seqlen / block_n))`` (a split holds at least one KV tile).
-
-    Args/Raises: as :func:`decode_attention_time` (``batch`` and ``seqlen`` scalars).
-    Returns: int >= 1.
-    Source: lecture §6.4 (batch 1, 64K: 32 splits beat 64).
-    """
-    gpu = get_gpu(gpu)
-    variant = choice(variant, "variant", DECODE_VARIANTS)
-    batch = positive_int(batch, "batch", maximum=MAX_BATCH)
-    seqlen = positive_int(seqlen, "seqlen", maximum=MAX_SEQLEN)
-    _, _, hq, hkv, d = _check_shape(batch, seqlen, num_q_heads, num_kv_heads, head_dim)
-    p = _params(assumptions)
-    return int(_best_grid(gpu, batch, seqlen, hq, hkv, d, variant, p)[0])
-
-
-def num_splits_heuristic(batch_nheads_mblocks: int, num_sms: int, num_n_blocks: int, max_splits: int = 128) -> int:
-    """flash-attn 2.x's ``num_splits_heuristic``, line for line.
-
-    If ``batch_nheads_mblocks >= 0.8 x num_sms``: 1 split. Otherwise, for ``s = 1 .. min(max_splits,
-    num_sms, num_n_blocks)``, skipping ``s`` whose ``ceil(num_n_blocks / s)`` equals that of ``s - 1``
-    (same blocks per split), wave efficiency ``n_waves / ceil(n_waves)`` with ``n_waves =
-    batch_nheads_mblocks x s / num_sms``; return the smallest eligible ``s`` whose efficiency is at least
-    0.85 x the best.
-
-    Args:
-        batch_nheads_mblocks: CTAs without splitting (batch x heads x ceil(seqlen_q / 64), after GQA packing).
-        num_sms: the SM count the heuristic is given (flash-attn >= 2.5.7 passes 2 x the real count).
-        num_n_blocks: KV blocks, ``ceil(seqlen_k / block_n)``. max_splits: 128 in flash-attn.
-    Returns: int >= 1.
-    Raises: TypeError/ValueError for non-integers or values < 1.
-    Source: flash-attn ``csrc/flash_attn/flash_api.cpp`` (2.x); FACTS.md.
-    """
-    blocks = positive_int(batch_nheads_mblocks, "batch_nheads_mblocks")
-    sms = positive_int(num_sms, "num_sms")
-    nb = positive_int(num_n_blocks, "num_n_blocks")
-    mx = positive_int(max_splits, "max_splits")
-    if blocks >= 0.8 * sms:
-        return 1
-    mx = min(mx, sms, nb)
-    eff = []
-    for s in range(1, mx + 1):
-        eligible = s == 1 or cdiv(nb, s) != cdiv(nb, s - 1)
-        if not eligible:
-            eff.append(None)
-            continue
-        n_waves = np.float32(blocks * s) / np.float32(sms)  # C++ float arithmetic
-        eff.append(float(n_waves / np.float32(math.ceil(n_waves))))
-    best = max(e for e in eff if e is not None)
-    for s, e in enumerate(eff, start=1):
-        if e is not None and e >= 0.85 * best:
-            return s
-    return 1  # pragma: no cover - s = 1 is always eligible
-
-
-def flash_attn_num_splits(gpu, *, batch, seqlen, num_q_heads, num_kv_heads, head_dim, sm_doubling=True):
-    """The split count flash-attn 2.x would choose for a decode step (one query per sequence).
-
-    Decode with GQA is packed as flash-attn does (``seqlenq_ngroups_swapped``): heads = H_kv and
-    seqlen_q = g, so CTAs without splitting = ``batch x H_kv x ceil(g / 64)``; KV blocks =
-    ``ceil(seqlen / block_n)`` with :func:`flash_attn_block_n`.
-
-    Args:
-        gpu: preset name or GPU. batch, seqlen: ints or int arrays (broadcast). heads, head_dim: ints.
-        sm_doubling: True (flash-attn >= 2.5.7, the default now) passes ``2 x num_sms`` to the heuristic,
-            "to hard-code the fact that we're using 128 threads per block"; False reproduces earlier
-            versions (such as those of the 2023 flash-decoding post).
-    Returns: int, or int array of the broadcast shape.
-    Raises: as :func:`decode_attention_time`.
-    Source: flash-attn ``flash_api.cpp`` ``set_params_splitkv``; FACTS.md.
-    """
-    gpu = get_gpu(gpu)
-    batch, seqlen, hq, hkv, d = _check_shape(batch, seqlen, num_q_heads, num_kv_heads, head_dim)
-    g = hq // hkv
-    sms = gpu.num_sms * (2 if sm_doubling else 1)
-    blocks = np.asarray(batch) * hkv * cdiv(g, 64)
-    nblocks = cdiv(np.asarray(seqlen), flash_attn_block_n(d))
-    out = num_splits_heuristic_grid(blocks, sms, nblocks, 128)
-    return int(out) if out.ndim == 0 else out
-
-
-def num_splits_heuristic_grid(blocks, sms: int, nblocks, max_splits: int = 128) -> np.ndarray:
-    """:func:`num_splits_heuristic` evaluated on broadcasting int arrays at once (a test checks equality).
-
-    Args:
-        blocks: int array, CTAs without splitting. sms: the SM count given to the heuristic (int).
-        nblocks: int array of KV blocks, broadcasting with ``blocks``. max_splits: the cap (128 in flash-attn).
-    Returns:
-        int64 array of the broadcast shape. No checks: :func:`flash_attn_num_splits` validates.
-    Source: flash-attn ``csrc/flash_attn/flash_api.cpp`` (2.x).
-    """
-    blocks, nblocks = _lift(np.asarray(blocks, dtype=np.int64), np.asarray(nblocks, dtype=np.int64))
-    top = min(max_splits, sms)
-    s = np.arange(1, top + 1).reshape((top,) + (1,) * blocks.ndim)
-    per = cdiv(nblocks[None], s)
-    prev = cdiv(nblocks[None], np.maximum(s - 1, 1))
-    ok = ((s == 1) | (per != prev)) & (s <= nblocks[None])
-    n_waves = (blocks[None] * s).astype(np.float32) / np.float32(sms)  # C++ float arithmetic
-    eff = np.where(ok, (n_waves / np.ceil(n_waves)).astype(np.float64), -1.0)
-    best = eff.max(axis=0)
-    first = np.argmax(eff >= 0.85 * best[None], axis=0) + 1
-    shape = np.broadcast(blocks, nblocks).shape
-    return np.where(np.broadcast_to(blocks >= 0.8 * sms, shape), 1, first).astype(np.int64)
-
-
-# --------------------------------------------------------------------------------------------------
-# 2. Shapes and the published measurements
-# --------------------------------------------------------------------------------------------------
-
-#: Attention shapes of a few models (per GPU), from their config.json files via FACTS.md.
+#: Attention shapes of a few models (per GPU): ``num_q_heads``, ``num_kv_heads``, ``head_dim``, ``num_layers`` and
+#: ``source``, read off the presets of :mod:`labcore.models` (the one home of model shapes).
 DECODE_SHAPES: dict[str, dict] = {
-    "CodeLlama-34B (4-way TP)": dict(num_q_heads=16, num_kv_heads=2, head_dim=128, num_layers=48,
-                                     source="CodeLlama-34B config.json (64 q / 8 KV heads) split over 4 GPUs; "
-                                            "the shape of the flash-decoding post's benchmark"),
-    "Llama-3.1-8B": dict(num_q_heads=32, num_kv_heads=8, head_dim=128, num_layers=32,
-                         source="meta-llama/Llama-3.1-8B config.json"),
-    "Llama-3.2-1B": dict(num_q_heads=32, num_kv_heads=8, head_dim=64, num_layers=16,
-                         source="meta-llama/Llama-3.2-1B config.json"),
-    "GPT-2 medium (MHA)": dict(num_q_heads=16, num_kv_heads=16, head_dim=64, num_layers=24,
-                               source="gpt2-medium config.json"),
+    "CodeLlama-34B (4-way TP)": _attention_shape(get_model("CodeLlama-34B").per_gpu(4)),   # the post's benchmark
+    "Llama-3.1-8B": _attention_shape(get_model("Llama-3.1-8B")),
+    "Llama-3.2-1B": _attention_shape(get_model("Llama-3.2-1B")),
+    "GPT-2 medium (MHA)": _attention_shape(get_model("GPT-2-medium")),
 }
 
 
@@ -628,7 +131,7 @@ def compare_flash_decoding_a100(gpu="A100", *, num_splits=None, last_wave="full"
     Raises: ValueError for an unknown ``last_wave`` rule; otherwise as :func:`decode_time_grid`.
     Source: dao2023flashdecoding; lecture §6.3.
     """
-    last_wave = choice(last_wave, "last_wave", LAST_WAVE_RULES)
+    gpu, last_wave = get_gpu(gpu), choice(last_wave, "last_wave", LAST_WAVE_RULES)
     m = load_flash_decoding_a100()
     shape = dict(num_q_heads=m["num_q_heads"], num_kv_heads=m["num_kv_heads"], head_dim=m["head_dim"])
     out = dict(m, last_wave=last_wave)

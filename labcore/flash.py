@@ -2,8 +2,9 @@
 
 The softmax arithmetic comes from :mod:`labcore.softmax` (one ``online_update`` shared by both loop
 orders, ``safe_lse``, ``normalise``, the overflow check ``scaled_scores``); FLOPs are counted in
-:mod:`labcore.flops` and HBM traffic in :mod:`labcore.hbm`. This module owns the loops, the block
-geometry (paper block sizes, causal block maps, the tile schedule) and the GPT-2 medium comparison.
+:mod:`labcore.flops` and HBM traffic in :mod:`labcore.hbm`; the block geometry (paper block sizes, causal
+block maps, the tile schedule) lives in :mod:`labcore.blocks` and is re-exported here. This module owns the
+loops and the GPT-2 medium comparison.
 Argument names follow flash-attn: ``block_q``/``block_kv`` are the tile sizes ``kBlockM``/``kBlockN``
 (B_r/B_c), ``scale`` is ``softmax_scale``, ``causal`` is ``causal``, ``lse`` is ``softmax_lse``.
 
@@ -24,16 +25,18 @@ and write at the line of the paper's pseudo-code that does it; the closed forms 
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 
 import numpy as np
 
-from .checks import LOOP_ORDERS, as_matrix, as_vector, causal_mask, cdiv, check_qkv, choice, flag, key_count, \
-    positive_float, positive_int, resolve_scale
+from .checks import LOOP_ORDERS, as_matrix, as_vector, causal_mask, check_qkv, choice, flag, positive_float, \
+    positive_int, resolve_scale
 from .attention import masked_scores, reference_attention
 from .softmax import normalise, online_update, probabilities_from_lse, row_softmax, safe_lse, scaled_scores
 from .flops import attention_flops
-from .hbm import MAX_BLOCKS, Ledger, causal_block_counts, flash_forward_io, training_step_io
+from .hbm import Ledger, training_step_io
+from .blocks import (BLOCK_DIAGONAL, BLOCK_SKIPPED, TileSchedule, block_bounds, block_pair_map,
+                     causal_block_fraction, causal_block_map, flash_forward_io_at_sram, flash_tile_schedule,
+                     paper_block_sizes)
 
 __all__ = [
     "flash_attention_forward",
@@ -52,128 +55,6 @@ __all__ = [
 
 
 # ----------------------------------------------------------------------------------------------------------
-# block sizes and block geometry
-# ----------------------------------------------------------------------------------------------------------
-
-def paper_block_sizes(M: int, d: int):
-    """The FlashAttention paper's block sizes for an SRAM of ``M`` elements: ``B_c = ceil(M / 4d)``,
-    ``B_r = min(B_c, d)``.
-
-    "4d" because four tiles (Q_i, K_j, V_j, O_i) must fit on chip at once.
-
-    Args:
-        M: on-chip SRAM size in *elements* (int >= 4 d; e.g. 100 KB of FP16 = 51,200 elements).
-        d: head dimension (int >= 1).
-    Returns:
-        ``(B_r, B_c)`` ints. Example: ``paper_block_sizes(51_200, 64) == (64, 200)``.
-    Raises:
-        TypeError/ValueError: M or d not an integer >= 1; ``M < 4 d`` (not even one row of each tile fits).
-    Source: Dao et al. 2022, Algorithm 1, line 1.
-    """
-    d = positive_int(d, "d")
-    M = positive_int(M, "M")
-    if M < 4 * d:
-        raise ValueError(f"M must be at least 4*d = {4 * d} elements (one row each of Q_i, K_j, V_j, O_i); got {M}")
-    B_c = cdiv(M, 4 * d)
-    return min(B_c, d), B_c
-
-
-def flash_forward_io_at_sram(N: int, d: int, *, M: int, loop_order: str = "fa1", causal: bool = False,
-                             N_k: int | None = None) -> int:
-    """Elements the FlashAttention forward moves with the paper's block sizes for an SRAM of ``M`` elements:
-    :func:`labcore.hbm.flash_forward_io` at ``(block_q, block_kv) = paper_block_sizes(M, d)``.
-
-    Example: N = 4096, d = 64, 100 KB of FP16 (M = 51,200): 17,653,760 elements in the fa1 order (35.3 MB).
-
-    Args:
-        N, d: ints >= 1.
-        M: SRAM size in elements (int >= 4 d).
-        loop_order, causal, N_k: as :func:`~labcore.hbm.flash_forward_io`.
-    Returns:
-        int, elements (x 2 for FP16 bytes).
-    Raises: TypeError/ValueError: as :func:`paper_block_sizes` and :func:`~labcore.hbm.flash_forward_io`.
-    Source: Dao et al. 2022, Algorithm 1 and Theorem 2; lecture §4.3-§4.4.
-    """
-    B_r, B_c = paper_block_sizes(M, d)
-    return flash_forward_io(N, d, block_q=B_r, block_kv=B_c, loop_order=loop_order, causal=causal, N_k=N_k)
-
-
-def _block_bounds(n: int, b: int):
-    return [(s, min(s + b, n)) for s in range(0, n, b)]
-
-
-def _check_pairs(N, N_k, B_r, B_c):
-    """The block-pair maps and tile schedules hold one entry per (query block, key block) pair."""
-    pairs = cdiv(N, B_r) * cdiv(N_k, B_c)
-    if pairs > MAX_BLOCKS:
-        raise ValueError(f"N = {N:,} and N_k = {N_k:,} in blocks of {B_r} x {B_c} give {pairs:,} block pairs; at most "
-                         f"{MAX_BLOCKS:,} are mapped one by one (use larger blocks or shorter sequences)")
-
-
-def _visit_map(N, N_k, B_r, B_c, causal) -> np.ndarray:
-    """(T_r, T_c) int8 codes of every block pair: 0 skipped, 1 full, 2 diagonal (all 1 without a mask)."""
-    _check_pairs(N, N_k, B_r, B_c)
-    if not causal:
-        return np.ones((cdiv(N, B_r), cdiv(N_k, B_c)), np.int8)
-    off = N_k - N
-    r0 = np.arange(0, N, B_r)[:, None]
-    r1 = np.minimum(r0 + B_r, N)
-    c0 = np.arange(0, N_k, B_c)[None, :]
-    c1 = np.minimum(c0 + B_c, N_k)
-    skip = c0 > (r1 - 1) + off
-    full = (c1 - 1) <= r0 + off
-    return np.where(skip, 0, np.where(full, 1, 2)).astype(np.int8)
-
-
-#: The codes of :func:`causal_block_map` and of the loops that read it.
-_SKIP, _FULL, _DIAG = 0, 1, 2
-
-
-def causal_block_map(N: int, *, block_q: int, block_kv: int | None = None, N_k: int | None = None) -> np.ndarray:
-    """Which block pairs a causal FlashAttention computes: 0 = skipped, 1 = full (no mask), 2 = diagonal.
-
-    The forward and backward passes and :func:`flash_tile_schedule` visit exactly these pairs.
-
-    Args:
-        N: queries (int >= 1). block_q: B_r (int >= 1). block_kv: B_c (default B_r). N_k: keys (default N).
-        (flash-attn: ``kBlockM``, ``kBlockN``, ``seqlen_q``, ``seqlen_k``.)
-    Returns:
-        (T_r, T_c) int8 array.
-    Raises:
-        TypeError/ValueError: sizes that are not integers >= 1; more than :data:`labcore.hbm.MAX_BLOCKS`
-        block pairs.
-    Source: Dao 2023 (FlashAttention-2) §3.1.1, causal masking; bottom-right alignment as flash-attn >= 2.1.
-    """
-    N = positive_int(N, "N")
-    B_r = positive_int(block_q, "block_q")
-    B_c = B_r if block_kv is None else positive_int(block_kv, "block_kv")
-    return _visit_map(N, key_count(N, N_k), B_r, B_c, True)
-
-
-def causal_block_fraction(N: int, *, block_q: int, block_kv: int | None = None, N_k: int | None = None) -> float:
-    """Fraction of block pairs a causal FlashAttention computes (the rest are skipped).
-
-    With square blocks and T = N / B blocks per side this is ``T (T + 1) / 2 / T^2 = 1/2 + 1/(2T)``
-    (lecture §5.3: N = 4096 gives 0.508 / 0.516 / 0.531 for B = 64 / 128 / 256).
-
-    Args:
-        N: sequence length (int >= 1). block_q: B_r (int >= 1; flash-attn's kBlockM). block_kv: B_c
-            (default ``block_q``; flash-attn's kBlockN).
-        N_k: keys (default N).
-    Returns:
-        float in (0, 1].
-    Raises:
-        TypeError/ValueError: sizes that are not integers >= 1.
-    Source: Dao 2023 §3.1.1.
-    """
-    N = positive_int(N, "N")
-    B_r = positive_int(block_q, "block_q")
-    B_c = B_r if block_kv is None else positive_int(block_kv, "block_kv")
-    _, J, _ = causal_block_counts(N, block_q=B_r, block_kv=B_c, causal=True, N_k=N_k)
-    return float(J.sum()) / float(J.size * cdiv(key_count(N, N_k), B_c))
-
-
-# ----------------------------------------------------------------------------------------------------------
 # forward
 # ----------------------------------------------------------------------------------------------------------
 
@@ -181,7 +62,7 @@ def _score_tile(Q, K, s, r0, r1, c0, c1, kind):
     """Scores of the block pair rows [r0, r1) x keys [c0, c1) of the whole Q and K (checked by
     :func:`~labcore.softmax.scaled_scores`), masked inside a diagonal block."""
     S = scaled_scores(Q[r0:r1], K[c0:c1], s)
-    if kind == _DIAG:
+    if kind == BLOCK_DIAGONAL:
         S = np.where(causal_mask(Q.shape[0], K.shape[0], r0, c0, r1, c1), S, -np.inf)
     return S
 
@@ -230,8 +111,8 @@ def flash_attention_forward(Q, K, V, *, block_q: int, block_kv: int, loop_order:
 def _forward_fa1(Q, K, V, B_r, B_c, causal, s, lg):
     """Algorithm 1 (FlashAttention): outer loop over K/V blocks, O/l/m in HBM, O normalised every step."""
     (n_q, d), (n_k, d_v) = Q.shape, V.shape
-    qb, kb = _block_bounds(n_q, B_r), _block_bounds(n_k, B_c)
-    kinds = _visit_map(n_q, n_k, B_r, B_c, causal)
+    qb, kb = block_bounds(n_q, B_r), block_bounds(n_k, B_c)
+    kinds = block_pair_map(n_q, n_k, B_r, B_c, causal)
     O, l, m = np.zeros((n_q, d_v)), np.zeros(n_q), np.full(n_q, -np.inf)
     lg.write("O", n_q * d_v)
     lg.write("l", n_q)
@@ -242,7 +123,7 @@ def _forward_fa1(Q, K, V, B_r, B_c, causal, s, lg):
         lg.read("K", (c1 - c0) * d)
         lg.read("V", (c1 - c0) * d_v)
         for i, (r0, r1) in enumerate(qb):
-            if kinds[i, j] == _SKIP:
+            if kinds[i, j] == BLOCK_SKIPPED:
                 continue
             n = r1 - r0
             for name, size in (("Q", n * d), ("O", n * d_v), ("l", n), ("m", n)):
@@ -259,8 +140,8 @@ def _forward_fa1(Q, K, V, B_r, B_c, causal, s, lg):
 def _forward_fa2(Q, K, V, B_r, B_c, causal, s, lg):
     """Algorithm 1 (FlashAttention-2): outer loop over Q blocks, (m, l, acc) on chip, deferred normalisation."""
     (n_q, d), (n_k, d_v) = Q.shape, V.shape
-    qb, kb = _block_bounds(n_q, B_r), _block_bounds(n_k, B_c)
-    kinds = _visit_map(n_q, n_k, B_r, B_c, causal)
+    qb, kb = block_bounds(n_q, B_r), block_bounds(n_k, B_c)
+    kinds = block_pair_map(n_q, n_k, B_r, B_c, causal)
     O, lse = np.zeros((n_q, d_v)), np.full(n_q, -np.inf)
     for i, (r0, r1) in enumerate(qb):
         n = r1 - r0
@@ -268,7 +149,7 @@ def _forward_fa2(Q, K, V, B_r, B_c, causal, s, lg):
             lg.read("Q", n * d)
             m, l, acc = np.full(n, -np.inf), np.zeros(n), np.zeros((n, d_v))
             for j, (c0, c1) in enumerate(kb):
-                if kinds[i, j] == _SKIP:
+                if kinds[i, j] == BLOCK_SKIPPED:
                     continue
                 lg.read("K", (c1 - c0) * d)
                 lg.read("V", (c1 - c0) * d_v)
@@ -391,8 +272,8 @@ def flash_attention_backward(Q, K, V, O, dO, lse, *, block_q: int, block_kv: int
     lg.write("dQ", n_q * d)
     dK = np.zeros((n_k, d))
     dV = np.zeros((n_k, d_v))
-    qb, kb = _block_bounds(n_q, B_r), _block_bounds(n_k, B_c)
-    kinds = _visit_map(n_q, n_k, B_r, B_c, causal)
+    qb, kb = block_bounds(n_q, B_r), block_bounds(n_k, B_c)
+    kinds = block_pair_map(n_q, n_k, B_r, B_c, causal)
     for j, (c0, c1) in enumerate(kb):
         K_j, V_j = K[c0:c1], V[c0:c1]
         lg.read("K", (c1 - c0) * d)
@@ -400,7 +281,7 @@ def flash_attention_backward(Q, K, V, O, dO, lse, *, block_q: int, block_kv: int
         dK_j = np.zeros((c1 - c0, d))
         dV_j = np.zeros((c1 - c0, d_v))
         for i, (r0, r1) in enumerate(qb):
-            if kinds[i, j] == _SKIP:
+            if kinds[i, j] == BLOCK_SKIPPED:
                 continue
             n = r1 - r0
             Q_i, dO_i = Q[r0:r1], dO[r0:r1]
@@ -457,140 +338,6 @@ def finite_difference_gap(Q, K, V, dO, *, block_q: int, block_kv: int, causal: b
             minus[w][idx] -= h
             gap = max(gap, abs((loss(*plus) - loss(*minus)) / (2 * h) - g[idx]))
     return gap
-
-
-# ----------------------------------------------------------------------------------------------------------
-# step-by-step tile record (for the tiling walker)
-# ----------------------------------------------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class TileSchedule:
-    """The order in which a FlashAttention forward visits block pairs, and the HBM traffic of each step.
-
-    Attributes:
-        loop_order: "fa1" or "fa2". N, N_k, d, block_q, block_kv, causal: the problem.
-        T_r, T_c: number of Q and K/V blocks.
-        pairs: (n_steps, 2) int array of (i, j) block indices in visiting order.
-        tensors: tuple of tensor names, the columns of ``reads``/``writes``.
-        reads, writes: (n_steps, n_tensors) int64 elements read / written at each step.
-        pre, post: ``{tensor: {"read": n, "write": n}}`` before the first and after the last step
-            (fa1: the initial O, l, m; fa2: O and lse of query blocks that see no key).
-        block_map: (T_r, T_c) int8, 0 skipped / 1 full / 2 diagonal.
-    """
-
-    loop_order: str
-    N: int
-    N_k: int
-    d: int
-    block_q: int
-    block_kv: int
-    causal: bool
-    T_r: int
-    T_c: int
-    pairs: np.ndarray
-    tensors: tuple
-    reads: np.ndarray
-    writes: np.ndarray
-    pre: dict
-    post: dict
-    block_map: np.ndarray
-
-    @property
-    def n_steps(self) -> int:
-        return int(self.pairs.shape[0])
-
-    def total(self) -> int:
-        """All elements moved (pre + steps + post); equals :func:`labcore.hbm.flash_forward_io`."""
-        extra = sum(v["read"] + v["write"] for t in (self.pre, self.post) for v in t.values())
-        return int(self.reads.sum() + self.writes.sum()) + extra
-
-    def at(self, k: int) -> dict:
-        """The state just after step ``k`` (0-based): the block pair, the tiles on chip, what this step read
-        and wrote, and the cumulative HBM traffic per tensor (including ``pre``).
-
-        Raises:
-            ValueError: k outside ``[0, n_steps)``.
-        """
-        k = positive_int(k, "k", minimum=0)
-        if k >= self.n_steps:
-            raise ValueError(f"k must be in [0, {self.n_steps}), got {k}")
-        i, j = (int(x) for x in self.pairs[k])
-        cum_r = self.reads[: k + 1].sum(axis=0)
-        cum_w = self.writes[: k + 1].sum(axis=0)
-        so_far = {}
-        for t_idx, name in enumerate(self.tensors):
-            r = int(cum_r[t_idx]) + self.pre.get(name, {}).get("read", 0)
-            w = int(cum_w[t_idx]) + self.pre.get(name, {}).get("write", 0)
-            so_far[name] = {"read": r, "write": w}
-        on_chip = ["Q", "K", "V", "O", "l", "m"]
-        return {
-            "step": k, "i": i, "j": j,
-            "kind": {0: "skip", 1: "full", 2: "diag"}[int(self.block_map[i, j])],
-            "on_chip": {t: (i if t in ("Q", "O", "l", "m") else j) for t in on_chip},
-            "read": {n: int(self.reads[k, t]) for t, n in enumerate(self.tensors) if self.reads[k, t]},
-            "write": {n: int(self.writes[k, t]) for t, n in enumerate(self.tensors) if self.writes[k, t]},
-            "so_far": so_far,
-            "hbm_so_far": sum(v["read"] + v["write"] for v in so_far.values()),
-        }
-
-
-def flash_tile_schedule(N: int, d: int, *, block_q: int, block_kv: int, loop_order: str = "fa2",
-                        causal: bool = False, N_k: int | None = None) -> TileSchedule:
-    """Step-by-step record of a FlashAttention forward: which block pair each step works on and what it
-    reads and writes in HBM. Counting only (no numbers), vectorised, so it is cheap even at N = 32768.
-
-    One step = one visited block pair (i, j). fa1 (outer loop over j): a step reads K_j, V_j if it is the
-    first step of column j, then reads Q_i, O_i, l_i, m_i and writes O_i, l_i, m_i. fa2 (outer loop over
-    i): a step reads Q_i if it is the first step of row i, reads K_j, V_j, and writes O_i, lse_i if it is
-    the last step of row i.
-
-    Args:
-        N, d, block_q, block_kv, loop_order, causal, N_k: as :func:`labcore.hbm.flash_forward_io`.
-    Returns:
-        :class:`TileSchedule`; its ``total()`` equals ``flash_forward_io(...)`` and the forward's ledger.
-    Raises:
-        TypeError/ValueError: sizes not integers >= 1; unknown loop_order; more than :data:`labcore.hbm.MAX_BLOCKS`
-        block pairs.
-    Source: Dao et al. 2022, Algorithm 1; Dao 2023, Algorithm 1.
-    """
-    causal = flag(causal, "causal")
-    N = positive_int(N, "N")
-    d = positive_int(d, "d")
-    B_r = positive_int(block_q, "block_q")
-    B_c = positive_int(block_kv, "block_kv")
-    loop_order = choice(loop_order, "loop_order", LOOP_ORDERS)
-    N_k = key_count(N, N_k)
-    bmap = _visit_map(N, N_k, B_r, B_c, causal)
-    T_r, T_c = bmap.shape
-    rows = np.minimum(np.arange(1, T_r + 1) * B_r, N) - np.arange(T_r) * B_r
-    cols = np.minimum(np.arange(1, T_c + 1) * B_c, N_k) - np.arange(T_c) * B_c
-    vis = bmap > 0
-    if loop_order == "fa1":
-        jj, ii = np.nonzero(vis.T)                     # column-major: outer loop over j
-        tensors = ("K", "V", "Q", "O", "l", "m")
-        first = np.ones(jj.size, bool)
-        first[1:] = jj[1:] != jj[:-1]
-        nr = rows[ii]
-        reads = np.stack([first * cols[jj] * d, first * cols[jj] * d, nr * d, nr * d, nr, nr], axis=1)
-        writes = np.stack([0 * nr, 0 * nr, 0 * nr, nr * d, nr, nr], axis=1)
-        pre = {"O": {"read": 0, "write": N * d}, "l": {"read": 0, "write": N}, "m": {"read": 0, "write": N}}
-        post = {}
-    else:
-        ii, jj = np.nonzero(vis)                       # row-major: outer loop over i
-        tensors = ("Q", "K", "V", "O", "lse")
-        first = np.ones(ii.size, bool)
-        first[1:] = ii[1:] != ii[:-1]
-        last = np.ones(ii.size, bool)
-        last[:-1] = ii[1:] != ii[:-1]
-        nr = rows[ii]
-        reads = np.stack([first * nr * d, cols[jj] * d, cols[jj] * d, 0 * nr, 0 * nr], axis=1)
-        writes = np.stack([0 * nr, 0 * nr, 0 * nr, last * nr * d, last * nr], axis=1)
-        pre = {}
-        dead = int(rows[~vis.any(axis=1)].sum())
-        post = {"O": {"read": 0, "write": dead * d}, "lse": {"read": 0, "write": dead}} if dead else {}
-    return TileSchedule(loop_order, N, N_k, d, B_r, B_c, bool(causal), T_r, T_c,
-                        np.stack([ii, jj], axis=1).astype(np.int64), tensors,
-                        reads.astype(np.int64), writes.astype(np.int64), pre, post, bmap)
 
 
 # ----------------------------------------------------------------------------------------------------------

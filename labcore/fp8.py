@@ -34,7 +34,7 @@ from __future__ import annotations
 import numpy as np
 
 from .attention import reference_attention
-from .checks import as_matrix, check_qkv, choice, fraction, positive_float, positive_int
+from .checks import as_matrix, cdiv, check_qkv, choice, fraction, positive_float, positive_int
 from .precision import FORMATS, cast
 
 __all__ = ["FA3_TABLE3", "FA3_SETTING", "VARIANTS", "fa3_inputs", "random_hadamard", "quantize_rows",
@@ -165,7 +165,7 @@ def quantize_rows(X, dtype: str = "fp8_e4m3", *, block: int | None = None):
     fmax = FORMATS[choice(dtype, "dtype", tuple(FORMATS))].max
     n, d = X.shape
     b = n if block is None else positive_int(block, "block")
-    n_blocks = -(-n // b)
+    n_blocks = cdiv(n, b)
     padded = np.zeros((n_blocks * b, d))
     padded[:n] = np.abs(X)
     amax = padded.reshape(n_blocks, b, d).max(axis=(1, 2))

@@ -5,51 +5,34 @@ Sources: B. Spector, J. Juravsky, S. Sul, O. Dugan, D. Lim, D. Fu, S. Arora, C. 
 code (HazyResearch/Megakernels, Llama-1B demo: 16-row matrix-vector blocks, 13 shared-memory pages of
 16 KiB, counters in global memory); lecture 11 §8.3 for the timeline model.
 
-Two performance models of one forward pass of batch-1 decode, both driven by one
-:func:`timeline` call:
+The model lives in two modules, both re-exported here: :mod:`labcore.forward_work` (the work of one forward
+pass, :func:`work_items`, and the assumptions, :data:`TIMELINE_DEFAULTS` with :data:`TIMELINE_USED_BY`) and
+:mod:`labcore.forward_timeline` (:func:`timeline`: ``mode="multi-kernel"``, kernel after kernel with launch
+gaps, prologues and tails; ``mode="megakernel"``, an event loop over the instructions dealt to the SMs,
+:func:`megakernel_schedule`). This module compares the two: the stall back-of-envelope
+(:func:`stall_bound_throughput`), both modes at one setting (:func:`compare_modes`), one knob at a time
+(:func:`mode_sensitivity`); :func:`megakernel_report` gathers every quantity the book's §8 quotes.
 
-``mode="multi-kernel"``
-    7 kernels per layer (RMSNorm; QKV + RoPE; attention; O projection + residual; RMSNorm; gate/up +
-    SiLU; down + residual), then the final RMSNorm and the LM head. Every kernel pays a launch gap;
-    every kernel that reads HBM (weights or the KV cache) pays a prologue (first bytes arriving) and
-    then reads its bytes in *waves*: its output rows are cut into blocks of ``rows_per_block``, one
-    block per SM at a time, each SM streaming at its share ``BW x eff / SMs`` of the bandwidth, so a
-    last partial wave costs time (the tail). Kernels that read almost nothing (RMSNorm) cost a fixed
-    ``small_kernel``.
-
-``mode="megakernel"``
-    One persistent kernel. The same work is cut into instructions (RMSNorm + QKV + RoPE; partial
-    attention; attention reduction; O projection + residual; RMSNorm + gate/up + SiLU; down projection
-    + residual in ``down_chunks`` column chunks; RMSNorm + LM head) dealt round-robin to the SMs. Each
-    SM's loader streams weights continuously at the same per-SM share, at most ``pages x page_bytes``
-    ahead of what the SM has consumed; an instruction waits only for the instructions whose
-    activations it needs (all of the producer, or for the down projection the matching chunk of
-    gate/up) plus ``sync`` for the counter in global memory, and costs ``instruction_overhead`` when
-    its last byte is in.
-
-All times are seconds, bytes are bytes, bandwidths bytes/s. The assumptions are named keywords with
-documented defaults (:data:`TIMELINE_DEFAULTS`, and which mode uses each: :data:`TIMELINE_USED_BY`); the
-breakdown of a timeline into causes (:meth:`Timeline.breakdown`) has non-negative terms that add up to the
-total. Wave arithmetic lives in
-:mod:`labcore.waves`; the HBM count of fused softmax (§7) in :func:`labcore.hbm.softmax_fusion_io`.
+All times are seconds, bytes are bytes, bandwidths bytes/s. Wave arithmetic lives in :mod:`labcore.waves`;
+the HBM count of fused softmax (§7) in :func:`labcore.hbm.softmax_fusion_io`.
 """
 from __future__ import annotations
 
 import numbers
-from dataclasses import dataclass, field
-from functools import lru_cache
 
 import numpy as np
 
-from .checks import cdiv, choice, flag, fraction, positive_float, positive_int
-from .hardware import GPU, get_gpu
-from .models import Model, get_model
-from .waves import idle_sms_last_wave, wave_count
+from .checks import positive_float, positive_int
+from .forward_timeline import EVENT_SMS, Timeline, TimelineEvent, megakernel_schedule, resolved_timeline, timeline
+from .forward_work import (HAZY_MEASURED, TIMELINE_DEFAULTS, TIMELINE_MODES, TIMELINE_USED_BY, WorkItem,
+                           resolve_assumptions, work_items)
+from .forward_work import timeline_gpu as _check_gpu
+from .models import get_model
 
 __all__ = [
-    "stall_bound_throughput", "HAZY_MEASURED", "TIMELINE_DEFAULTS", "TIMELINE_USED_BY", "KINDS", "EVENT_SMS",
-    "resolve_assumptions", "WorkItem", "work_items", "TimelineEvent", "Timeline", "timeline", "compare_modes",
-    "mode_sensitivity", "SENSITIVITY_KNOBS",
+    "stall_bound_throughput", "HAZY_MEASURED", "TIMELINE_DEFAULTS", "TIMELINE_USED_BY", "TIMELINE_MODES", "EVENT_SMS",
+    "resolve_assumptions", "WorkItem", "work_items", "TimelineEvent", "Timeline", "timeline", "megakernel_schedule",
+    "compare_modes", "mode_sensitivity", "SENSITIVITY_KNOBS",
 ]
 
 # ---------------------------------------------------------------------------------------------------
@@ -71,567 +54,6 @@ def stall_bound_throughput(ideal_time: float, num_kernels: int, stall: float) ->
     return 1.0 / (ideal_time + num_kernels * stall)
 
 
-#: Published measurements of Llama-3.2-1B batch-1 decode, for comparison with the model (not inputs to it).
-#: Source: Hazy Research, "Look Ma, No Bubbles!" (2025-05-27). Times in seconds; ``*_bound`` values are
-#: the post's "under"/"more than" bounds.
-HAZY_MEASURED: dict = {
-    "source": "Spector et al. (Hazy Research), Look Ma, No Bubbles!, blog post, 2025-05-27",
-    "launch_gap_stream": 2.1e-6,           # empty kernel on a plain stream, H100
-    "launch_gap_graphs": 1.3e-6,           # the same inside a CUDA Graph
-    "h100_forward_bound": 1e-3,            # < 1 ms per forward pass
-    "h100_bandwidth_utilization": 0.78,
-    "h100_speedup_vs_vllm": 2.5,           # ~2.5x
-    "h100_speedup_vs_sglang_bound": 1.5,   # > 1.5x
-    "b200_forward_bound": 680e-6,          # < 680 us
-    "b200_speedup_vs_vllm_bound": 3.5,     # > 3.5x
-    "engines_bandwidth_utilization_bound": 0.5,   # vLLM/SGLang reach at most ~50% on H100
-    # B200 breakdown of a ~600 us forward pass
-    "b200_breakdown": {"activations and consistency": 250e-6, "RMSNorm + matrix-vector": 200e-6,
-                       "waiting on weights": 30e-6, "warp synchronisation": 40e-6, "setup and other": 80e-6},
-    "b200_breakdown_total": 600e-6,
-    "lm_head_share_of_weight_wait": 0.4,
-    # back-of-envelope: 7 kernels per layer x 16 layers x ~5 us of stall each
-    "stall_per_kernel": 5e-6,
-    "kernels_per_layer": 7,
-}
-
-
-# ---------------------------------------------------------------------------------------------------
-# Assumptions
-# ---------------------------------------------------------------------------------------------------
-
-#: Every knob of :func:`timeline`, its default and why (SI units).
-TIMELINE_DEFAULTS: dict = {
-    # Hazy post: an empty kernel costs ~1.3 us back to back inside a CUDA Graph on H100 (2.1 us on a
-    # plain stream). Applies to every kernel in multi-kernel mode; the megakernel launches once and that
-    # single launch overlaps the previous step, so it is left out (<= 2.1 us, 0.3% of a forward).
-    "launch_gap": HAZY_MEASURED["launch_gap_graphs"],
-    # Lecture §8.3 assumption: after a kernel starts it waits ~1 us (a few thousand cycles of HBM latency
-    # plus setup) before its first weights arrive. Paid by every HBM-reading kernel, once by the megakernel.
-    "prologue": 1.0e-6,
-    # Lecture §8.3 assumption: a kernel that reads almost nothing (a separate RMSNorm) still costs ~2 us
-    # of launch-to-finish work; Hazy report activation reads/writes of ~0.5 us each.
-    "small_kernel": 2.0e-6,
-    # Lecture §8.3 assumption: a counter in global memory (atomic increment, then a spin that sees it)
-    # costs ~1 us between a producer finishing and a consumer starting; also PDL's grid-dependency sync.
-    "sync": 1.0e-6,
-    # Lecture §8.3 assumption: fixed work per megakernel instruction (decode it, read the activations,
-    # write the outputs, bump the counter) ~0.5 us; Hazy's B200 breakdown puts activation traffic and
-    # consistency at ~250 us over a forward.
-    "instruction_overhead": 0.5e-6,
-    # Lecture §8.3 assumption: a streaming kernel reaches ~90% of the quoted HBM bandwidth.
-    "bandwidth_efficiency": 0.9,
-    # Hazy's Llama-1B code: matrix-vector instructions of 16 output rows.
-    "rows_per_block": 16,
-    # Hazy post: the first 213 KB of an H100 SM's shared memory as 13 pages of 16 KiB.
-    "pages": 13,
-    "page_bytes": 16 * 1024,
-    # Hazy post: the down projection consumes its input in 4 chunks with their own counters.
-    "down_chunks": 4,
-    # Tokens in the KV cache. A short chat turn; with 128 tokens Llama-1B's bytes per step are 739.0 us
-    # at 3.35 TB/s (weights alone 737.8 us), the lecture's 739 us.
-    "kv_len": 128,
-    # Flash-decoding splits of the KV cache per KV head (None: as many as fill the SMs, SMs // H_kv).
-    "attention_splits": None,
-    # Programmatic Dependent Launch (multi-kernel only): each kernel launches and runs its prologue
-    # while its predecessor runs, then waits on the whole predecessor (``sync``), so the launch gap and
-    # the prologue disappear and a grid-wide sync remains.
-    "pdl": False,
-    # BF16 weights and KV cache.
-    "dtype_bytes": 2,
-}
-
-#: Which execution mode each assumption of :data:`TIMELINE_DEFAULTS` affects (the book's §8 table).
-TIMELINE_USED_BY: dict = {
-    "launch_gap": "multi-kernel", "prologue": "both (megakernel: once)", "small_kernel": "multi-kernel",
-    "sync": "megakernel (and PDL)", "instruction_overhead": "megakernel", "bandwidth_efficiency": "both",
-    "rows_per_block": "both", "pages": "megakernel", "page_bytes": "megakernel", "down_chunks": "megakernel",
-    "kv_len": "both", "attention_splits": "both", "pdl": "multi-kernel", "dtype_bytes": "both",
-}
-
-#: Megakernel timelines carry :class:`TimelineEvent` objects for SMs 0 .. EVENT_SMS-1 (all SMs in ``sm_arrays``).
-EVENT_SMS = 4
-
-#: Kernel/instruction kinds, for colours and breakdowns.
-KINDS = ("norm", "qkv", "attention", "reduction", "o_proj", "gate_up", "down", "lm_head")
-
-#: Assumptions that change the list of kernels/instructions or the buffers (the others are scalars a
-#: batched megakernel simulation can vary per variant).
-_STRUCTURAL = ("rows_per_block", "pages", "page_bytes", "down_chunks", "kv_len", "attention_splits", "dtype_bytes")
-
-
-def resolve_assumptions(**assumptions) -> dict:
-    """Every assumption of :func:`timeline`, checked, with the defaults of :data:`TIMELINE_DEFAULTS` filled in.
-
-    Args:
-        ``**assumptions``: any keys of :data:`TIMELINE_DEFAULTS` (SI units).
-    Returns:
-        dict with every key of :data:`TIMELINE_DEFAULTS`.
-    Raises:
-        TypeError: an unknown name, a wrongly typed value (``pdl`` must be a bool).
-        ValueError: a negative time, ``bandwidth_efficiency`` outside (0, 1], a count < 1 (``kv_len`` < 0).
-    Source: lecture 11 §8.3 (the assumptions), Hazy Research megakernel post (launch gaps, pages, chunks).
-    """
-    unknown = set(assumptions) - set(TIMELINE_DEFAULTS)
-    if unknown:
-        raise TypeError(f"unknown assumption(s) {', '.join(sorted(unknown))}; known: {', '.join(TIMELINE_DEFAULTS)}")
-    a = {**TIMELINE_DEFAULTS, **assumptions}
-    for k in ("launch_gap", "prologue", "small_kernel", "sync", "instruction_overhead"):
-        a[k] = positive_float(a[k], k, allow_zero=True)
-    a["bandwidth_efficiency"] = fraction(a["bandwidth_efficiency"], "bandwidth_efficiency")
-    for k in ("rows_per_block", "pages", "page_bytes", "down_chunks", "dtype_bytes"):
-        a[k] = positive_int(a[k], k)
-    a["kv_len"] = positive_int(a["kv_len"], "kv_len", minimum=0)
-    if a["attention_splits"] is not None:
-        a["attention_splits"] = positive_int(a["attention_splits"], "attention_splits")
-    a["pdl"] = flag(a["pdl"], "pdl")
-    return a
-
-
-def _check_gpu(gpu) -> GPU:
-    gpu = get_gpu(gpu)
-    positive_float(gpu.hbm_bandwidth, "gpu.hbm_bandwidth")
-    positive_int(gpu.num_sms, "gpu.num_sms")
-    return gpu
-
-
-# ---------------------------------------------------------------------------------------------------
-# The work of one forward pass
-# ---------------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class WorkItem:
-    """One kernel (multi-kernel) or one group of equal instructions (megakernel) of a forward pass.
-
-    Attributes:
-        name: e.g. ``"L3.qkv"`` (layer 3) or ``"lm_head"``. kind: one of :data:`KINDS`. layer: int (-1 = head).
-        blocks: thread blocks (multi-kernel) or instructions (megakernel), int >= 1.
-        block_bytes: bytes one full block reads. weight_bytes, kv_bytes: bytes the item reads in all.
-        pad_bytes: bytes the full blocks would read beyond what the item reads (the last block's missing
-            rows, or keys past the end of the last split), >= 0 by construction:
-            ``blocks x block_bytes = weight_bytes + kv_bytes + pad_bytes``.
-        deps: ``"prev"`` (waits for all of the previous item) or ``"chunks"`` (the down projection: chunk c
-            waits for chunk c of gate/up).
-    """
-
-    name: str
-    kind: str
-    layer: int
-    blocks: int
-    block_bytes: float
-    weight_bytes: float
-    kv_bytes: float
-    pad_bytes: float = 0.0
-    deps: str = "prev"
-
-    @property
-    def read_bytes(self) -> float:
-        """Bytes the item reads from HBM: ``weight_bytes + kv_bytes``."""
-        return self.weight_bytes + self.kv_bytes
-
-
-def work_items(model, gpu, *, mode: str = "multi-kernel", **assumptions) -> tuple:
-    """The kernels (multi-kernel) or instruction groups (megakernel) of one forward pass, in order.
-
-    Args:
-        model, gpu, mode, ``**assumptions``: as :func:`timeline`.
-    Returns:
-        tuple of :class:`WorkItem`. Llama-3.2-1B multi-kernel: 114 kernels (7 per layer, final norm,
-        LM head); its megakernel's first item, RMSNorm + QKV, is 192 instructions of 16 rows.
-    Raises:
-        As :func:`timeline`.
-    Source: lecture 11 §8.2-§8.3 (the kernels and the instruction set), Hazy Research megakernel post.
-    """
-    model = get_model(model)
-    gpu = _check_gpu(gpu)
-    mode = choice(mode, "mode", ("multi-kernel", "megakernel"))
-    return _items(model, gpu, resolve_assumptions(**assumptions), mode)
-
-
-def _items(model: Model, gpu: GPU, a: dict, mode: str) -> tuple:
-    return _build_items(model, gpu, tuple(a[k] for k in _STRUCTURAL), mode)
-
-
-@lru_cache(maxsize=64)
-def _build_items(model: Model, gpu: GPU, structural: tuple, mode: str) -> tuple:
-    a = dict(zip(_STRUCTURAL, structural))
-    m, db, rpb = model, a["dtype_bytes"], a["rows_per_block"]
-    H = m.hidden_size
-    mats = {x.name: x for x in m.layer_matrices()}
-    if a["attention_splits"] is not None and a["attention_splits"] > max(a["kv_len"], 1):
-        raise ValueError(f"attention_splits must not exceed kv_len (every split needs at least one key); got "
-                         f"attention_splits={a['attention_splits']} for kv_len={a['kv_len']}")
-    # default: as many splits as fill the SMs, but never more than there are keys
-    splits = a["attention_splits"] or max(1, min(gpu.num_sms // m.num_kv_heads, a["kv_len"]))
-    gate_up_instructions = cdiv(m.intermediate_size, rpb)
-    if mode == "megakernel" and a["down_chunks"] > gate_up_instructions:
-        raise ValueError(f"down_chunks must not exceed the gate/up instructions it waits on: {m.name} has "
-                         f"{gate_up_instructions} with rows_per_block={rpb}, got down_chunks={a['down_chunks']} "
-                         "(use fewer rows_per_block or fewer down_chunks)")
-    kv_row = 2 * m.head_dim * db                       # K and V bytes of one key of one KV head
-    kv_layer = a["kv_len"] * m.num_kv_heads * kv_row
-    keys_per_split = cdiv(a["kv_len"], splits)
-    attn_pad = (splits * keys_per_split - a["kv_len"]) * m.num_kv_heads * kv_row
-    norm_b = m.norm_params * db
-    # the token's row of each embedding table, read by the first kernel / instruction
-    embed_b = m.hidden_size * db * (1 + (1 if m.learned_positions else 0))
-    qkv_rows = mats["q"].rows + mats["k"].rows + mats["v"].rows
-    qkv_b = sum(mats[x].bytes(db) for x in "qkv")
-    gated = m.mlp == "gated"
-    up_b = mats["up"].bytes(db) + (mats["gate"].bytes(db) if gated else 0)
-    inter = m.intermediate_size
-
-    def mv(name, kind, layer, rows, total_bytes, extra=0.0, deps="prev", chunks=1):
-        """A matrix-vector item: ``rows`` output rows in blocks of ``rows_per_block`` (x ``chunks``)."""
-        reads = total_bytes + extra
-        block_rows = min(rpb, rows)
-        row_blocks = cdiv(rows, rpb)
-        full_block = reads * block_rows / rows / chunks                    # bytes of a full block
-        pad = (row_blocks * block_rows - rows) * (reads / rows)            # rows the last block lacks
-        return WorkItem(name, kind, layer, row_blocks * chunks, full_block, reads, 0.0, pad, deps)
-
-    def norm(name, layer, extra=0.0):
-        return WorkItem(name, "norm", layer, 1, 0.0, norm_b + extra, 0.0)
-
-    def attention(layer):
-        return WorkItem(f"L{layer}.attention", "attention", layer, m.num_kv_heads * splits, keys_per_split * kv_row,
-                        0.0, kv_layer, attn_pad)
-
-    items: list[WorkItem] = []
-    for L in range(m.num_layers):
-        p = f"L{L}."
-        first = embed_b if L == 0 else 0.0
-        if mode == "multi-kernel":
-            items.append(norm(p + "norm1", L, extra=first))
-            items.append(mv(p + "qkv", "qkv", L, qkv_rows, qkv_b))
-            items.append(attention(L))
-            items.append(mv(p + "o_proj", "o_proj", L, H, mats["o"].bytes(db)))
-            items.append(norm(p + "norm2", L))
-            # the kernel's output rows are gate's and up's rows together (2 x intermediate when gated)
-            items.append(mv(p + "gate_up", "gate_up", L, inter * (2 if gated else 1), up_b))
-            items.append(mv(p + "down", "down", L, H, mats["down"].bytes(db)))
-        else:
-            items.append(mv(p + "qkv", "qkv", L, qkv_rows, qkv_b, extra=norm_b + first))
-            items.append(attention(L))
-            items.append(WorkItem(p + "reduction", "reduction", L, m.num_heads, 0.0, 0.0, 0.0))
-            items.append(mv(p + "o_proj", "o_proj", L, H, mats["o"].bytes(db)))
-            # one instruction = rows_per_block rows of gate AND of up, so it can apply SiLU(gate) * up
-            items.append(mv(p + "gate_up", "gate_up", L, inter, up_b, extra=norm_b))
-            items.append(mv(p + "down", "down", L, H, mats["down"].bytes(db), deps="chunks", chunks=a["down_chunks"]))
-    head = m.lm_head()
-    if mode == "multi-kernel":
-        items.append(norm("final_norm", -1))
-        items.append(mv("lm_head", "lm_head", -1, head.rows, head.bytes(db)))
-    else:
-        items.append(mv("lm_head", "lm_head", -1, head.rows, head.bytes(db), extra=norm_b))
-    return tuple(items)
-
-
-# ---------------------------------------------------------------------------------------------------
-# Timeline objects
-# ---------------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class TimelineEvent:
-    """One bar of the Gantt chart.
-
-    Attributes:
-        lane: ``"GPU"`` for a multi-kernel kernel, ``"SM <i>"`` for a megakernel instruction.
-        name: kernel/instruction name (``"L3.qkv"``). kind: one of ``KINDS``. layer: int (-1 = head).
-        start, end: seconds from the start of the forward pass.
-        parts: seconds of the event by cause (multi-kernel: ``launch_gap``, ``prologue``, ``work``,
-            ``tail``; megakernel: ``wait`` before the instruction could start and ``busy``).
-    """
-
-    lane: str
-    name: str
-    kind: str
-    layer: int
-    start: float
-    end: float
-    parts: dict = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class Timeline:
-    """One forward pass of batch-1 decode under one execution mode.
-
-    Attributes:
-        mode: ``"multi-kernel"`` or ``"megakernel"``. model, gpu: the presets used.
-        assumptions: the resolved knobs (see :data:`TIMELINE_DEFAULTS`). total: seconds per forward pass.
-        ideal: seconds to read the weights and KV cache once at full bandwidth.
-        events: tuple of :class:`TimelineEvent` (per kernel; or per instruction on SMs 0..EVENT_SMS-1).
-        num_kernels: kernels launched per forward pass.
-        sm_arrays: megakernel only: dict of per-instruction numpy arrays (``sm``, ``start``, ``end``,
-            ``ready``, ``op``: the index of its item in ``work``) for drawing many lanes quickly.
-        work: the :class:`WorkItem` tuple the timeline ran (:func:`work_items`).
-    """
-
-    mode: str
-    model: Model
-    gpu: GPU
-    assumptions: dict
-    total: float
-    ideal: float
-    events: tuple
-    num_kernels: int
-    _breakdown: dict
-    sm_arrays: dict | None = None
-    work: tuple = ()
-
-    def breakdown(self) -> dict:
-        """Seconds per cause. Every term is >= 0 by construction (a sum, product or difference of
-        quantities ordered by the model, never clipped) and the terms add up to ``total`` (to rounding).
-
-        Multi-kernel: ``weights`` and ``kv_cache`` (the bytes the HBM-streaming kernels read / peak
-        bandwidth), ``bandwidth_efficiency`` (the same bytes at ``eff`` of the bandwidth minus at full),
-        ``launch_gaps``, ``prologues``, ``tails`` (idle SMs of each kernel's last wave and the rows its last
-        block lacks), ``small_kernels`` (their fixed cost, which covers the few bytes they read: norm weights
-        and the embedding row), and ``pdl_syncs`` with ``pdl=True``.
-
-        Megakernel: ``weights``, ``kv_cache``, ``bandwidth_efficiency`` over all bytes, ``prologue``,
-        ``uneven_bytes`` (the busiest SM streams more than the average: its extra bytes at its share of the
-        bandwidth, averaged over SMs), ``sync_waits`` (the total with ``sync`` minus without; the simulation
-        is monotone in every cost, so this is >= 0), ``instruction_overhead`` (with minus without, ``sync``
-        at 0) and ``imbalance`` (what remains beyond the busiest SM's stream: waits for activations the page
-        buffer cannot hide, the last instruction). A timeline built with ``decompose=False`` has ``other``
-        in place of the last three.
-        """
-        return dict(self._breakdown)
-
-    @property
-    def bandwidth_utilization(self) -> float:
-        """``ideal / total``: fraction of the peak HBM bandwidth the forward pass achieves."""
-        return self.ideal / self.total
-
-    @property
-    def tokens_per_second(self) -> float:
-        """Forward passes (tokens at batch 1) per second: ``1 / total``."""
-        return 1.0 / self.total
-
-
-def timeline(model, gpu, *, mode: str = "multi-kernel", decompose: bool = True, **assumptions) -> Timeline:
-    """Timeline of one batch-1 decode forward pass of ``model`` on ``gpu``.
-
-    Args:
-        model: a :class:`~labcore.models.Model` or preset name (``"Llama-3.2-1B"``).
-        gpu: a :class:`~labcore.hardware.GPU` or preset name (``"H100"``, ``"B200"``).
-        mode: ``"multi-kernel"`` or ``"megakernel"``.
-        decompose: megakernel only: also simulate the pass without ``sync`` and without
-            ``instruction_overhead`` (in the same batch, about the cost of one run) so the breakdown can name
-            those causes; False gives one ``other`` term instead.
-        **assumptions: any key of :data:`TIMELINE_DEFAULTS` (seconds, bytes, fractions), each documented there:
-            ``launch_gap`` (1.3e-6, CUDA Graphs; 2.1e-6 on a plain stream), ``prologue`` (1e-6),
-            ``small_kernel`` (2e-6), ``sync`` (1e-6), ``instruction_overhead`` (0.5e-6),
-            ``bandwidth_efficiency`` (0.9), ``rows_per_block`` (16), ``pages`` (13), ``page_bytes``
-            (16 KiB), ``down_chunks`` (4), ``kv_len`` (128), ``attention_splits`` (None = fill the
-            SMs), ``pdl`` (False), ``dtype_bytes`` (2).
-    Returns:
-        :class:`Timeline` with ``total`` (s), ``events`` and ``breakdown()``.
-    Raises:
-        ValueError: unknown model/GPU/mode, non-positive bandwidth, zero SMs, an assumption out of range,
-            ``attention_splits > kv_len``, or more ``down_chunks`` than gate/up instructions to wait on.
-        TypeError: an unknown assumption name or a wrongly typed value.
-    Source: lecture 11 §8.3 (the model), Hazy Research megakernel post (launch gaps, pages, chunks).
-    """
-    model = get_model(model)
-    gpu = _check_gpu(gpu)
-    mode = choice(mode, "mode", ("multi-kernel", "megakernel"))
-    a = resolve_assumptions(**assumptions)
-    items = _items(model, gpu, a, mode)
-    if mode == "multi-kernel":
-        return _multi_kernel(model, gpu, a, items)
-    return _megakernel(model, gpu, a, items, flag(decompose, "decompose"))
-
-
-def _bytes_at_peak(gpu, a, items) -> dict:
-    """The streaming part of a breakdown: ``items``' weight and KV bytes at peak bandwidth, and the loss
-    from streaming them at ``bandwidth_efficiency`` of it (>= 0: x / eff >= x for eff <= 1)."""
-    bw = gpu.hbm_bandwidth
-    w = sum(o.weight_bytes for o in items) / bw
-    kv = sum(o.kv_bytes for o in items) / bw
-    return {"weights": w, "kv_cache": kv, "bandwidth_efficiency": (w + kv) / a["bandwidth_efficiency"] - (w + kv)}
-
-
-def _ideal(gpu, items) -> float:
-    """Seconds to read every byte of ``items`` once at peak bandwidth."""
-    return sum(o.read_bytes for o in items) / gpu.hbm_bandwidth
-
-
-def _multi_kernel(model, gpu, a, items) -> Timeline:
-    num_sms = gpu.num_sms
-    rate = gpu.hbm_bandwidth * a["bandwidth_efficiency"]          # bytes/s of all SMs together
-    t, events = 0.0, []
-    sums = {"launch_gaps": 0.0, "pdl_syncs": 0.0, "prologues": 0.0, "tails": 0.0, "small_kernels": 0.0}
-    for i, o in enumerate(items):
-        if a["pdl"] and i > 0:
-            gap, pro = a["sync"], 0.0
-            sums["pdl_syncs"] += gap
-        else:
-            gap = a["launch_gap"]
-            sums["launch_gaps"] += gap
-            pro = a["prologue"] if o.kind != "norm" else 0.0
-        if o.kind == "norm":
-            work, tail = a["small_kernel"], 0.0
-            sums["small_kernels"] += work
-        else:
-            # waves x one block's time = (bytes read + idle SMs' share of the last wave + padding) / rate
-            work = o.read_bytes / rate
-            tail = (idle_sms_last_wave(o.blocks, num_sms) * o.block_bytes + o.pad_bytes) / rate
-            sums["tails"] += tail
-        sums["prologues"] += pro
-        dur = gap + pro + work + tail
-        events.append(TimelineEvent("GPU", o.name, o.kind, o.layer, t, t + dur,
-                                    {"launch_gap": gap, "prologue": pro, "work": work, "tail": tail}))
-        t += dur
-    streaming = [o for o in items if o.kind != "norm"]
-    bd = {**_bytes_at_peak(gpu, a, streaming), **sums}
-    if not a["pdl"]:
-        bd.pop("pdl_syncs")
-    return Timeline("multi-kernel", model, gpu, a, t, _ideal(gpu, items), tuple(events), len(items), bd, None, items)
-
-
-def _megakernel(model, gpu, a, items, decompose) -> Timeline:
-    # With ``decompose``, three variants in one batched simulation (about the cost of one): as given,
-    # without ``sync``, and without ``sync`` or ``instruction_overhead``; the differences are causes.
-    variants = [a, {**a, "sync": 0.0}, {**a, "sync": 0.0, "instruction_overhead": 0.0}] if decompose else [a]
-    start, end, ready, stream_end, uneven = _simulate_megakernel(items, gpu, variants)
-    total_v = end.max(axis=1)
-    total = float(total_v[0])
-    start0, end0 = start[0], end[0]
-    num_sms, G = gpu.num_sms, end0.size
-    op_of = np.repeat(np.arange(len(items)), [o.blocks for o in items])
-    sm = np.arange(G) % num_sms
-    arrays = {"sm": sm, "start": start0, "end": end0, "ready": ready[0], "op": op_of}
-    # TimelineEvent objects for the first EVENT_SMS lanes only (all lanes are in ``sm_arrays``)
-    sel = np.nonzero(sm < EVENT_SMS)[0]
-    prev_end = np.where(sel >= num_sms, end0[np.maximum(sel - num_sms, 0)], 0.0)
-    events = tuple(
-        TimelineEvent(f"SM {s}", items[oi].name, items[oi].kind, items[oi].layer, st, en,
-                      {"wait": st - pe, "busy": en - st})          # st = max(pe, ready) >= pe
-        for s, oi, st, en, pe in zip(sm[sel].tolist(), op_of[sel].tolist(), start0[sel].tolist(),
-                                     end0[sel].tolist(), prev_end.tolist())
-    )
-    bd = {**_bytes_at_peak(gpu, a, items), "prologue": a["prologue"], "uneven_bytes": float(uneven[0])}
-    if decompose:
-        t_nosync, t_bare = float(total_v[1]), float(total_v[2])
-        bd |= {"sync_waits": total - t_nosync, "instruction_overhead": t_nosync - t_bare,
-               "imbalance": t_bare - float(stream_end[2])}
-    else:
-        bd["other"] = total - float(stream_end[0])
-    return Timeline("megakernel", model, gpu, a, total, _ideal(gpu, items), events, 1, bd, arrays, items)
-
-
-def _megakernel_totals(model: Model, gpu: GPU, variants: list) -> np.ndarray:
-    """Megakernel ``total`` (seconds) for each resolved assumption dict in ``variants``; variants that
-    share the structural assumptions are simulated in one batch."""
-    totals = np.empty(len(variants))
-    groups: dict = {}
-    for idx, a in enumerate(variants):
-        groups.setdefault(tuple(a[k] for k in _STRUCTURAL), []).append(idx)
-    for idx in groups.values():
-        batch = [variants[j] for j in idx]
-        _, end, *_ = _simulate_megakernel(_items(model, gpu, batch[0], "megakernel"), gpu, batch)
-        totals[idx] = end.max(axis=1)
-    return totals
-
-
-def _simulate_megakernel(items, gpu, variants):
-    """Start, end and ready times (seconds; arrays of shape (V, G)) of every megakernel instruction, the
-    busiest SM's streaming bound (V,) and the uneven-bytes term (V,).
-
-    ``variants`` is a list of V resolved assumption dicts that share the structural keys; they may
-    differ in ``bandwidth_efficiency``, ``sync``, ``instruction_overhead`` and ``prologue``. All V
-    are simulated at once (numpy over instructions x variants), so V variants cost about as much as one.
-
-    Instruction g runs on SM g mod num_sms after that SM's previous instruction g - num_sms (round-robin).
-    Let r = BW x eff / num_sms be the SM's share of the bandwidth, C its page buffer (bytes), b_g the
-    instruction's bytes and B_g the SM's bytes loaded through g. Then
-
-    - it starts at ``St_g = max(E_{g-num_sms}, ready_g)`` (ready: the end of the producers it needs, + ``sync``);
-    - the loader, at most C bytes ahead of consumption, can resume from ``GP_g = max(GP_{g-num_sms},
-      St_g - (B_{g-num_sms} + C) / r)`` (``GP = prologue`` before the SM's first instruction);
-    - its last byte is in at ``T_g = B_g / r + GP_J``, J the SM's latest instruction up to g whose cap
-      ``B_{J-num_sms} + C`` is below ``B_g`` (the SM's "before" slot when there is none). This is the
-      streaming recurrence ``T_g = max(T_{g-num_sms} + b_g / r, GP_J + B_g / r)`` solved in closed form:
-      GP is non-decreasing, so is J;
-    - it ends at ``E_g = max(St_g, T_g) + instruction_overhead``.
-
-    Every step is a max or a sum of non-negative terms, so the times are monotone in ``sync``,
-    ``instruction_overhead`` and ``prologue`` (in floating point too: rounding is monotone), and every
-    instruction ends after ``prologue + B_last / r`` of its SM: the streaming bound ``prologue + max_s B_s / r``
-    is computed with the same operations, so ``total >= bound`` holds exactly.
-    """
-    a0 = variants[0]
-    if any(v[k] != a0[k] for v in variants for k in _STRUCTURAL):
-        raise ValueError("batched megakernel variants must share " + ", ".join(_STRUCTURAL))
-    num_sms = gpu.num_sms
-    C = a0["pages"] * a0["page_bytes"]                                     # page buffer per SM, bytes
-    inv_r = np.array([num_sms / (gpu.hbm_bandwidth * v["bandwidth_efficiency"]) for v in variants])  # s/byte
-    sync = np.array([v["sync"] for v in variants])
-    o_cost = np.array([v["instruction_overhead"] for v in variants])
-    prologue = np.array([v["prologue"] for v in variants])
-    V = len(variants)
-
-    blocks = [o.blocks for o in items]
-    first = np.cumsum([0] + blocks)
-    G = int(first[-1])
-    K = cdiv(G, num_sms)                                                  # slots per SM
-    b = np.zeros(K * num_sms)
-    b[:G] = np.repeat([o.read_bytes / o.blocks for o in items], blocks)
-    B = np.cumsum(b.reshape(K, num_sms), axis=0)                          # (K, SMs): bytes through slot k
-    cap = np.vstack([np.zeros((1, num_sms)), B[:-1]]) + C                 # loader cap while slot k waits
-    # J: the SM's latest slot j <= k with cap[j] < B[k], as a row of the padded GP below (slot -1 = before)
-    J = np.empty((K, num_sms), dtype=np.int64)
-    for s in range(num_sms):
-        J[:, s] = np.minimum(np.searchsorted(cap[:, s], B[:, s], side="left") - 1, np.arange(K))
-    jrow = ((J + 1) * num_sms + np.arange(num_sms)).ravel()
-    cap_t = cap.reshape(-1, 1) * inv_r                                    # (K SMs, V) seconds
-    B_t = B.reshape(-1, 1) * inv_r
-    # rows g + num_sms of the padded arrays hold instruction g; rows 0..num_sms-1 each SM's "before" state
-    E = np.zeros((num_sms + G, V))
-    GP = np.empty((num_sms + G, V))
-    GP[:num_sms] = prologue
-    St_all = np.zeros((G, V))
-    R_all = np.zeros((G, V))
-    op_end = np.zeros(V)
-    for i, o in enumerate(items):
-        lo, hi = int(first[i]), int(first[i + 1])
-        if i == 0:
-            R = np.zeros(V)
-        elif o.deps == "chunks":       # down projection: chunk c waits for the matching chunk of gate/up
-            nch = a0["down_chunks"]
-            bounds = np.linspace(first[i - 1], lo, nch + 1).round().astype(int) + num_sms
-            ready_c = np.stack([E[bounds[c]:bounds[c + 1]].max(axis=0) for c in range(nch)]) + sync  # (nch, V)
-            R = np.repeat(ready_c, o.blocks // nch, axis=0)
-            if len(R) < o.blocks:
-                R = np.vstack([R, np.repeat(ready_c[-1:], o.blocks - len(R), axis=0)])
-        else:
-            R = op_end + sync
-        R_all[lo:hi] = R
-        chunked = R.ndim == 2
-        g = lo
-        while g < hi:                  # one round: the next instruction of n different SMs
-            n = min(num_sms - g % num_sms, hi - g)
-            p, c = g, g + num_sms      # rows p.. hold the same SMs' previous instructions, rows c.. this round
-            St = np.maximum(E[p:p + n], R[g - lo:g - lo + n] if chunked else R)
-            np.maximum(GP[p:p + n], St - cap_t[g:g + n], out=GP[c:c + n])
-            T = GP[jrow[g:g + n]]
-            T += B_t[g:g + n]
-            np.maximum(St, T, out=T)
-            np.add(T, o_cost, out=E[c:c + n])
-            St_all[g:g + n] = St
-            g += n
-        op_end = E[num_sms + lo:num_sms + hi].max(axis=0)
-    per_sm = B[-1]                                                        # bytes each SM streams
-    busiest = per_sm.max()
-    stream_end = prologue + busiest * inv_r                               # the same operations as T above
-    uneven = np.mean(busiest - per_sm) * inv_r                            # each difference >= 0
-    return St_all.T, E[num_sms:].T, R_all.T, stream_end, uneven
-
-
 # ---------------------------------------------------------------------------------------------------
 # Comparisons and sensitivity (lecture §8.3, code 05 demo 4)
 # ---------------------------------------------------------------------------------------------------
@@ -644,8 +66,9 @@ def compare_modes(model="Llama-3.2-1B", gpu="H100", **assumptions) -> dict:
     ``util_multi``, ``util_mega`` (fractions) and ``util_gain`` (percentage points).
     Raises: as :func:`timeline`.
     """
-    mk = timeline(model, gpu, mode="multi-kernel", **assumptions)
-    mg = timeline(model, gpu, mode="megakernel", **assumptions)
+    model, gpu, a = get_model(model), _check_gpu(gpu), resolve_assumptions(**assumptions)
+    mk = resolved_timeline(model, gpu, "multi-kernel", a)
+    mg = resolved_timeline(model, gpu, "megakernel", a)
     return {"multi": mk, "mega": mg, "speedup": mk.total / mg.total,
             "util_multi": mk.bandwidth_utilization, "util_mega": mg.bandwidth_utilization,
             "util_gain": 100 * (mg.bandwidth_utilization - mk.bandwidth_utilization)}
@@ -691,10 +114,10 @@ def mode_sensitivity(model="Llama-3.2-1B", gpu="H100", knobs: dict | None = None
         if any(isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Real) for v in values):
             raise TypeError(f"knob {name!r}: every value must be a number, got {tuple(values)!r}")
         runs += [(name, resolve_assumptions(**{**assumptions, name: v})) for v in values]
-    multi_tl = [_multi_kernel(model, gpu, a, _items(model, gpu, a, "multi-kernel")) for _, a in runs]
+    multi_tl = [resolved_timeline(model, gpu, "multi-kernel", a) for _, a in runs]
     multi = np.array([t.total for t in multi_tl])
     ideal = np.array([t.ideal for t in multi_tl])                 # both modes read the same bytes
-    mega = _megakernel_totals(model, gpu, [a for _, a in runs])   # every megakernel run, batched
+    mega = np.array([resolved_timeline(model, gpu, "megakernel", a, decompose=False).total for _, a in runs])
     out = {}
     for name, values in knobs.items():
         sel = np.array([n == name for n, _ in runs])
@@ -702,3 +125,10 @@ def mode_sensitivity(model="Llama-3.2-1B", gpu="H100", knobs: dict | None = None
         out[name] = {"values": np.array(values, dtype=float), "multi": mk, "mega": mg, "speedup": mk / mg,
                      "util_gain": 100 * (idl / mg - idl / mk)}
     return out
+
+
+# ---------------------------------------------------------------------------------------------------
+# The quantities the book's §8 quotes
+# ---------------------------------------------------------------------------------------------------
+
+_US = 1e-6

@@ -21,14 +21,13 @@ panel (FlashAttention-2 paper Fig. 4(b)) by :func:`calibrate_mma_efficiency` and
 from __future__ import annotations
 
 import csv
-import math
 from dataclasses import asdict, dataclass
 from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
 
-from .checks import choice, flag, fraction, positive_float, positive_int, with_defaults
+from .checks import cdiv, choice, flag, positive_int, resolve_params
 from .hardware import GPU, get_gpu
 from .hbm import causal_block_counts, flash_backward_io, flash_forward_io
 from .published import published
@@ -149,6 +148,11 @@ def tile_roofline(gpu, *, block_q: int | None = None, block_kv: int | None = Non
     dtype = choice(dtype, "dtype", PREFILL_DTYPES)
     if pass_ == "backward" and dtype == "fp8":
         raise ValueError("the FP8 backward pass is not modelled (FlashAttention-3/4 report FP8 forward only)")
+    return _tile_roofline(g, Br, Bc, d, pass_, dtype)
+
+
+def _tile_roofline(g: GPU, Br: int, Bc: int, d: int, pass_: str, dtype: str) -> TileRoofline:
+    """:func:`tile_roofline` for a resolved GPU and checked sizes, pass and dtype."""
     R = _mma_rate(g, dtype)
     E = _rate(g, "exp_ops_per_clock_per_sm")
     B = _rate(g, "smem_bytes_per_clock_per_sm")
@@ -243,8 +247,11 @@ def generation_available(generation: str, gpu) -> bool:
     Hopper only (it needs WGMMA and TMA), FA4 on Blackwell (the paper's target).
     Raises: ValueError for an unknown generation or GPU.
     """
-    generation = choice(generation, "generation", GENERATIONS)
-    return get_gpu(gpu).architecture in GENERATION_ASSUMPTIONS[generation]["architectures"]
+    return _available(choice(generation, "generation", GENERATIONS), get_gpu(gpu))
+
+
+def _available(generation: str, g: GPU) -> bool:
+    return g.architecture in GENERATION_ASSUMPTIONS[generation]["architectures"]
 
 
 def _assumption_value(v):
@@ -271,7 +278,7 @@ def _tile_cycles(g: GPU, generation: str, pass_: str, dtype: str, d: int, p: dic
                  block_kv: int) -> dict:
     """Per-tile cycles of each unit and the generation's combination (one tile, one SM)."""
     ga = GENERATION_ASSUMPTIONS[generation]
-    t = tile_roofline(g, block_q=block_q, block_kv=block_kv, d=d, pass_=pass_, dtype=dtype)
+    t = _tile_roofline(g, block_q, block_kv, d, pass_, dtype)
     frac = _assumption_value(ga["mma_fraction"][g.architecture])
     mma = t.mma / (frac * p["mma_efficiency"])
     f_emul = _assumption_value(ga["exp_emulation_share"])
@@ -290,19 +297,11 @@ def _tile_cycles(g: GPU, generation: str, pass_: str, dtype: str, d: int, p: dic
     return dict(mma=mma, exp=exp, fma=fma, smem=smem, cycles=cycles, bound=bound)
 
 
-def _params(kw: dict) -> dict:
-    p = with_defaults(kw, PREFILL_DEFAULTS)
-    p["mma_efficiency"] = fraction(p["mma_efficiency"], "mma_efficiency")
-    if p["mma_efficiency"] == 0:
-        raise ValueError("mma_efficiency must be > 0")
-    for k in ("block_q", "block_kv"):
-        p[k] = positive_int(p[k], k)
-    for k in ("fwd_fma_ops", "bwd_fma_ops", "emulation_fma_ops", "kernel_overhead", "cta_latency"):
-        p[k] = positive_float(p[k], k, allow_zero=True)
-    if p["per_sm_bandwidth_cap"] is not None:
-        p["per_sm_bandwidth_cap"] = positive_float(p["per_sm_bandwidth_cap"], "per_sm_bandwidth_cap")
-    p["l2_reuse"] = flag(p["l2_reuse"], "l2_reuse")
-    return p
+#: How each assumption of :data:`PREFILL_DEFAULTS` is checked (rules of :data:`labcore.checks.PARAM_RULES`).
+_RULES = {"mma_efficiency": "fraction", "block_q": "count", "block_kv": "count",
+          **dict.fromkeys(("fwd_fma_ops", "bwd_fma_ops", "emulation_fma_ops", "kernel_overhead", "cta_latency"),
+                          "non-negative"),
+          "per_sm_bandwidth_cap": "positive or None", "l2_reuse": "flag"}
 
 
 @lru_cache(maxsize=4096)
@@ -310,7 +309,7 @@ def _per_seqlen(N: int, d: int, causal: bool, Bq: int, Bk: int, l2_reuse: bool) 
     """Tile counts of one (batch, head) for the forward (query-block CTAs) and backward (key-block CTAs):
     ``(T_r, T_c, pairs, fwd_longest, bwd_longest, fwd_elements, bwd_elements)`` (cached; ints)."""
     rows, J, _cols = causal_block_counts(N, block_q=Bq, block_kv=Bk, causal=causal)
-    T_c = -(-N // Bk)
+    T_c = cdiv(N, Bk)
     pairs = int(J.sum())
     per_kv = (J[:, None] > np.arange(T_c)[None, :]).sum(axis=0)  # query blocks that visit each key block
     if l2_reuse:
@@ -374,7 +373,7 @@ def prefill_time(gpu, *, batch, heads: int, seqlen, head_dim: int, causal: bool 
     """
     g = get_gpu(gpu)
     generation = choice(generation, "generation", GENERATIONS)
-    if not generation_available(generation, g):
+    if not _available(generation, g):
         raise ValueError(f"{generation} is not modelled on {g.name} ({g.architecture}); it runs on "
                          f"{', '.join(GENERATION_ASSUMPTIONS[generation]['architectures'])}")
     pass_ = choice(pass_, "pass_", PREFILL_PASSES)
@@ -384,7 +383,7 @@ def prefill_time(gpu, *, batch, heads: int, seqlen, head_dim: int, causal: bool 
     if dtype == "fp8" and (generation == "fa2" or pass_ != "forward"):
         raise ValueError("FP8 is modelled for the FA3/FA4 forward pass only")
     heads, d = positive_int(heads, "heads"), positive_int(head_dim, "head_dim")
-    p = _params(assumptions)
+    p = resolve_params(assumptions, PREFILL_DEFAULTS, _RULES)
     batch_a = np.asarray(batch)
     seq_a = np.asarray(seqlen)
     for name, a in (("batch", batch_a), ("seqlen", seq_a)):

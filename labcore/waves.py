@@ -110,7 +110,7 @@ def waves_time(blocks, sms: int, compute_time, block_bytes, bandwidth: float, *,
     by = np.asarray(block_bytes, dtype=float)
     if np.any(t_c < 0) or np.any(by < 0) or not (np.all(np.isfinite(t_c)) and np.all(np.isfinite(by))):
         raise ValueError("compute_time and block_bytes must be finite and >= 0")
-    waves = -(-b // sms)
+    waves = cdiv(b, sms)
     run_full = np.minimum(b, sms)
     run_last = b - (waves - 1) * sms
     t_full = _cta_time(t_c, by, np.minimum(cap, bandwidth / run_full))

@@ -7,7 +7,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import labcore as lc
-from labcore.decode_model import num_splits_heuristic_grid
 
 rng = np.random.default_rng(0)
 CODELLAMA = dict(num_q_heads=16, num_kv_heads=2, head_dim=128)
@@ -263,13 +262,32 @@ def test_heuristic_examples():
     assert [lc.flash_attn_block_n(d) for d in (64, 128, 256)] == [256, 128, 64]
 
 
+def _heuristic_line_by_line(blocks: int, sms: int, nb: int, mx: int = 128) -> int:
+    """flash-attn 2.x's ``num_splits_heuristic`` ported line by line from ``flash_api.cpp`` (scalars, float32)."""
+    if blocks >= 0.8 * sms:
+        return 1
+    mx = min(mx, sms, nb)
+    eff = []
+    for s in range(1, mx + 1):
+        if not (s == 1 or -(-nb // s) != -(-nb // (s - 1))):
+            eff.append(None)
+            continue
+        n_waves = np.float32(blocks * s) / np.float32(sms)  # C++ float arithmetic
+        eff.append(float(n_waves / np.float32(math.ceil(n_waves))))
+    best = max(e for e in eff if e is not None)
+    return next(s for s, e in enumerate(eff, start=1) if e is not None and e >= 0.85 * best)
+
+
 def test_heuristic_grid_matches_line_by_line_port():
     bl, nb = np.arange(1, 120), np.arange(1, 300)
     for sms in (108, 216, 132):
-        G = num_splits_heuristic_grid(bl[:, None], sms, nb[None, :])
+        G = lc.num_splits_heuristic(bl[:, None], sms, nb[None, :])
+        assert G.shape == (len(bl), len(nb)) and G.dtype == np.int64
         for i in range(0, len(bl), 7):
             for j in range(0, len(nb), 5):
+                assert G[i, j] == _heuristic_line_by_line(int(bl[i]), sms, int(nb[j]))
                 assert G[i, j] == lc.num_splits_heuristic(int(bl[i]), sms, int(nb[j]))
+    assert isinstance(lc.num_splits_heuristic(64, 108, 16), int)
 
 
 def test_grid_equals_scalar_model():

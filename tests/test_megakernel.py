@@ -6,8 +6,8 @@ from hypothesis import strategies as st
 
 from labcore.hardware import get_gpu
 from labcore.hbm import softmax_fusion_io
-from labcore.megakernel import (TIMELINE_DEFAULTS, compare_modes, mode_sensitivity, resolve_assumptions,
-                                stall_bound_throughput, timeline, work_items)
+from labcore.megakernel import (TIMELINE_DEFAULTS, compare_modes, megakernel_schedule, mode_sensitivity,
+                                resolve_assumptions, stall_bound_throughput, timeline, work_items)
 from labcore.waves import idle_sms_last_wave, tail_time, wave_count, wave_utilization
 from labcore.models import get_model
 
@@ -184,15 +184,27 @@ def _reference_megakernel(model, gpu, **assumptions):
 
 @pytest.mark.parametrize("kw", [{}, {"pages": 2, "sync": 2e-6}, {"rows_per_block": 64, "bandwidth_efficiency": 0.7}])
 def test_megakernel_matches_the_plain_recurrence(kw):
-    """The vectorised simulation (closed-form streaming bound, all SMs per numpy step) is the recurrence."""
+    """The event loop (each SM's loader passing its holds) is the streaming recurrence written another way."""
     g = get_gpu("H100").with_(num_sms=8)            # 8 SMs keep the plain-Python reference quick
     ref = _reference_megakernel("GPT-2-medium", g, **kw)
     fast = timeline("GPT-2-medium", g, mode="megakernel", **kw).sm_arrays["end"]
     np.testing.assert_allclose(fast, ref, rtol=1e-12, atol=1e-15)
 
 
+def test_schedule_is_the_timeline_and_read_only():
+    """megakernel_schedule is what timeline draws; its cached arrays cannot be changed by a caller."""
+    sch = megakernel_schedule("Llama-3.2-1B", "H100", sync=2e-6)
+    tl = timeline("Llama-3.2-1B", "H100", mode="megakernel", sync=2e-6)
+    assert sch["end"].max() == tl.total
+    np.testing.assert_array_equal(sch["start"], tl.sm_arrays["start"])
+    assert sch["end"].size == sum(o.blocks for o in tl.work) == 32080
+    assert sch["sm_bytes"].size == get_gpu("H100").num_sms
+    with pytest.raises(ValueError, match="read-only"):
+        sch["end"][0] = 0.0
+
+
 def test_batched_variants_equal_single_runs():
-    """mode_sensitivity simulates all its megakernel variants in one batch; each equals its own run."""
+    """Each megakernel and multi-kernel run of mode_sensitivity equals its own timeline."""
     knobs = {"sync": (0.0, 2e-6), "bandwidth_efficiency": (0.8,), "instruction_overhead": (1e-6,)}
     s = mode_sensitivity("Llama-3.2-1B", "H100", knobs=knobs)
     for name, values in knobs.items():
