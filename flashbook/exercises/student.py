@@ -13,6 +13,8 @@ committed notebooks:
    then carry salted hashes of the rounded answers (:mod:`flashbook.exercises.keys`) instead of the values,
    and ``_sources`` (the notebooks a reader downloads) are the stripped copies. The HTML lands in
    ``<out>/html`` (default ``_build/student/html``).
+3. :func:`scan` greps every page, notebook and source of the result for each exercise's answer and
+   known-mistake values in every format the page could print them (:func:`answer_texts`); any hit fails.
 
 The check cells still work in a live kernel (the Python grader computes the answers with labcore): that, and
 trying numbers against the keys, is what the protection does not stop (INSTRUCTOR_NOTES.md).
@@ -31,7 +33,13 @@ import subprocess
 import sys
 from pathlib import Path
 
-__all__ = ["strip_solutions", "strip_markdown", "student_config", "prepare", "build", "main", "SOURCES"]
+from .definitions import EXERCISES, exercise
+from .grader import payload
+from .rounding import canonical
+from .variants import FORM_VARIANTS
+
+__all__ = ["strip_solutions", "strip_markdown", "student_config", "prepare", "build", "main", "SOURCES",
+           "answer_texts", "readable_answers", "scan"]
 
 #: What the build copies from the repository root (the rest is excluded by ``_config.yml`` anyway).
 SOURCES = ("_config.yml", "_toc.yml", "book", "_static", "references.bib")
@@ -170,6 +178,84 @@ def build(root: Path, out: Path, pages=None, extra_args=()) -> Path:
     return html
 
 
+_NUMBER = re.compile(r"(?<![\w.])-?\d[\d,]*(?:\.\d+)?(?:e[+-]?\d+)?(?![\w])")
+
+
+def _significant(token: str) -> int:
+    """Significant digits of a number's text (``"136.30"`` -> 4, ``"0.050"`` -> 1, ``"100"`` -> 1)."""
+    mantissa = token.lower().split("e")[0].lstrip("-").replace(",", "").replace(".", "")
+    return len(mantissa.strip("0"))
+
+
+def _formats(v: float, canon: str) -> set[str]:
+    """Every way a page could print ``v``: repr, fixed 0-4 decimals (with and without thousands commas),
+    2-5 significant digits, and the rounded text the graders compare."""
+    out = {repr(v), canon, str(v)}
+    for d in range(5):
+        out |= {f"{v:.{d}f}", f"{v:,.{d}f}"}
+    for g in range(2, 6):
+        out |= {f"{v:.{g}g}", f"{v:,.{g}g}"}
+    return out
+
+
+def _inputs(numbers, shown) -> set[str]:
+    """The numbers the questions of exercises ``numbers``, variants ``shown``, show (statement, example,
+    labels, options, hint): inputs, not answers."""
+    out = set()
+    for k in numbers:
+        for s in shown:
+            pl = payload(k, s)
+            text = " ".join([pl["statement"], pl["example"], pl["hint"]] + [p["label"] for p in pl["parts"]]
+                            + [o["text"] for p in pl["parts"] for o in p.get("options") or []])
+            out |= {t.replace(",", "") for t in _NUMBER.findall(text)}
+    return out
+
+
+def answer_texts(numbers=None, variants=(0,), min_digits: int = 3, shown=range(FORM_VARIANTS + 1)) -> dict:
+    """``{text: "exercise k, variant s, part: what"}``: every text of an answer or known-mistake value of
+    exercises ``numbers`` (default all), variants ``variants``, that a reader could recognise.
+
+    Left out: texts with fewer than ``min_digits`` significant digits (``"3"``, ``"64"``, ``"100"`` are
+    everywhere on a page about 64-wide heads; the default 3 keeps ``"136.3"``, ``"0.516"``, ``"1.135"``) and
+    numbers that a question of these exercises shows in variants ``shown`` (the forms show 0..FORM_VARIANTS).
+    """
+    numbers = list(numbers or [ex.number for ex in EXERCISES])
+    inputs = _inputs(numbers, shown)
+    found = {}
+    for k in numbers:
+        ex = exercise(k)
+        for s in variants:
+            for p in payload(k, s)["parts"]:
+                if p["kind"] != "number":
+                    continue
+                part = ex.part(p["key"])
+                values = [("answer", p["ref"])] + [(f"mistake {m['id']}", m["value"]) for m in p["mistakes"]]
+                for what, v in values:
+                    for t in _formats(v, canonical(part, v)):
+                        if _significant(t) >= min_digits and t.replace(",", "") not in inputs:
+                            found.setdefault(t, f"exercise {k}, variant {s}, {p['key']}: {what} {v!r}")
+    return found
+
+
+def readable_answers(text: str, answers: dict) -> list[str]:
+    """The entries of ``answers`` (:func:`answer_texts`) that stand as a whole number in ``text``."""
+    present = set(_NUMBER.findall(text))
+    return sorted(f"{t!r} ({answers[t]})" for t in present if t in answers)
+
+
+def scan(directory: Path, numbers=None) -> list[str]:
+    """Every readable answer (:func:`readable_answers`, variant 0: the page's own numbers, 3 significant
+    digits or more) in the HTML, notebooks and sources under ``directory``. The forms' variants are checked
+    form by form (each exercise's own values, 2 digits or more) by the tests."""
+    answers = answer_texts(numbers)
+    out = []
+    for path in sorted(Path(directory).rglob("*")):
+        if path.is_file() and path.suffix in (".html", ".ipynb", ".txt", ".md", ".js", ".json", ".py"):
+            out += [f"{path}: {hit}" for hit in readable_answers(path.read_text(encoding="utf-8", errors="replace"),
+                                                                 answers)]
+    return out
+
+
 def main(argv=None) -> int:
     """``python -m flashbook.exercises.student [--out DIR] [--pages book/12_exercises ...] [-- jupyter-book args]``."""
     ap = argparse.ArgumentParser(description="Build the student edition of the book (no solutions, hashed keys).")
@@ -179,8 +265,11 @@ def main(argv=None) -> int:
     ap.add_argument("extra", nargs="*", help="arguments passed on to jupyter-book build (after --)")
     a = ap.parse_args(argv)
     html = build(Path(a.root), Path(a.out), a.pages, a.extra)
-    print(f"The student edition is at {html / 'index.html'}")
-    return 0
+    leaks = scan(Path(a.out) / "html")
+    for line in leaks:
+        print("readable answer:", line, file=sys.stderr)
+    print(f"The student edition is at {html / 'index.html'}" + (f" ({len(leaks)} readable answers!)" if leaks else ""))
+    return 1 if leaks else 0
 
 
 if __name__ == "__main__":
