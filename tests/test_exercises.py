@@ -343,3 +343,31 @@ def test_grader_messages_use_the_same_title(k):
     assert v.message.startswith(f"Exercise {k} ({ex.plain_title}): Correct!")
     bad = E.check(k, [1.0] * 7, quiet=True)
     assert bad.message.startswith(f"Exercise {k} ({ex.plain_title}): ")
+
+
+# ------------------------------------------------------------------ issue 20: mistakes at the asked rounding
+def test_ex2_elements_not_bytes_at_one_decimal():
+    """The readers' report: counting elements and answering to one decimal, as asked, types 68.2."""
+    for typed in (68.2, 68.16, 68.157):
+        v = E.check(2, typed, quiet=True)
+        assert v.mistakes() == ["elements_not_bytes"], (typed, v.message)
+        assert "number of elements" in v.message
+
+
+@pytest.mark.parametrize("k", KS)
+def test_known_mistakes_at_the_statements_rounding(k):
+    """Each known mistake's value rounded as the statement asks (one decimal, three decimals, 3 significant
+    digits, ...) gets its own feedback, and so does the reference rounded the same way."""
+    from flashbook.exercises.rounding import canonical
+
+    ex = E.exercise(k)
+    pl = _payload(k)
+    ref = _ref_answer(pl)
+    asked = {p["key"]: (ref[p["key"]] if p["kind"] == "choice" else float(canonical(ex.part(p["key"]), p["ref"])))
+             for p in pl["parts"]}
+    assert E.check(k, asked, quiet=True).status == "correct"
+    for p in pl["parts"]:
+        for m in p.get("mistakes", []):
+            typed = float(canonical(ex.part(p["key"]), m["value"]))
+            v = E.check(k, {**ref, p["key"]: typed}, quiet=True)
+            assert v.mistakes() == [m["id"]] and m["feedback"] in v.message, (m["id"], typed, v.message)

@@ -171,3 +171,37 @@ process.stdout.write(JSON.stringify(Object.keys(d.M).map(k => g.fbSub(d.M[k], d.
         expected.append(s)
     assert json.loads(out) == expected
     assert not any(re.search(r"\{(label|tol|feedback)\}", s) for s in expected)
+
+
+@pytest.mark.parametrize("k", KS)
+def test_js_recognises_each_mistake_at_the_statements_rounding(k, node, tmp_path):
+    """Issue 20 in the browser grader: each known mistake typed as the statement asks it rounded (the text a
+    reader types, e.g. "68.2") gets its own feedback, as in the Python grader, for variant 0 and variants 1-20."""
+    from flashbook.exercises.rounding import canonical
+
+    ex = E.exercise(k)
+    fp = E.form_payload(k, student=False)
+    cases = []
+    for i, v in enumerate(fp["variants"]):
+        ref = {p["key"]: (p["answer"] if p["kind"] == "choice" else repr(float(canonical(ex.part(p["key"]), p["ref"]))))
+               for p in v["parts"]}
+        cases.append((i, ref, None))
+        for p in v["parts"]:
+            for m in p.get("mistakes", []):
+                cases.append((i, {**ref, p["key"]: repr(float(canonical(ex.part(p["key"]), m["value"])))}, m["id"]))
+    out = _run(node, tmp_path, r"""
+const d = JSON.parse(require('fs').readFileSync(0, 'utf8'));
+process.stdout.write(JSON.stringify(d.cases.map(c => {
+  const v = g.fbGrade(g.fbVariant(d.fp, c[0]), c[1]);
+  return [v.status, v.parts.filter(p => p.mistake).map(p => p.mistake), v.message];
+})));
+""", json.dumps({"fp": fp, "cases": [[i, form] for i, form, _ in cases]}))
+    js = json.loads(out)
+    assert len(js) == len(cases) > len(fp["variants"])
+    for (i, form, mid), (status, mistakes, message) in zip(cases, js):
+        s = fp["variants"][i]["variant"]
+        answer = {key: (val if ex.part(key).kind == "choice" else float(val)) for key, val in form.items()}
+        py = E.check(k, answer, variant=s, quiet=True)
+        assert (status, message) == (py.status, py.message), (s, form)
+        assert mistakes == ([] if mid is None else [mid]) == py.mistakes(), (s, form)
+        assert status == ("correct" if mid is None else "wrong")

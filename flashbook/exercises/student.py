@@ -243,14 +243,18 @@ def readable_answers(text: str, answers: dict) -> list[str]:
     return sorted(f"{t!r} ({answers[t]})" for t in present if t in answers)
 
 
-def scan(directory: Path, numbers=None) -> list[str]:
+def scan(directory: Path, numbers=None, pages=("12_exercises",)) -> list[str]:
     """Every readable answer (:func:`readable_answers`, variant 0: the page's own numbers, 3 significant
-    digits or more) in the HTML, notebooks and sources under ``directory``. The forms' variants are checked
+    digits or more) in the pages, notebooks and sources under ``directory`` (not the theme's ``_static/``)
+    whose file name starts with one of ``pages`` (default: the exercises page; ``None``: every file). Other
+    pages teach some of the lecture's worked numbers that exercises reuse: variants are the answer to that. The forms' variants are checked
     form by form (each exercise's own values, 2 digits or more) by the tests."""
     answers = answer_texts(numbers)
     out = []
     for path in sorted(Path(directory).rglob("*")):
-        if path.is_file() and path.suffix in (".html", ".ipynb", ".txt", ".md", ".js", ".json", ".py"):
+        # the book's own files; the theme's vendored _static/ scripts hold SVG paths full of numbers
+        if (path.is_file() and path.suffix in (".html", ".ipynb", ".txt", ".md", ".py") and "_static" not in path.parts
+                and (pages is None or path.name.startswith(tuple(pages)))):
             out += [f"{path}: {hit}" for hit in readable_answers(path.read_text(encoding="utf-8", errors="replace"),
                                                                  answers)]
     return out
@@ -265,9 +269,11 @@ def main(argv=None) -> int:
     ap.add_argument("extra", nargs="*", help="arguments passed on to jupyter-book build (after --)")
     a = ap.parse_args(argv)
     html = build(Path(a.root), Path(a.out), a.pages, a.extra)
-    leaks = scan(Path(a.out) / "html")
+    leaks = scan(Path(a.out))
     for line in leaks:
         print("readable answer:", line, file=sys.stderr)
+    for line in sorted(set(scan(Path(a.out) / "html", pages=None)) - set(leaks)):
+        print("note, a lecture number an exercise reuses:", line, file=sys.stderr)
     print(f"The student edition is at {html / 'index.html'}" + (f" ({len(leaks)} readable answers!)" if leaks else ""))
     return 1 if leaks else 0
 
