@@ -73,3 +73,15 @@ pdf: $(STAMP) $(CHROMIUM)  ## the whole book as one PDF (_build/pdf/flashbook.pd
 
 clean:  ## remove the build output (keeps .venv)
 	rm -rf _build artifacts .pytest_cache .hypothesis
+
+# --- editions and exercise sheets (flashbook/exercises/student.py, flashbook/exercises/sheets.py) ---------------
+.PHONY: student sheets
+IDS ?=
+SHEETS ?= _build/sheets
+
+student: $(STAMP)  ## build the student edition (no worked solutions, hashed answer keys) into _build/student/html
+	PYTHONPATH=$(CURDIR) $(BIN)/python -m flashbook.exercises.student --root . --out _build/student
+
+sheets: $(STAMP)  ## one exercise sheet per student and the answer key: make sheets IDS="alice bob carol" [SHEETS=dir]
+	@test -n "$(IDS)" || (echo 'give the student ids: make sheets IDS="alice bob carol"' && false)
+	PYTHONPATH=$(CURDIR) $(BIN)/python -m flashbook.exercises.sheets --ids $(IDS) --out $(SHEETS)

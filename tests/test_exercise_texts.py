@@ -19,7 +19,7 @@ from labcore import MODEL_DEFAULTS, GPUS, fmt_flop_rate, fmt_rate, get_gpu, get_
 from flashbook.exercises import EXERCISES, payload
 from flashbook.exercises.definitions import fill
 
-DEFINITIONS = Path(flashbook.exercises.__file__).parent / "definitions.py"
+DEFINITIONS = [Path(flashbook.exercises.__file__).parent / f for f in ("defs_attention.py", "defs_hardware.py", "feedback.py", "definitions.py")]
 
 
 def _texts(pl: dict) -> str:
@@ -89,7 +89,7 @@ def _typed_presets(texts) -> list[str]:
 
 
 def test_definitions_type_no_preset_value():
-    assert _typed_presets(_string_literals(DEFINITIONS)) == []
+    assert _typed_presets([t for path in DEFINITIONS for t in _string_literals(path)]) == []
 
 
 def test_the_scan_catches_a_typed_preset():

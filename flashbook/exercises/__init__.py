@@ -1,40 +1,42 @@
 """The exercises of lecture §12 (and one on §4b), self-graded in a live kernel and in the static HTML book.
 
-One definition per exercise drives everything; the package has one module per job:
+One definition per exercise drives everything, over parameters (variant 0 = the lecture's numbers). The
+package has one module per job, imported one way (each module imports only those above it):
 
-- :mod:`flashbook.exercises.definitions`: each exercise's title, statement, answer parts with units and
-  tolerances, the function computing its reference answer from ``labcore`` at run time, and its known
-  mistakes with feedback (:data:`EXERCISES`, :func:`exercise`, :func:`reference`).
-- :mod:`flashbook.exercises.grader`: the grading payload (:func:`payload`), the Python grader
-  (:func:`grade_payload`) and :func:`check` (live kernel: ``check(k, answer)`` prints a verdict and returns a
-  :class:`Verdict`; never raises).
-- :mod:`flashbook.exercises.form`: :func:`static_form` (book build, ``FLASHBOOK_STATIC=1``), a small
-  self-contained HTML form graded in the browser by ``grader.js`` (:data:`GRADER_JS`), which applies the
-  same rules to the same payload; the tests run it under node and compare verdicts with the Python grader.
+- :mod:`~flashbook.exercises.rounding`: the rounding a statement asks for, the windows derived from it, the
+  keys of the student edition (a leaf: standard library only).
+- :mod:`~flashbook.exercises.variants`: drawing and solving a variant (parameters, reference, windows, texts).
+- :mod:`~flashbook.exercises.model`: the records :class:`Part`, :class:`Mistake`, :class:`Exercise`.
+- :mod:`~flashbook.exercises.feedback`, :mod:`~flashbook.exercises.defs_attention` (exercises 1-6),
+  :mod:`~flashbook.exercises.defs_hardware` (7-13): the definitions, computed from ``labcore`` at run time.
+- :mod:`~flashbook.exercises.definitions`: the registry (:data:`EXERCISES`, :func:`exercise`, :func:`reference`).
+- :mod:`~flashbook.exercises.grader`: the grading payload (:func:`payload`), the Python grader
+  (:func:`grade_payload`, :func:`grade`), verdicts.
+- :mod:`~flashbook.exercises.keys`: the student edition's hashed payload (:func:`hashed`, ``FLASHBOOK_EDITION``).
+- :mod:`~flashbook.exercises.form`: :func:`static_form` (book build, ``FLASHBOOK_STATIC=1``), a small
+  self-contained HTML form with precomputed variants, graded in the browser by ``grader.js``
+  (:data:`GRADER_JS`), which applies the same rules to the same payload; the tests run it under node.
+- :mod:`~flashbook.exercises.cell`: what a notebook cell calls: :func:`check` (``check(k, answer,
+  variant=s)`` prints a verdict, never raises) and :func:`show_exercise` (a variant's statement).
+- :mod:`~flashbook.exercises.sheets` (``python -m flashbook.exercises.sheets``): one Markdown sheet per
+  student and the instructor's answer key; :mod:`~flashbook.exercises.student`: the student edition's build.
 
 Sources: lecture §12 (exercises and answers); the numbers come from the labcore modules of each section.
-Importing this package imports only numpy, the standard library and labcore's leaf modules checks and units.
 """
 from __future__ import annotations
 
-from . import definitions, form, grader
-from .definitions import Exercise, ExerciseUnavailable, Mistake, Part, exercise, fill, reference
-from .form import solution_output, static_form
-from .grader import PartVerdict, Verdict, check, grade_payload, payload
+from . import definitions, form, grader, keys, variants
+from .cell import check, exercise_text, show_exercise
+from .definitions import D_EXAMPLE, EXERCISES, Exercise, Mistake, Part, exercise, fill, reference
+from .form import form_payload, solution_output, static_form
+from .grader import MESSAGES, PartVerdict, Verdict, grade, grade_payload, payload
+from .keys import hashed
 
 __all__ = [
-    "Part", "Mistake", "Exercise", "ExerciseUnavailable", "PartVerdict", "Verdict", "EXERCISES", "exercise",
-    "check", "reference", "fill", "payload", "grade_payload", "static_form", "solution_output", "GRADER_JS", "D_EXAMPLE", "MESSAGES",
+    "Part", "Mistake", "Exercise", "PartVerdict", "Verdict", "EXERCISES", "exercise", "check", "grade",
+    "reference", "fill", "payload", "grade_payload", "static_form", "form_payload", "solution_output",
+    "GRADER_JS", "D_EXAMPLE", "MESSAGES", "show_exercise", "exercise_text", "hashed",
 ]
-
-#: The exercise definitions, in order (``EXERCISES[k - 1].number == k``).
-EXERCISES = definitions.EXERCISES
-
-#: The small numeric example of exercise 6 (shown in the statement and the static form).
-D_EXAMPLE = definitions.D_EXAMPLE
-
-#: The message templates both graders fill in (plain ``{name}`` substitution).
-MESSAGES = grader.MESSAGES
 
 #: The browser grader (the package file ``grader.js``): the rules of
 #: :func:`flashbook.exercises.grade_payload` in JavaScript.

@@ -1,12 +1,14 @@
-"""The Python grader of the exercises: the grading payload, verdicts, and :func:`check`.
+"""The Python grader of the exercises: the grading payload, verdicts, and grading a Python answer.
 
 Both graders grade through the same JSON payload (:func:`payload`), built at run time from an exercise's
-definition: reference values, absolute tolerances, mistake values and feedback, and the message
-templates (:data:`MESSAGES`). :func:`grade_payload` applies the rules in Python; ``grader.js`` (the
-browser grader of the static book, see :mod:`flashbook.exercises.form`) applies the same rules in
-JavaScript, and the tests run it under node on the same inputs and compare the verdicts.
+definition and one variant of it: reference values, absolute tolerances, mistake values and feedback, and
+the message templates (:data:`MESSAGES`). :func:`grade_payload` applies the rules in Python; ``grader.js``
+(the browser grader of the static book, see :mod:`flashbook.exercises.form`) applies the same rules in
+JavaScript, and the tests run it under node on the same inputs and compare the verdicts. The student
+edition's payload (:mod:`flashbook.exercises.keys`) holds salted hashes of the rounded answers instead of
+the values; :func:`grade_payload` grades that form too.
 
-Answer formats (what ``answer`` may be):
+Answer formats (what ``answer`` may be, see :func:`grade`):
 
 - a single-part exercise: one real number (int, float, numpy scalar) in the unit the statement asks for;
 - a multi-part exercise: a dict keyed by the part keys (``exercise(k).keys()``), or a tuple/list in the
@@ -17,9 +19,7 @@ Answer formats (what ``answer`` may be):
 
 Verdict statuses: ``"correct"``, ``"not_attempted"`` (``None`` or an untouched stub), ``"incomplete"``
 (some parts right, the rest not answered), ``"wrong"`` (with per-part feedback), ``"malformed"`` (a
-friendly message: a string, a list of the wrong length, an array of the wrong shape, NaN), and
-``"unavailable"`` (the labcore function the reference needs is not in this checkout). :func:`check` never
-raises for any ``answer``.
+friendly message: a string, a list of the wrong length, an array of the wrong shape, NaN).
 
 Source: lecture §12 (the exercises); the grading rules are this book's.
 """
@@ -27,13 +27,15 @@ from __future__ import annotations
 
 import math
 import numbers
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
-from .definitions import Exercise, ExerciseUnavailable, Part, exercise, fill
+from .definitions import Exercise, exercise
+from .rounding import canonical, digest, rounding_text, spec
+from .variants import check_variant, fill, solve
 
-__all__ = ["MESSAGES", "payload", "PartVerdict", "Verdict", "grade_payload", "check"]
+__all__ = ["MESSAGES", "payload", "PartVerdict", "Verdict", "grade_payload", "grade"]
 
 #: The message templates both graders fill with plain ``{name}`` substitution (no format specs).
 MESSAGES = {
@@ -45,6 +47,7 @@ MESSAGES = {
     "part_mistake": "{label}: {feedback}",
     "part_high": "{label}: not right, your value is too high (tolerance {tol}).",
     "part_low": "{label}: not right, your value is too low (tolerance {tol}).",
+    "part_wrong": "{label}: not right (checked at {rounding}).",
     "choice_wrong": "{label}: not quite. {feedback}",
     "not_attempted": "Not attempted yet. Answer format: {hint}.",
     "incomplete": "So far so good; some parts are not answered yet.",
@@ -59,48 +62,41 @@ def _fmt_tol(t: float, unit: str) -> str:
     return f"±{s} {unit}".rstrip() if unit and unit != "x" else f"±{s}"
 
 
-def _tol(p: Part, v: float) -> float:
-    return max(p.atol, p.rtol * abs(v))
-
-
-def payload(k) -> dict:
-    """The JSON-ready grading payload of exercise ``k``: everything both graders need, computed now.
+def payload(k, variant=0) -> dict:
+    """The JSON-ready grading payload of exercise ``k``, variant ``variant``: everything both graders need.
 
     Args:
-        k: the exercise number, 1..len(EXERCISES).
+        k: the exercise number, 1..len(EXERCISES). variant: a non-negative integer (0 = the lecture's numbers).
     Returns:
-        A dict with keys ``id``, ``label``, ``title`` (plain text), ``statement``, ``hint``, ``messages``,
-        ``data``, and ``parts`` (each: ``key``, ``label``, ``unit``, ``kind``; numeric parts: ``ref``, ``tol``
+        A dict with keys ``id``, ``label``, ``title`` (plain text), ``variant``, ``statement``, ``example``,
+        ``hint``, ``messages``, ``data``, and ``parts`` (each: ``key``, ``label``, ``unit``, ``kind``; numeric
+        parts: ``rounding`` (``["decimals", k]`` or ``["digits", k]``), ``rounding_text``, ``ref``, ``tol``
         (absolute), ``tol_text``, ``mistakes`` (``id``, ``value``, ``tol``, ``feedback``); choice parts:
-        ``answer`` and ``options`` (``letter``, ``text``, ``feedback``)). The statement, feedback and
-        option texts are filled from the computed quantities (:func:`flashbook.exercises.fill`).
+        ``answer`` and ``options`` (``letter``, ``text``, ``feedback``)). The texts are filled from the
+        variant's parameters and computed quantities (:func:`flashbook.exercises.fill`); the windows are
+        :func:`flashbook.exercises.rounding.windows`.
     Raises:
-        ValueError: ``k`` is not an integer in 1..len(EXERCISES).
-        ExerciseUnavailable: a labcore function the reference needs is not in this checkout.
+        ValueError: ``k`` or ``variant`` out of range.
     """
     ex = exercise(k)
-    ref, ctx = ex.compute()
+    inst = solve(ex, variant)
+    ctx = inst.ctx
     parts = []
     for p in ex.parts:
-        d = {"key": p.key, "label": p.label, "unit": p.unit, "kind": p.kind}
+        d = {"key": p.key, "label": inst.labels[p.key], "unit": p.unit, "kind": p.kind}
         if p.kind == "choice":
-            d["answer"] = ref[p.key]
+            d["answer"] = inst.ref[p.key]
             d["options"] = [{"letter": a, "text": fill(t, ctx), "feedback": fill(f, ctx)} for a, t, f in p.options]
         else:
-            r = float(ref[p.key])
-            d["ref"] = r
-            d["tol"] = _tol(p, r)
-            d["tol_text"] = _fmt_tol(d["tol"], p.unit)
-            d["mistakes"] = []
-            for m in ex.mistakes:
-                if m.part == p.key:
-                    v = float(m.value(ref, ctx))
-                    # the same relative precision as the reference's window, scaled to the mistake's size
-                    tol = d["tol"] * abs(v) / abs(r) if r != 0 else d["tol"]
-                    d["mistakes"].append({"id": m.id, "value": v, "tol": tol, "feedback": fill(m.feedback, ctx)})
+            w = inst.windows[p.key]
+            d.update(rounding=p.rounding, rounding_text=rounding_text(p), ref=w["ref"], tol=w["tol"],
+                     tol_text=_fmt_tol(w["tol"], p.unit),
+                     mistakes=[{"id": m.id, "value": v, "tol": t, "feedback": fill(m.feedback, ctx)}
+                               for m, v, t in w["mistakes"]])
         parts.append(d)
-    return {"id": ex.number, "label": ex.label, "title": ex.plain_title, "statement": fill(ex.statement, ctx),
-            "hint": ex.hint, "messages": MESSAGES, "parts": parts, "data": ex.data}
+    return {"id": ex.number, "label": ex.label, "title": ex.plain_title, "variant": inst.variant,
+            "statement": inst.statement, "example": inst.example, "hint": ex.hint, "messages": MESSAGES,
+            "parts": parts, "data": dict(inst.params) if ex.example else {}}
 
 
 # ----------------------------------------------------------------------------------------------- verdicts
@@ -119,14 +115,16 @@ class Verdict:
     """Verdict on one exercise.
 
     Attributes:
-        exercise: the number. status: ``correct``, ``not_attempted``, ``incomplete``, ``wrong``,
-        ``malformed`` or ``unavailable``. parts: per-part :class:`PartVerdict`. message: the text shown.
+        exercise: the number. status: ``correct``, ``not_attempted``, ``incomplete``, ``wrong`` or
+        ``malformed``. parts: per-part :class:`PartVerdict`. message: the text shown. html: what a notebook
+        displays for it (the static book's self-grading form), "" in a live kernel.
     """
 
     exercise: int
     status: str
     parts: tuple = ()
     message: str = ""
+    html: str = field(default="", repr=False, compare=False)
 
     @property
     def correct(self) -> bool:
@@ -141,19 +139,11 @@ class Verdict:
         return self.message
 
     def _ipython_display_(self):
-        # check() has already printed the message; in the static book the check cell shows the form.
-        if _static():
+        # the message is printed by check(); in the static book the check cell shows the form
+        if self.html:
             from IPython.display import HTML, display
 
-            from .form import static_form
-
-            display(HTML(static_form(self.exercise)))
-
-
-def _static() -> bool:
-    from ..mode import static_mode
-
-    return static_mode()
+            display(HTML(self.html))
 
 
 def _sub(template: str, **kw) -> str:
@@ -175,6 +165,16 @@ _BAD = _Bad()
 
 def _grade_number(p: dict, x: float) -> PartVerdict:
     msg = MESSAGES
+    if "keys" in p:                     # the student edition: salted hashes of the rounded answers
+        h = digest(p["salt"], canonical(spec(p["rounding"]), x))
+        if h in p["keys"]:
+            return PartVerdict(p["key"], "correct", None, _sub(msg["part_correct"], label=p["label"]))
+        for m in p["mistakes"]:
+            if h in m["keys"]:
+                return PartVerdict(p["key"], "mistake", m["id"],
+                                   _sub(msg["part_mistake"], label=p["label"], feedback=m["feedback"]))
+        return PartVerdict(p["key"], "wrong", None,
+                           _sub(msg["part_wrong"], label=p["label"], rounding=p["rounding_text"]))
     if abs(x - p["ref"]) <= p["tol"]:
         return PartVerdict(p["key"], "correct", None, _sub(msg["part_correct"], label=p["label"]))
     for m in p["mistakes"]:
@@ -192,18 +192,23 @@ def _grade_choice(p: dict, v) -> PartVerdict:
     if s not in letters:
         return PartVerdict(p["key"], "malformed", None,
                            _sub(msg["choice_malformed"], label=p["label"], letters=", ".join(letters)))
-    if s == p["answer"]:
+    if "keys" in p:
+        h = digest(p["salt"], s)
+        right = h in p["keys"]
+        feedback = next((m["feedback"] for m in p["mistakes"] if h in m["keys"]), "")
+    else:
+        right = s == p["answer"]
+        feedback = p["options"][letters.index(s)]["feedback"]
+    if right:
         return PartVerdict(p["key"], "correct", None, _sub(msg["part_correct"], label=p["label"]))
-    o = p["options"][letters.index(s)]
-    return PartVerdict(p["key"], "mistake", "option_" + o["letter"],
-                       _sub(msg["choice_wrong"], label=p["label"], feedback=o["feedback"]))
+    return PartVerdict(p["key"], "mistake", "option_" + s, _sub(msg["choice_wrong"], label=p["label"], feedback=feedback))
 
 
 def grade_payload(pl: dict, values: dict) -> Verdict:
     """Grade parsed part values against a payload: the rules ``grader.js`` implements too.
 
     Args:
-        pl: :func:`payload` output.
+        pl: :func:`payload` output, or the student edition's (:func:`flashbook.exercises.keys.hashed`).
         values: ``{part key: float | str | None}``; ``None`` (or a missing key) = not answered, a string
             for a numeric part = unreadable; a choice part takes its option letter.
     Returns:
@@ -221,10 +226,15 @@ def grade_payload(pl: dict, values: dict) -> Verdict:
             pvs.append(PartVerdict(p["key"], "malformed", None, _sub(msg["part_malformed"], label=p["label"])))
         else:
             pvs.append(_grade_number(p, float(v)))
-    return _combine(pl["id"], pl["title"], pl["hint"], pvs)
+    return _combine(pl["id"], _name(pl["title"], pl.get("variant", 0)), pl["hint"], pvs)
 
 
-def _combine(number: int, title: str, hint: str, pvs: list) -> Verdict:
+def _name(title: str, variant: int) -> str:
+    """``"title"`` (variant 0) or ``"title, variant s"``: what the verdict's first line names."""
+    return f"{title}, variant {variant}" if variant else title
+
+
+def _combine(number: int, name: str, hint: str, pvs: list) -> Verdict:
     msg = MESSAGES
     st = [p.status for p in pvs]
     if any(s in ("mistake", "wrong") for s in st):
@@ -237,7 +247,7 @@ def _combine(number: int, title: str, hint: str, pvs: list) -> Verdict:
         status, head = "incomplete", msg["incomplete"]
     else:
         status, head = "correct", msg["correct"]
-    lines = [f"Exercise {number} ({title}): {head}"] + ["  " + p.message for p in pvs]
+    lines = [f"Exercise {number} ({name}): {head}"] + ["  " + p.message for p in pvs]
     return Verdict(number, status, tuple(pvs), "\n".join(lines))
 
 
@@ -302,41 +312,34 @@ def _parse(ex: Exercise, answer):
     return {keys[0]: v}
 
 
-def check(k, answer=None, *, quiet: bool = False) -> Verdict:
-    """Grade ``answer`` to exercise ``k`` and print the verdict (unless ``quiet``); never raises.
+def grade(k, answer=None, *, variant=0) -> Verdict:
+    """Grade ``answer`` to exercise ``k``, variant ``variant``; never raises, prints nothing.
 
     Args:
         k: exercise number 1..len(EXERCISES) (anything else gives a ``malformed`` verdict naming the range).
         answer: see the module docstring for the formats; ``None`` (the stub) means not attempted.
-        quiet: do not print the message.
+        variant: a non-negative integer (0 = the lecture's numbers; anything else: ``malformed``).
     Returns:
-        :class:`Verdict`. In the static book (``FLASHBOOK_STATIC=1``) nothing is printed for the stub and
-        the returned verdict displays the self-grading HTML form instead.
+        :class:`Verdict`.
     Source: lecture §12 (the exercises and their answers).
     """
     try:
         ex = exercise(k)
     except ValueError as exc:
-        return _emit(Verdict(0, "malformed", (), f"check(k, answer): {exc}"), quiet)
+        return Verdict(0, "malformed", (), f"check(k, answer): {exc}")
     try:
-        if ex.function_check is not None and callable(answer):
-            pv = PartVerdict(ex.keys()[0], *ex.function_check(answer))
-            return _emit(_combine(ex.number, ex.plain_title, ex.hint, [pv]), quiet)
-        if callable(answer):
-            return _emit(_friendly(ex, "You gave a function; this exercise wants numbers."), quiet)
-        parsed = _parse(ex, answer)
-        if isinstance(parsed, Verdict):
-            return _emit(parsed, quiet)
-        if all(v is None for v in parsed.values()):
-            v = Verdict(ex.number, "not_attempted", (), _sub(MESSAGES["not_attempted"], hint=ex.hint))
-            return _emit(v, quiet or _static())
-        return _emit(grade_payload(payload(k), parsed), quiet)
-    except ExerciseUnavailable as exc:
-        return _emit(Verdict(ex.number, "unavailable", (),
-                             f"Exercise {ex.number}: cannot grade yet ({exc})."), quiet)
-
-
-def _emit(v: Verdict, quiet: bool) -> Verdict:
-    if not quiet:
-        print(v.message)
-    return v
+        variant = check_variant(variant)
+    except ValueError as exc:
+        return Verdict(ex.number, "malformed", (), f"check({ex.number}, answer, variant=s): {exc}")
+    name = _name(ex.plain_title, variant)
+    if ex.function_check is not None and callable(answer):
+        pv = PartVerdict(ex.keys()[0], *ex.function_check(answer))
+        return _combine(ex.number, name, ex.hint, [pv])
+    if callable(answer):
+        return _friendly(ex, "You gave a function; this exercise wants numbers.")
+    parsed = _parse(ex, answer)
+    if isinstance(parsed, Verdict):
+        return parsed
+    if all(v is None for v in parsed.values()):
+        return Verdict(ex.number, "not_attempted", (), _sub(MESSAGES["not_attempted"], hint=ex.hint))
+    return grade_payload(payload(k, variant), parsed)

@@ -42,3 +42,27 @@ def test_static_forms_agree_with_python_grader(site, browser):
     assert checked >= 20, f"only {checked} static-form trials ran"
     assert errors == [], errors
     page.context.close()
+
+
+def test_another_variant_shows_and_grades_the_next_variant(site, browser):
+    """The "Another variant" button: variant 0 shows no extra text (the page states its numbers), the next
+    variant shows its statement and labels, and the form grades against that variant."""
+    page = new_offline_page(browser)
+    errors = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.goto(site + DOC + ".html", wait_until="load")
+    form = page.locator('form.fb-exercise-form[data-exercise="12"]')
+    assert form.locator(".fb-variant-statement").is_hidden()
+    form.locator("button.fb-variant").click()
+    pl = E.payload(12, 1)
+    assert form.locator(".fb-variant-statement").inner_text() == f"Variant 1: {pl['statement']}"
+    assert [x.inner_text() for x in form.locator(".fb-label").all()] == [p["label"] for p in pl["parts"]]
+    values = {p["key"]: repr(p["ref"]) for p in pl["parts"]}
+    values["util128_pct"] = repr(pl["parts"][1]["mistakes"][0]["value"])
+    for key, value in values.items():
+        form.locator(f'input[data-part="{key}"]').fill(value)
+    form.locator("button.fb-check").click()
+    expected = E.grade_payload(pl, {k: float(v) for k, v in values.items()}).message.strip()
+    assert form.locator("pre.fb-verdict").inner_text().strip() == expected
+    assert errors == [], errors
+    page.context.close()
