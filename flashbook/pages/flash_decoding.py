@@ -30,7 +30,9 @@ def numbers() -> Numbers:
       ``fa2_64k_measured_ms``, ``fa2_64k_GFLOP_per_cta``, ``fa2_padding_rows``, ``gqa_group``; measured speed-ups
       ``speedup_64k``, ``speedup_128k``, ``speedup_max`` (over FlashAttention) and ``speedup_eager_max``;
       flash-decoding errors ``fd_optimism_lo`` / ``fd_optimism_hi`` (base model, fractions), ``fd_refined_max_err``,
-      ``fd_base_mean_err``, ``fd_refined_mean_err``, ``fa2_refined_max_err``;
+      ``fd_base_mean_err``, ``fd_refined_mean_err``, ``fa2_refined_max_err``; ``n_rows`` (rows of the table),
+      ``n_const_rows`` (leading rows with the same batch x seqlen); ``fa2_b256_term_gap`` (batch 256, 256 keys:
+      how far apart FlashAttention-2's per-CTA compute and memory terms are, a fraction);
     - the worst row (batch 64, 1K keys): ``row3_best_splits``, ``row3_best_us``, ``row3_heuristic_ctas``,
       ``row3_heuristic_us``, ``row3_measured_us``;
     - ``last_wave``: :func:`last_wave_summary` as a record; ``occupancy``: :func:`occupancy_summary`; ``gap``:
@@ -106,6 +108,9 @@ def numbers() -> Numbers:
         row3_measured_us=c["flash_decoding"][2] * 1e6,
         last_wave=Numbers(**last_wave_summary()),
         occupancy=Numbers(**occupancy_summary()),
+        n_rows=len(c["batch"]),
+        n_const_rows=int(np.sum(c["batch"] * c["seqlen"] == c["batch"][0] * c["seqlen"][0])),
+        fa2_b256_term_gap=_term_gap(lc.decode_attention_time(A100, batch=256, seqlen=256, method="fa2", **code)),
         gap=Numbers(**kernel_gap_summary()),
         b64_unsplit_ctas=t[1].num_ctas,
         b64_unsplit_us=t[1].total * 1e6,
@@ -126,6 +131,11 @@ def numbers() -> Numbers:
         l8_fd_splits=fd8.num_splits,
         l8_fa2_ms=fa8.total * 1e3,
     )
+
+
+def _term_gap(e) -> float:
+    """How far apart a CTA's compute and memory terms are: ``|t_c - t_m| / max(t_c, t_m)``."""
+    return abs(e.compute_time - e.memory_time) / max(e.compute_time, e.memory_time)
 
 
 def last_wave_summary(by_rule: dict | None = None, gpu="A100") -> dict:
