@@ -49,3 +49,14 @@ def test_the_checkpoint_grades_with_the_same_grader(capsys):
 def test_an_unknown_page_has_no_checkpoint():
     with pytest.raises(ValueError, match="02_io_awareness"):
         checkpoint("99_nowhere")
+
+
+def test_in_the_static_book_the_checkpoint_shows_the_statement_and_the_form(monkeypatch):
+    shown = []
+    monkeypatch.setattr("IPython.display.display", lambda obj: shown.append(obj))
+    monkeypatch.setenv("FLASHBOOK_STATIC", "1")
+    checkpoint("05_flash_backward")
+    assert len(shown) == 2 * len(CHECKPOINTS["05_flash_backward"])
+    statements, forms = shown[::2], shown[1::2]
+    assert all(s._repr_markdown_().startswith("**Exercise ") for s in statements)
+    assert all('class="fb-exercise' in f.data or "fb-exercise" in f.data for f in forms)

@@ -139,4 +139,4 @@ def checkpoint(page: str) -> None:
     for k in CHECKPOINTS[page]:
         display(_Statement(checkpoint_text(k)))
         if static_mode():
-            display(HTML(static_form(exercise(k))))
+            display(HTML(static_form(k)))
