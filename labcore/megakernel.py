@@ -33,8 +33,9 @@ from .waves import idle_sms_last_wave, wave_utilization
 
 __all__ = [
     "stall_bound_throughput", "HAZY_MEASURED", "TIMELINE_DEFAULTS", "TIMELINE_USED_BY", "TIMELINE_MODES", "EVENT_SMS",
-    "resolve_assumptions", "WorkItem", "work_items", "TimelineEvent", "Timeline", "timeline", "megakernel_schedule",
-    "compare_modes", "mode_sensitivity", "SENSITIVITY_KNOBS", "MegakernelReport", "megakernel_report",
+    "megakernel_schedule",
+    "resolve_assumptions", "WorkItem", "work_items", "TimelineEvent", "Timeline", "timeline", "compare_modes",
+    "mode_sensitivity", "SENSITIVITY_KNOBS", "MegakernelReport", "megakernel_report",
 ]
 
 # ---------------------------------------------------------------------------------------------------
