@@ -231,7 +231,8 @@ _RULES = {"efficiency": "fraction", "bandwidth_efficiency": "fraction", "last_wa
 
 
 def _core(gpu: GPU, batch, seqlen, splits, hq, hkv, d, method, variant, p, lean=False):
-    """Vectorised model: batch, seqlen, splits broadcast together. Returns a dict of arrays.
+    """Vectorised model: batch, seqlen, splits broadcast together. Returns a dict of arrays keyed as the fields
+    of :class:`DecodeEstimate` that the model computes.
 
     ``lean=True`` returns only ``total`` (the split search over a whole grid uses it).
     """
@@ -292,10 +293,13 @@ def _core(gpu: GPU, batch, seqlen, splits, hq, hkv, d, method, variant, p, lean=
     if lean:
         return {"total": total}
     b_sm = np.minimum(cap, bw / w["running_full"])  # a CTA's share in a full wave (for display)
-    return dict(splits=splits, ctas=ctas, waves=waves, active=active, occ=occ, rows_real=rows_real, rows_pad=rows_pad,
-                keys=keys, flops=flops, bytes=bytes_, f_sm=f_sm, b_sm=b_sm, t_c=t_c * k_full, t_m=bytes_ / b_sm,
-                t_cta=w["cta_time_full"], running_last=w["running_last"], t_last=w["cta_time_last"],
-                n_k=n_k, launch=launch, combine=combine, latency=latency, total=total)
+    # keys named as the fields of DecodeEstimate
+    return dict(num_splits=splits, num_ctas=ctas, waves=waves, active_sms=active, ctas_per_sm=occ,
+                rows_real=rows_real, rows_padded=rows_pad, keys_per_cta=keys, flops_per_cta=flops,
+                bytes_per_cta=bytes_, flops_per_sm=f_sm, bandwidth_per_sm=b_sm, compute_time=t_c * k_full,
+                memory_time=bytes_ / b_sm, cta_time=w["cta_time_full"], running_last=w["running_last"],
+                cta_time_last=w["cta_time_last"], num_kernels=n_k, launch_time=launch, combine_time=combine,
+                latency_time=latency, total=total)
 
 
 def _max_model_splits(seqlen, block_n, max_splits):
@@ -345,6 +349,11 @@ def _resolve_splits(gpu, num_splits, batch, seqlen, hq, hkv, d, method, variant,
         raise ValueError(f"num_splits must not exceed seqlen (every split needs at least one key); got "
                          f"num_splits={int(s_b[over].flat[0])} for seqlen={int(n_b[over].flat[0])}")
     return splits
+
+
+#: The integer fields of :class:`DecodeEstimate` that the model computes (the others are floats).
+_COUNT_FIELDS = ("num_splits", "num_ctas", "waves", "active_sms", "ctas_per_sm", "rows_real", "rows_padded",
+                 "keys_per_cta", "num_kernels", "running_last")
 
 
 def decode_attention_time(gpu, *, batch, seqlen, num_q_heads, num_kv_heads, head_dim, method,
@@ -425,18 +434,11 @@ def decode_attention_time(gpu, *, batch, seqlen, num_q_heads, num_kv_heads, head
          for k, v in _core(gpu, batch, seqlen, s, hq, hkv, d, method, variant, p).items()}
     return DecodeEstimate(
         gpu=gpu.name, method=method, variant=variant, batch=batch, seqlen=seqlen, num_q_heads=hq,
-        num_kv_heads=hkv, head_dim=d, num_splits=int(r["splits"]), num_ctas=int(r["ctas"]), num_sms=gpu.num_sms,
-        waves=int(r["waves"]), active_sms=int(r["active"]), rows_real=int(r["rows_real"]),
-        rows_padded=int(r["rows_pad"]), keys_per_cta=int(r["keys"]), flops_per_cta=float(r["flops"]),
-        bytes_per_cta=float(r["bytes"]), flops_per_sm=float(r["f_sm"]), bandwidth_per_sm=float(r["b_sm"]),
-        compute_time=float(r["t_c"]), memory_time=float(r["t_m"]), cta_time=float(r["t_cta"]),
-        num_kernels=int(r["n_k"]), launch_time=float(r["launch"]), combine_time=float(r["combine"]),
-        latency_time=float(r["latency"]), total=float(r["total"]),
-        bound="compute" if r["t_c"] > r["t_m"] else "memory",
+        num_kv_heads=hkv, head_dim=d, num_sms=gpu.num_sms,
+        **{k: int(v) if k in _COUNT_FIELDS else float(v) for k, v in r.items()},
+        bound="compute" if r["compute_time"] > r["memory_time"] else "memory",
         kv_bytes=kv_cache_bytes(batch=batch, seqlen=seqlen, num_kv_heads=hkv, head_dim=d, dtype_bytes=p["dtype_bytes"]),
-        useful_flops=4.0 * batch * hq * seqlen * d,
-        last_wave=p["last_wave"], running_last=int(r["running_last"]), cta_time_last=float(r["t_last"]),
-        ctas_per_sm=int(r["occ"]),
+        useful_flops=4.0 * batch * hq * seqlen * d, last_wave=p["last_wave"],
     )
 
 
@@ -465,12 +467,12 @@ def decode_time_grid(gpu, *, batch, seqlen, num_q_heads, num_kv_heads, head_dim,
     shape = np.broadcast(batch, seqlen, s).shape
     return {
         "total": np.broadcast_to(r["total"], shape).astype(float),
-        "num_splits": np.broadcast_to(r["splits"], shape),
-        "num_ctas": np.broadcast_to(r["ctas"], shape),
+        "num_splits": np.broadcast_to(r["num_splits"], shape),
+        "num_ctas": np.broadcast_to(r["num_ctas"], shape),
         "waves": np.broadcast_to(r["waves"], shape),
-        "compute_time": np.broadcast_to(r["t_c"], shape).astype(float),
-        "memory_time": np.broadcast_to(r["t_m"], shape).astype(float),
-        "bound_compute": np.broadcast_to(r["t_c"] > r["t_m"], shape),
+        "compute_time": np.broadcast_to(r["compute_time"], shape).astype(float),
+        "memory_time": np.broadcast_to(r["memory_time"], shape).astype(float),
+        "bound_compute": np.broadcast_to(r["compute_time"] > r["memory_time"], shape),
     }
 
 

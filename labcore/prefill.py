@@ -551,9 +551,10 @@ def calibrate_mma_efficiency(figure: str = "fa2_fig4b", **assumptions) -> float:
         raise ValueError(f"unknown figure {figure!r}; known: {', '.join(sorted(set(m['figure'])))}")
     sel = sel[m["generation"][sel] == m["generation"][sel[0]]]
     i0 = sel[0]
+    g = get_gpu(str(m["gpu"][i0]))
 
     def log_ratio(e):
-        r = prefill_time(str(m["gpu"][i0]), batch=m["batch"][sel], heads=int(m["heads"][i0]), seqlen=m["seqlen"][sel],
+        r = prefill_time(g, batch=m["batch"][sel], heads=int(m["heads"][i0]), seqlen=m["seqlen"][sel],
                          head_dim=int(m["head_dim"][i0]), causal=bool(m["causal"][i0]), pass_=str(m["pass_"][i0]),
                          dtype="fp16", generation=str(m["generation"][i0]), **{**assumptions, "mma_efficiency": e})
         return float(np.mean(np.log(r["flops"] / r["total"] / m["flops_per_s"][sel])))

@@ -99,3 +99,17 @@ def test_gpus_and_models_share_one_lookup():
         get_model("x")
     with pytest.raises(TypeError, match="gpu must be a preset name or a GPU"):
         get_gpu(3)
+
+
+def test_decode_shapes_come_from_the_model_presets():
+    """labcore.decode_model.DECODE_SHAPES reads models.py (one home of model shapes): no retyped copy."""
+    from labcore.decode_model import DECODE_SHAPES
+
+    l8 = get_model("Llama-3.1-8B")
+    assert l8.weight_bytes() == 16_060_522_496                  # norms included (a retyped sum without them: 16,059,990,016)
+    assert DECODE_SHAPES["Llama-3.1-8B"] == dict(num_q_heads=32, num_kv_heads=8, head_dim=128, num_layers=32,
+                                                 source=l8.source)
+    assert {k: DECODE_SHAPES["CodeLlama-34B (4-way TP)"][k] for k in ("num_q_heads", "num_kv_heads", "head_dim")} == \
+        dict(num_q_heads=16, num_kv_heads=2, head_dim=128)
+    assert DECODE_SHAPES["GPT-2 medium (MHA)"]["num_kv_heads"] == DECODE_SHAPES["GPT-2 medium (MHA)"]["num_q_heads"] == 16
+    assert DECODE_SHAPES["Llama-3.2-1B"]["head_dim"] == 64 and DECODE_SHAPES["Llama-3.2-1B"]["num_layers"] == 16

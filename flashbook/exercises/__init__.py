@@ -17,7 +17,8 @@ package has one module per job, imported one way (each module imports only those
   self-contained HTML form with precomputed variants, graded in the browser by ``grader.js``
   (:data:`GRADER_JS`), which applies the same rules to the same payload; the tests run it under node.
 - :mod:`~flashbook.exercises.cell`: what a notebook cell calls: :func:`check` (``check(k, answer,
-  variant=s)`` prints a verdict, never raises) and :func:`show_exercise` (a variant's statement).
+  variant=s)`` prints a verdict, never raises), :func:`show_exercise` (a variant's statement) and
+  :func:`checkpoint` (the exercises a section ends with, :data:`CHECKPOINTS`).
 - :mod:`~flashbook.exercises.sheets` (``python -m flashbook.exercises.sheets``): one Markdown sheet per
   student and the instructor's answer key; :mod:`~flashbook.exercises.student`: the student edition's build.
 
@@ -26,7 +27,7 @@ Sources: lecture §12 (exercises and answers); the numbers come from the labcore
 from __future__ import annotations
 
 from . import definitions, form, grader, keys, variants
-from .cell import check, exercise_text, show_exercise
+from .cell import CHECKPOINTS, check, checkpoint, checkpoint_text, exercise_text, show_exercise
 from .definitions import D_EXAMPLE, EXERCISES, Exercise, Mistake, Part, exercise, fill, reference
 from .form import form_payload, solution_output, static_form
 from .grader import MESSAGES, PartVerdict, Verdict, grade, grade_payload, payload
@@ -35,7 +36,8 @@ from .keys import hashed
 __all__ = [
     "Part", "Mistake", "Exercise", "PartVerdict", "Verdict", "EXERCISES", "exercise", "check", "grade",
     "reference", "fill", "payload", "grade_payload", "static_form", "form_payload", "solution_output",
-    "GRADER_JS", "D_EXAMPLE", "MESSAGES", "show_exercise", "exercise_text", "hashed",
+    "GRADER_JS", "D_EXAMPLE", "MESSAGES", "show_exercise", "exercise_text", "hashed", "CHECKPOINTS", "checkpoint",
+    "checkpoint_text",
 ]
 
 #: The browser grader (the package file ``grader.js``): the rules of

@@ -15,10 +15,11 @@ from ..mode import static_mode
 from .definitions import exercise
 from .form import static_form
 from .grader import Verdict, grade
+from .keys import student_edition
 from .rounding import rounding_text
 from .variants import solve
 
-__all__ = ["check", "show_exercise", "exercise_text"]
+__all__ = ["check", "show_exercise", "exercise_text", "CHECKPOINTS", "checkpoint", "checkpoint_text"]
 
 
 def check(k, answer=None, *, variant=0, quiet: bool = False) -> Verdict:
@@ -77,3 +78,65 @@ def show_exercise(k, variant=0) -> None:
         ValueError: ``k`` or ``variant`` out of range.
     """
     print(exercise_text(k, variant))
+
+
+#: The exercises each section ends with ("checkpoints"): the same definitions and graders as the exercises
+#: page, shown where the section that teaches them ends. Keys are the pages' file names.
+CHECKPOINTS: dict[str, tuple[int, ...]] = {
+    "01_bottlenecks": (10,), "02_io_awareness": (2,), "03_online_softmax": (1, 7), "04_flash_forward": (3,),
+    "04b_what_limits": (13,), "05_flash_backward": (4, 5, 6), "06_flash_decoding": (8, 9), "07_fusion": (11,),
+    "08_megakernel": (12,),
+}
+
+
+class _Statement:
+    """One exercise's statement as Markdown (rendered by myst-nb in the book, by JupyterLab live)."""
+
+    def __init__(self, text: str):
+        self.text = text
+
+    def _repr_markdown_(self):
+        return self.text
+
+    def __repr__(self):
+        return self.text
+
+
+def checkpoint_text(k) -> str:
+    """Markdown for exercise ``k`` at the end of its section: its title and statement (variant 0, from the one
+    definition), the answer format, and where to check it and find its worked solution.
+
+    Raises:
+        ValueError: ``k`` out of range.
+    """
+    ex = exercise(k)
+    inst = solve(ex, 0)
+    target = (f"12_exercises.html#{ex.label}" if static_mode() else "12_exercises.ipynb")
+    lines = [f"**Exercise {ex.number} ({ex.title}).** {inst.statement}"]
+    if inst.example:
+        lines.append(inst.example)
+    lines.append(f"Answer format: {ex.hint}. " + (
+        "Check it in the form below, or live with `check({0}, answer)`.".format(ex.number) if static_mode()
+        else f"Check it in a cell: `check({ex.number}, answer)`.")
+        + (f" The exercises page: [exercise {ex.number}]({target})." if student_edition()
+           else f" Worked solution: [exercise {ex.number} on the exercises page]({target})."))
+    return "\n\n".join(lines)
+
+
+def checkpoint(page: str) -> None:
+    """Display the exercises that section ``page`` ends with (:data:`CHECKPOINTS`): each statement, and in the
+    static book its self-grading form (the same form as on the exercises page).
+
+    Args:
+        page: a key of :data:`CHECKPOINTS`, the section's file name such as ``"02_io_awareness"``.
+    Raises:
+        ValueError: ``page`` has no checkpoint (the message lists those that do).
+    """
+    from IPython.display import HTML, display
+
+    if page not in CHECKPOINTS:
+        raise ValueError(f"no checkpoint for {page!r}; the sections with one: {', '.join(CHECKPOINTS)}")
+    for k in CHECKPOINTS[page]:
+        display(_Statement(checkpoint_text(k)))
+        if static_mode():
+            display(HTML(static_form(k)))
