@@ -190,27 +190,30 @@ def notebook_markdown(path: Path) -> str:
 NOTEBOOKS = sorted(BOOK.glob("*.ipynb"))
 
 
+def _report(name: str, what: str, hits) -> str:
+    return f"{name}: {what}:\n" + "\n".join(f"  {s!r}: ...{ctx}..." for s, ctx in hits)
+
+
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
 def test_no_typed_results_in_prose(path):
     hits = typed_numbers(notebook_markdown(path), ALLOWED.get(path.name, ()))
-    assert not hits, (f"{path.name}: numbers typed into the prose (insert them with {{eval}} from labcore, "
-                      "or add an input parameter to ALLOWED with its reason):\n" +
-                      "\n".join(f"  {s!r}: ...{ctx}..." for s, ctx in hits))
+    assert not hits, _report(path.name, "numbers typed into the prose (insert them with {eval} from labcore, "
+                                        "or add an input parameter to ALLOWED with its reason)", hits)
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
 def test_no_word_numbers_in_prose(path):
     hits = word_numbers(notebook_markdown(path), WORD_ALLOWED.get(path.name, ()))
-    assert not hits, (f"{path.name}: numbers or ratios written in words (compute them with {{eval}}, word them "
-                      "without a count, or add a structural count to WORD_ALLOWED with its reason):\n" +
-                      "\n".join(f"  {s!r}: ...{ctx}..." for s, ctx in hits))
+    assert not hits, _report(path.name, "numbers or ratios written in words (compute them with {eval}, word them "
+                                        "without a count, or add a structural count to WORD_ALLOWED with its "
+                                        "reason)", hits)
 
 
 @pytest.mark.parametrize("name", MD_PAGES)
 def test_markdown_pages_type_no_results(name):
     md = (BOOK / name).read_text(encoding="utf-8")
     hits = typed_numbers(md, MD_ALLOWED.get(name, ())) + word_numbers(md, WORD_ALLOWED.get(name, ()))
-    assert not hits, f"{name}: typed results:\n" + "\n".join(f"  {s!r}: ...{ctx}..." for s, ctx in hits)
+    assert not hits, _report(name, "typed results", hits)
 
 
 @pytest.mark.parametrize("bad", ["the tensor column roughly doubles", "FlashAttention-3 doubles the throughput",
