@@ -319,12 +319,16 @@ def fa4_emulation_balance(gpu="B200", *, d: int = 128, **assumptions) -> dict:
     sum :func:`prefill_time` charges), emulation pays whenever an emulated exp costs fewer FMA cycles than a MUFU
     one, at any share: ``sum_favours_full_emulation``.
 
-    Args: gpu: preset (name or GPU) with a published exponential rate. d: head dimension (sets nothing here but is
-        checked). assumptions: overrides of :data:`PREFILL_DEFAULTS` (``block_q``, ``block_kv``, ``fwd_fma_ops``,
-        ``emulation_fma_ops``, ``fp32_lanes``, ``mma_efficiency``).
-    Returns: dict: ``share`` (f*), ``mufu_cycles`` and ``fma_cycles`` at f*, ``mma_cycles`` (the tile's MMA cycles over
-        ``mma_efficiency``), ``lanes`` (FP32 lanes per clock per SM used), ``sum_favours_full_emulation`` (bool).
-    Raises: ValueError for a GPU without an exponential rate or bad assumptions.
+    Args:
+        gpu: preset (name or GPU) with a published exponential rate.
+        d: head dimension (the tile's MMA cycles).
+        assumptions: overrides of :data:`PREFILL_DEFAULTS` (``block_q``, ``block_kv``, ``fwd_fma_ops``,
+            ``emulation_fma_ops``, ``fp32_lanes``, ``mma_efficiency``).
+    Returns:
+        dict: ``share`` (f*), ``mufu_cycles`` and ``fma_cycles`` at f*, ``mma_cycles`` (the tile's MMA cycles
+        over ``mma_efficiency``), ``lanes`` (FP32 lanes per clock per SM used), ``sum_favours_full_emulation``.
+    Raises:
+        ValueError: a GPU without an exponential rate, or bad assumptions.
     Source: Zadouri et al. 2026 (FlashAttention-4) Sec. 3.1.3 (10-25% emulated); FMA lanes as :data:`PREFILL_DEFAULTS`.
     """
     g = get_gpu(gpu)
