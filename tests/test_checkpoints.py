@@ -36,7 +36,7 @@ def test_a_checkpoint_states_the_definition_and_links_the_worked_solution(monkey
     assert text.startswith(f"**Exercise 2 ({exercise(2).title}).**")
     assert "N = 4096" in text and "check(2, answer)" in text and "12_exercises.ipynb" in text
     monkeypatch.setenv("FLASHBOOK_STATIC", "1")
-    assert f"12_exercises.html#{exercise(2).label}" in checkpoint_text(2)
+    assert f"{{ref}}`exercise 2 <{exercise(2).label}>`" in checkpoint_text(2)
     monkeypatch.setenv("FLASHBOOK_EDITION", "student")
     assert "Worked solution" not in checkpoint_text(2)
 

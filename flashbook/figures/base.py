@@ -1,5 +1,5 @@
 """Figure helpers shared by every figure module: figures built without pyplot, lean log ticks, and the
-set-up/content split an explorer's live update rests on (:func:`remember_setup`, :func:`clear_content`).
+set-up/content split an explorer's live update rests on (``remember_setup``, ``clear_content``).
 
 Only the presentation package imports matplotlib, and it does so lazily (inside these functions).
 """
