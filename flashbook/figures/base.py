@@ -5,8 +5,8 @@ Only the presentation package imports matplotlib, and it does so lazily (inside 
 """
 from __future__ import annotations
 
-__all__ = ["new_figure", "axes_setup", "lean_log_ticks", "power_label", "remember_setup", "layout_of", "clear_content", "colorbar",
-           "PNG_DPI"]
+__all__ = ["new_figure", "axes_setup", "lean_log_ticks", "power_label", "remember_setup", "layout_of", "clear_content",
+           "colorbar", "PNG_DPI"]
 
 _FIGURE_CLASS = None
 

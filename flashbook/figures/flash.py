@@ -253,7 +253,8 @@ def traffic_vs_M_figure(data, N=4096, d=64, causal=False, **params):
 
 
 _traffic_M_setup = axes_setup(6.4, 3.8, xscale="log", yscale="log",
-                              xlabel=unit_label("SRAM M", "KiB", "of FP16"), ylabel=unit_label("forward HBM traffic", "MB", "of FP16"))
+                              xlabel=unit_label("SRAM M", "KiB", "of FP16"),
+                              ylabel=unit_label("forward HBM traffic", "MB", "of FP16"))
 
 
 def _traffic_M_content(fig, data, N=4096, d=64, causal=False, **_):
