@@ -51,7 +51,7 @@ def dq_bits_data(N: int = 256, *, d: int = 64, block: int = 32, causal: bool = T
 
     Returns dict: ``ulp`` (int64, every element of every atomic run's float32 distance from the deterministic
     dQ), ``distinct_atomic`` / ``distinct_det`` (bitwise-distinct dQ buffers), ``differ_share`` (share of elements
-    whose bits differ from the deterministic dQ), ``rel_diff`` (largest |difference| / max |dQ|), ``T_c``, inputs.
+    whose bits differ from the deterministic dQ), ``rel_diff`` (largest ``|difference| / max |dQ|``), ``T_c``, inputs.
     Source: :func:`labcore.flash_backward_kernel_order` (FA2's backward, dQ by FP32 atomic adds).
     """
     args = _bwd_inputs(N, d, causal)
