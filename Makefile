@@ -6,7 +6,7 @@ STAMP   := $(VENV)/.installed
 export MPLBACKEND := Agg
 export PYTHONHASHSEED := 0
 
-.PHONY: help venv lab book book-strict test unit nbval browser live chromium bench clean
+.PHONY: help venv lab book book-strict test lint unit nbval browser live chromium bench clean
 
 # Debian's Chromium drives the browser tests (Playwright launches it by path; it never downloads one).
 CHROMIUM ?= /usr/bin/chromium
@@ -42,8 +42,12 @@ book-strict: $(STAMP)  ## clean build with -n -W --keep-going: any warning or ex
 	@! grep -rlE 'np\.(float|int)[0-9]+\(' _build/html --include=*.html \
 	  || (echo "raw numpy scalar reprs (np.float64(...)) in the built HTML (files above): display plain, rounded values" && false)
 
-unit: $(STAMP)  ## unit and property tests of labcore (not the browser suite)
-	$(BIN)/python -m pytest -q tests -m "not browser"
+lint: $(STAMP)  ## ruff (pyproject.toml [tool.ruff]): pyflakes, private names, the engine's banned imports
+	$(BIN)/ruff check .
+
+# pytest-xdist: one worker per core (PYTEST_XDIST_AUTO_NUM_WORKERS overrides it)
+unit: $(STAMP)  ## unit and property tests of labcore and flashbook (not the browser suite), on every core
+	$(BIN)/python -m pytest -q -n auto tests -m "not browser"
 
 nbval: $(STAMP)  ## execute every notebook under nbval (--nbval-lax: cells that assert must pass)
 	FLASHBOOK_PREFETCH=0 $(BIN)/python -m pytest -q --nbval-lax -p no:cacheprovider book/
@@ -59,7 +63,7 @@ browser: $(STAMP) $(CHROMIUM)  ## headless Chromium over the built book (build i
 	$(BIN)/python -m pytest -q -p no:cacheprovider -m browser tests/browser
 	@echo "screenshots of every page: $(CURDIR)/artifacts/screenshots/"
 
-test: unit nbval book-strict browser  ## run every test: unit, notebooks, strict book build, browser suite
+test: lint unit nbval book-strict browser  ## run every test: lint, unit, notebooks, strict book build, browser suite
 	@echo "all tests passed"
 
 bench: $(STAMP)  ## performance budget: notebook times, explorer latency, build time, import time, page weight

@@ -44,7 +44,7 @@ import numpy as np
 from .checks import cdiv, choice, flag, fraction, positive_float, positive_int
 from .hardware import GPU, get_gpu
 from .models import Model, get_model
-from .waves import idle_sms_last_wave, wave_count, wave_utilization
+from .waves import idle_sms_last_wave, wave_utilization
 
 __all__ = [
     "stall_bound_throughput", "HAZY_MEASURED", "TIMELINE_DEFAULTS", "TIMELINE_USED_BY", "KINDS", "EVENT_SMS",

@@ -21,7 +21,6 @@ panel (FlashAttention-2 paper Fig. 4(b)) by :func:`calibrate_mma_efficiency` and
 from __future__ import annotations
 
 import csv
-import math
 from dataclasses import asdict, dataclass
 from functools import lru_cache
 from pathlib import Path

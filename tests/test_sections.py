@@ -6,7 +6,6 @@ from pathlib import Path
 
 import pytest
 
-import labcore
 import flashbook.sections
 from flashbook.sections import MODULE_PAGES, SECTIONS, section_for, toc_pages
 

@@ -268,8 +268,6 @@ def speedup_data(gpu="A100", *, shape="CodeLlama-34B (4-way TP)", splits="model-
 
 def speedup_figure(d, **_):
     """Heatmap of the speedup (log colour scale) with contours at 2x, 5x, 10x, 20x, 50x."""
-    from matplotlib.colors import LogNorm
-
     fig, ax = new_figure(width=6.6, height=4.4)
     pc = _speedup_content(ax, d)
     ax.set_xscale("log", base=2)

@@ -29,7 +29,7 @@ from pathlib import Path
 
 import pytest
 
-from bookbrowser import CHROMIUM, CHROMIUM_ARGS, RAW_MATH, ROOT, SHOTS, is_local
+from bookbrowser import RAW_MATH, ROOT, SHOTS, is_local
 
 BOOK = ROOT / "book"
 NOTEBOOKS = sorted(p.name for p in BOOK.glob("*.ipynb"))
