@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from flashbook.exercises import CHECKPOINTS, EXERCISES, check, checkpoint, checkpoint_text, exercise
+from flashbook.exercises import CHECKPOINTS, check, checkpoint, checkpoint_text, exercise
 
 BOOK = Path(__file__).resolve().parents[1] / "book"
 
