@@ -81,6 +81,8 @@ test: lint unit  ## run every test: lint, unit, then book-strict beside nbval an
 
 bench: $(STAMP)  ## performance budget: notebook times, explorer latency, build time, import time, page weight
 	$(BIN)/python bench/run.py
+	$(BIN)/python bench/labs.py                 # seconds to grade each lab's reference and mistaken kernels (<= 2 s)
+	$(BIN)/python bench/megakernel_schedule.py  # the megakernel event loop, cold and cached
 	$(BIN)/python -m pytest -q -s -p no:cacheprovider bench/live_latency.py   # browser-side live latency (JupyterLab)
 
 pdf: $(STAMP) $(CHROMIUM)  ## the whole book as one PDF (_build/pdf/flashbook.pdf): Debian's Chromium prints the built HTML
