@@ -5,8 +5,9 @@ tuple of slider objects whose values are valid by construction. The figure is gi
 (figure, axes, fixed labels and scales) and a ``content(fig, data, **params)`` (the data's artists, varying
 titles, legends): ``draw`` is the one then the other, and the live kernel's in-place update
 (:meth:`Explorer.update`) is derived, the content cleared and drawn again. An explorer may give a whole
-``draw(data, **params)`` instead (then every move draws a new figure). The figure modules (``FIGURE_MODULES``, under ``flashbook.figures``)
-:func:`flashbook.explorer.register` theirs; :func:`flashbook.explorer.get_explorer` finds one by name. ``flashbook.display.show`` puts one in a page.
+``draw(data, **params)`` instead (then every move draws a new figure). The figure modules
+(``FIGURE_MODULES``, under ``flashbook.figures``) :func:`flashbook.explorer.register` theirs;
+:func:`flashbook.explorer.get_explorer` finds one by name. ``flashbook.display.show`` puts one in a page.
 """
 from __future__ import annotations
 
@@ -201,7 +202,7 @@ def settings_key(params: dict) -> tuple:
 
 
 #: Modules under ``flashbook.figures`` that define explorers; imported on demand by :func:`all_explorers`.
-FIGURE_MODULES = ["softmax", "flash", "precision", "prefill", "decode", "fusion", "megakernel"]
+FIGURE_MODULES = ["softmax", "flash", "precision", "prefill", "scheduling", "decode", "fusion", "megakernel"]
 
 EXPLORERS: dict[str, Explorer] = {}
 

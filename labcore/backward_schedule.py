@@ -235,7 +235,9 @@ def dq_serialisation_time(N: int, *, block_q: int, block_kv: int, tile_time: flo
     Returns:
         dict ``atomic``, ``deterministic`` (:class:`labcore.scheduler.Schedule` each), ``slowdown``
         (deterministic / atomic makespan) and ``fraction`` (atomic / deterministic, the throughput kept).
-    Raises: TypeError/ValueError: sizes not integers >= 1, negative times, an unknown row order.
+    Raises:
+        TypeError/ValueError: sizes not integers >= 1, negative times, an unknown row order.
+
     Source: flash-attn ``flash_bwd_kernel.h`` (deterministic mode); Zadouri et al. 2026 §5.2 (the semaphore
         ordering of the deterministic backward and its cost); Graham 1969 (list scheduling).
     """

@@ -41,10 +41,17 @@ L2_SECTION_RULES = {"fa3": (32 * 1024 * 1024, 2), "fa4": (50 * 1024 * 1024, 1)}
 def benchmark_shapes(paper: str = "fa2", *, head_dim: int = 128, hidden: int = 2048) -> list[dict]:
     """The attention benchmark shapes of a FlashAttention paper: ``batch = tokens / seqlen``, ``heads = hidden / d``.
 
-    Args: paper: ``"fa2"``, ``"fa3"`` (16k tokens, seqlen 512-16k) or ``"fa4"`` (32k tokens, 1k-32k).
-        head_dim: d (int dividing ``hidden``). hidden: model width (2048 in all three papers).
-    Returns: list of dicts ``seqlen``, ``batch``, ``heads``, ``head_dim``.
-    Raises: ValueError: unknown paper, or d not dividing hidden.
+    Args:
+        paper: ``"fa2"``, ``"fa3"`` (16k tokens, seqlen 512-16k) or ``"fa4"`` (32k tokens, 1k-32k).
+        head_dim: d (int dividing ``hidden``).
+        hidden: model width (2048 in all three papers).
+
+    Returns:
+        list of dicts ``seqlen``, ``batch``, ``heads``, ``head_dim``.
+
+    Raises:
+        ValueError: unknown paper, or d not dividing hidden.
+
     Source: Dao 2023 §4.1; Shah et al. 2024 §4.1; Zadouri et al. 2026 §5 (MEASUREMENTS.md, benchmark shape).
     """
     tokens, seqlens = BENCHMARK_PAPERS[choice(paper, "paper", tuple(BENCHMARK_PAPERS))]
@@ -61,10 +68,18 @@ def causal_cta_costs(seqlen: int, *, batch: int, heads: int, block_q: int = 128,
     CTA (h, b, m) costs ``J_m x tile_time``, ``J_m`` the key blocks query block m visits (``m + 1`` for
     B_r = B_c and a multiple-of-block seqlen; a diagonal block costs a full tile).
 
-    Args: seqlen: N (queries = keys). batch, heads: ints >= 1. block_q, block_kv: B_r, B_c. tile_time: seconds
-        per tile (> 0; 1.0 counts tiles).
-    Returns: (heads x batch x T_r,) float64 array.
-    Raises: TypeError/ValueError: sizes not integers >= 1, tile_time <= 0.
+    Args:
+        seqlen: N (queries = keys).
+        batch, heads: ints >= 1.
+        block_q, block_kv: B_r, B_c.
+        tile_time: seconds per tile (> 0; 1.0 counts tiles).
+
+    Returns:
+        (heads x batch x T_r,) float64 array.
+
+    Raises:
+        TypeError/ValueError: sizes not integers >= 1, tile_time <= 0.
+
     Source: flash-attn ``flash_fwd_launch_template.h`` (``dim3 grid(num_m_block, params.b, params.h)``); Dao 2023
         §3.1.1 (causal block skipping).
     """
@@ -83,9 +98,13 @@ def causal_load_balance(gpu, *, seqlen: int, batch: int, heads: int, block_q: in
             block_kv, tile_time: as :func:`causal_cta_costs`. ctas_per_sm: CTAs resident per SM (slots =
             SMs x this). item_overhead: time added per CTA (float >= 0). orders: names from
             :data:`labcore.scheduler.SCHEDULE_ORDERS`.
-    Returns: dict: one :class:`labcore.scheduler.Schedule` per order, plus ``lpt_gain`` = launch makespan / LPT
+    Returns:
+        dict: one :class:`labcore.scheduler.Schedule` per order, plus ``lpt_gain`` = launch makespan / LPT
         makespan - 1 (the throughput an LPT scheduler adds) when both orders are present.
-    Raises: as :func:`causal_cta_costs` and :func:`labcore.scheduler.list_schedule`.
+
+    Raises:
+        as :func:`causal_cta_costs` and :func:`labcore.scheduler.list_schedule`.
+
     Source: FlashAttention-4 §3.3; flash-attn ``hopper/tile_scheduler.hpp``.
     """
     g = get_gpu(gpu)
@@ -101,8 +120,10 @@ def causal_schedule_table(gpu, *, paper: str = "fa2", head_dim: int = 128, block
                           block_kv: int = 128, ctas_per_sm: int = 1) -> list[dict]:
     """One row per benchmark shape of ``paper``: makespan / (work / slots) in each order, LPT gain, idle SM-time.
 
-    Returns: list of dicts ``seqlen``, ``batch``, ``heads``, ``ctas``, ``ratio_launch``, ``ratio_longest_first``,
+    Returns:
+        list of dicts ``seqlen``, ``batch``, ``heads``, ``ctas``, ``ratio_launch``, ``ratio_longest_first``,
         ``ratio_lpt``, ``lpt_gain``, ``idle_launch`` and ``idle_lpt`` (mean idle fraction per SM).
+
     Source: as :func:`causal_load_balance` and :func:`benchmark_shapes`.
     """
     rows = []
@@ -131,9 +152,13 @@ def l2_section(seqlen_k: int, *, head_dim: int, head_dim_v: int | None = None, e
         seqlen_k: keys (int >= 1). head_dim, head_dim_v: d and d_v (default d). element_size: bytes (2 BF16).
         qhead_per_khead: query heads per KV head (1 MHA; 8 for MQA-8 with 8 query heads). pack_gqa: bool.
         rule: ``"fa3"`` or ``"fa4"`` (:data:`L2_SECTION_RULES`).
-    Returns: dict ``size_one_kv_head`` (bytes, with the factor), ``kv_heads``, ``swizzle`` (query heads per section),
-        ``working_set`` (bytes), ``budget`` (bytes).
-    Raises: TypeError/ValueError: sizes not integers >= 1, an unknown rule.
+    Returns:
+        dict ``size_one_kv_head`` (bytes, with the factor), ``kv_heads``, ``swizzle`` (query heads per
+        section), ``working_set`` (bytes), ``budget`` (bytes).
+
+    Raises:
+        TypeError/ValueError: sizes not integers >= 1, an unknown rule.
+
     Source: flash-attn ``hopper/tile_scheduler.hpp`` (``size_l2 = 32 * 1024 * 1024; // 32 MB for K & V``) and
         ``flash_attn/cute/tile_scheduler.py`` (``SingleTileLPTScheduler``).
     """

@@ -4,14 +4,14 @@
 :func:`decode_attention_time`, :func:`decode_time_grid`) on the ten rows of the flash-decoding post's A100
 micro-benchmark (:func:`load_flash_decoding_a100`), and :func:`last_wave_summary` reads the two last-wave
 rules off it. The attention shapes of a few models, :data:`DECODE_SHAPES`, come from the presets of
-:mod:`labcore.models`.
+``labcore.models``.
 
 This module also re-exports the decode model's public names, so ``labcore.decode_model`` holds all of them:
 the time model (:mod:`labcore.decode_time`) and flash-attn 2.x's split heuristic and block sizes
 (:mod:`labcore.splits`: :func:`num_splits_heuristic`, :func:`flash_attn_num_splits`, :func:`flash_attn_block_n`).
 
 Sources: dao2023flashdecoding (PyTorch blog, 2023-10-13); the models' config.json files (via
-:mod:`labcore.models`).
+``labcore.models``).
 """
 from __future__ import annotations
 

@@ -161,7 +161,7 @@ def attention_flops(N: int, d: int, *, pass_: str = "forward", algorithm: str = 
     standard FLOPs (lecture §5.2).
     ``E = N N_k`` for standard attention (it materialises the whole matrix, causal or not) and for
     non-causal flash; for causal flash, E counts every entry of the visited blocks (diagonal blocks are
-    computed whole and masked), so E / (N N_k) is :func:`labcore.flash.causal_block_fraction` for equal
+    computed whole and masked), so E / (N N_k) is :func:`labcore.causal_block_fraction` for equal
     blocks.
 
     Non-matmul FLOP, one per elementwise operation (the softmax scale is folded into Q or exp2 and not

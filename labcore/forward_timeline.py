@@ -54,7 +54,7 @@ class TimelineEvent:
 
     Attributes:
         lane: ``"GPU"`` for a multi-kernel kernel, ``"SM <i>"`` for a megakernel instruction.
-        name: kernel/instruction name (``"L3.qkv"``). kind: as :attr:`~labcore.forward_work.WorkItem.kind`. layer: int (-1 = head).
+        name: kernel/instruction name (``"L3.qkv"``). kind: as ``WorkItem.kind``. layer: int (-1 = head).
         start, end: seconds from the start of the forward pass.
         parts: seconds of the event by cause (multi-kernel: ``launch_gap``, ``prologue``, ``work``,
             ``tail``; megakernel: ``wait`` before the instruction could start and ``busy``).

@@ -22,7 +22,7 @@ __all__ = ["Ledger", "standard_attention_io", "score_to_input_ratio", "flash_for
            "standard_backward_io", "causal_block_counts", "MAX_BLOCKS", "saved_for_backward_bytes", "flash_io_bound",
            "training_step_io"]
 
-#: Block-by-block bookkeeping (query blocks here; block pairs in :func:`labcore.flash.causal_block_map` and
+#: Block-by-block bookkeeping (query blocks here; block pairs in :func:`labcore.causal_block_map` and
 #: the tile schedule) handles at most this many entries, far beyond any real kernel's grid.
 MAX_BLOCKS = 2 ** 24
 

@@ -45,10 +45,15 @@ def chunk_prefill_time(gpu, *, chunk: int, context: int, heads: int, head_dim: i
     Args:
         gpu: preset name or GPU. chunk: new tokens (int >= 1). context: cached tokens before them (int >= 0).
         heads: query heads (= KV heads here). head_dim: d. generation: ``"fa2"``, ``"fa3"`` or ``"fa4"``.
-        dtype_bytes: 2 (BF16). **prefill_assumptions: overrides of :data:`labcore.prefill.PREFILL_DEFAULTS`.
-    Returns: dict ``total``, ``compute``, ``memory``, ``overhead`` (s), ``flops`` (tile FLOPs), ``bytes``,
+        dtype_bytes: 2 (BF16).
+        **prefill_assumptions: overrides of :data:`labcore.prefill.PREFILL_DEFAULTS`.
+    Returns:
+        dict ``total``, ``compute``, ``memory``, ``overhead`` (s), ``flops`` (tile FLOPs), ``bytes``,
         ``ctas``, ``tile_time`` (s per tile), ``schedule`` (:class:`~labcore.scheduler.Schedule`).
-    Raises: TypeError/ValueError: as :func:`labcore.prefill.prefill_time`; sizes < 1.
+
+    Raises:
+        TypeError/ValueError: as :func:`labcore.prefill.prefill_time`; sizes < 1.
+
     Source: Zadouri et al. 2026 (tile roofline, via labcore.prefill); Agrawal et al. 2024 (chunked prefill).
     """
     g = get_gpu(gpu)
@@ -78,11 +83,20 @@ def mixed_batch_time(gpu, *, chunk: int, context: int, decode_batch: int, decode
     its compute demand is ``compute_time x waves`` and its memory demand the KV bytes over the bandwidth.
     Prefill: :func:`chunk_prefill_time` with ``num_q_heads`` heads. Combined as the module docstring says.
 
-    Args: gpu: preset or GPU. chunk, context: as :func:`chunk_prefill_time`. decode_batch, decode_seqlen: the
-        decodes (ints >= 1). num_q_heads, num_kv_heads, head_dim: the model's attention shape. generation: prefill's.
-    Returns: dict ``prefill``, ``decode`` (s each), ``serial``, ``fused``, ``ideal`` (s), ``speedup`` (serial / fused),
-        ``gain`` (serial / fused - 1, POD's "x% faster"), ``bound`` (which demand sets ``fused``).
-    Raises: as the two models.
+    Args:
+        gpu: preset or GPU.
+        chunk, context: as :func:`chunk_prefill_time`.
+        decode_batch, decode_seqlen: the decodes (ints >= 1).
+        num_q_heads, num_kv_heads, head_dim: the model's attention shape.
+        generation: prefill's.
+
+    Returns:
+        dict ``prefill``, ``decode`` (s each), ``serial``, ``fused``, ``ideal`` (s), ``speedup`` (serial /
+        fused), ``gain`` (serial / fused - 1, POD's "x% faster"), ``bound`` (which demand sets ``fused``).
+
+    Raises:
+        as the two models.
+
     Source: Kamath et al. 2025 (POD-Attention) §3 (one kernel, SMs shared between prefill and decode CTAs).
     """
     g = get_gpu(gpu)

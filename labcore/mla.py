@@ -85,8 +85,10 @@ def mla_decode_absorbed(q_nope, q_rope, c_kv, k_rope, W_UK, W_UV, *, causal: boo
     output ``o_lat`` (h s_q, d_c); then ``O[h] = o_lat[h] W_UV[h]``. The causal mask of row (h, i) is that of
     query i (bottom-right over the s_q new tokens), the same for every head.
 
-    Args/Returns/Raises: as :func:`mla_decode_naive`.
-    Source: DeepSeek-V2 §2.1.2 ("W_UK can be absorbed into W_Q, and W_UV into W_O"); FlashMLA README (d_qk 576,
+    Arguments, result and errors are those of :func:`mla_decode_naive`.
+
+    Source:
+        DeepSeek-V2 §2.1.2 ("W_UK can be absorbed into W_Q, and W_UV into W_O"); FlashMLA README (d_qk 576,
         d_v 512: MQA over the latent).
     """
     q_nope, q_rope, c_kv, k_rope, W_UK, W_UV = _check(q_nope, q_rope, c_kv, k_rope, W_UK, W_UV)
@@ -163,9 +165,15 @@ def mla_decode_roofline(h_q_s_q, *, seqlen, batch: int = 1, flops: float | None 
 
     FLOPs ``= batch x seqlen x h_q s_q x 2 (d_qk + d_v)``; bytes ``= batch x seqlen x d_qk x dtype_bytes``.
 
-    Args: h_q_s_q: rows (int or array >= 1). seqlen: cached tokens (int or array >= 1). batch: int.
+    Args:
+        h_q_s_q: rows (int or array >= 1).
+        seqlen: cached tokens (int or array >= 1).
+        batch: int.
         flops, bandwidth: as :func:`mla_compute_bound_threshold` (defaults: the H800 figures).
-    Returns: dict ``time`` (s), ``compute_time``, ``memory_time``, ``bound_compute`` (bool), ``flops``, ``bytes``.
+
+    Returns:
+        dict ``time`` (s), ``compute_time``, ``memory_time``, ``bound_compute`` (bool), ``flops``, ``bytes``.
+
     Source: Williams et al. 2009 (roofline); FlashMLA deep-dive docs/20250422.
     """
     F = published("flashmla.h800_throttled_flops").value if flops is None else positive_float(flops, "flops")

@@ -43,9 +43,14 @@ def paginate(K_list, V_list, *, page_size: int, shuffle_seed: int | None = None,
         K_list, V_list: per request a (L_b, d) and (L_b, d_v) real array (L_b may be 0).
         page_size: tokens per page (int >= 1). shuffle_seed: None keeps pages in request order; an int shuffles
             the pool (a block table then points all over it). spare_pages: extra unused pages in the pool (int >= 0).
-    Returns: ``(k_cache, v_cache, block_table, lengths)``: (num_pages, page_size, d), (num_pages, page_size, d_v)
-        float64 (unused slots zero), (batch, max_pages) int64 (``-1`` past a request's last page), (batch,) int64.
-    Raises: ValueError: mismatched K/V lengths or widths.
+    Returns:
+        ``(k_cache, v_cache, block_table, lengths)``: (num_pages, page_size, d), (num_pages, page_size, d_v)
+        float64 (unused slots zero), (batch, max_pages) int64 (``-1`` past a request's last page), (batch,)
+        int64.
+
+    Raises:
+        ValueError: mismatched K/V lengths or widths.
+
     Source: Kwon et al. 2023 §4.2 (block table).
     """
     ps = positive_int(page_size, "page_size")
@@ -127,10 +132,17 @@ def paged_decode_attention(q, k_cache, v_cache, block_table, lengths, *, scale=N
 def page_waste(lengths, page_size) -> dict:
     """Slots allocated and wasted by whole pages: ``allocated = sum_b ceil(L_b / ps) ps``, waste = allocated - sum L.
 
-    Args: lengths: (batch,) ints >= 0. page_size: int >= 1, or an int array (one result per size, vectorised).
-    Returns: dict ``allocated``, ``used``, ``wasted`` (slots), ``waste_fraction`` (wasted / allocated),
-        ``pages`` and ``mean_waste_per_request`` (about ``(ps - 1) / 2`` when ``L mod ps`` is uniform).
-    Raises: ValueError: bad lengths or page sizes < 1.
+    Args:
+        lengths: (batch,) ints >= 0.
+        page_size: int >= 1, or an int array (one result per size, vectorised).
+
+    Returns:
+        dict ``allocated``, ``used``, ``wasted`` (slots), ``waste_fraction`` (wasted / allocated), ``pages``
+        and ``mean_waste_per_request`` (about ``(ps - 1) / 2`` when ``L mod ps`` is uniform).
+
+    Raises:
+        ValueError: bad lengths or page sizes < 1.
+
     Source: Kwon et al. 2023 §4.2 (waste only in the last block of a request).
     """
     L = _lengths(lengths)

@@ -103,10 +103,19 @@ def plan_flash_attn(lengths, *, num_sms: int, group_size: int = 1, head_dim: int
     split s of request b covers keys ``[s n_bps block_n, (s + 1) n_bps block_n)`` clipped to ``L_b``, with
     ``n_bps = ceil(blocks / num_splits)``. With more than one split every CTA writes an FP32 partial.
 
-    Args: lengths: (batch,) ints >= 0. num_sms: SMs (int >= 1). group_size: g, query rows per request (<= 64).
-        head_dim: d (sets block_n, :func:`labcore.decode_model.flash_attn_block_n`). sm_doubling: bool.
-    Returns: :class:`SplitPlan` (``slots = num_sms``, CTAs in launch order request-major).
-    Raises: ValueError: bad lengths, sizes < 1, g > 64.
+    Args:
+        lengths: (batch,) ints >= 0.
+        num_sms: SMs (int >= 1).
+        group_size: g, query rows per request (<= 64).
+        head_dim: d (sets block_n, :func:`labcore.decode_model.flash_attn_block_n`).
+        sm_doubling: bool.
+
+    Returns:
+        :class:`SplitPlan` (``slots = num_sms``, CTAs in launch order request-major).
+
+    Raises:
+        ValueError: bad lengths, sizes < 1, g > 64.
+
     Source: flash-attn ``flash_api.cpp`` (``set_params_splitkv``, ``num_splits_heuristic``); ``flash_fwd_kernel.h``.
     """
     L = _lengths(lengths)
@@ -142,10 +151,18 @@ def plan_flashinfer(lengths, *, num_ctas: int, chunk_size: int | None = None, pa
     (:func:`labcore.scheduler.list_schedule` with ``order="lpt"``). A request cut into one chunk writes its output
     directly; others write FP32 partials that the merge kernel combines.
 
-    Args: lengths: (batch,) ints >= 0. num_ctas: persistent CTAs (int >= 1; SMs x CTAs per SM).
-        chunk_size: keys per chunk (int >= 1) or None. page_size: KV page size in tokens (int >= 1).
-    Returns: :class:`SplitPlan` (``slots = num_ctas``).
-    Raises: ValueError: bad lengths or sizes.
+    Args:
+        lengths: (batch,) ints >= 0.
+        num_ctas: persistent CTAs (int >= 1; SMs x CTAs per SM).
+        chunk_size: keys per chunk (int >= 1) or None.
+        page_size: KV page size in tokens (int >= 1).
+
+    Returns:
+        :class:`SplitPlan` (``slots = num_ctas``).
+
+    Raises:
+        ValueError: bad lengths or sizes.
+
     Source: Ye et al. 2025 (FlashInfer) §3.3 (load-balanced scheduling: chunked KV, a priority queue of CTA
         loads, merge indices); FlashInfer ``scheduler.cuh`` (binary search for the pages per chunk).
     """
@@ -175,9 +192,17 @@ def plan_lean(lengths, *, num_ctas: int, block_n: int = 1) -> SplitPlan:
     ranges ``[floor(c W / C), floor((c + 1) W / C))``; each range is cut again where a request ends. CTA c
     computes exactly its range (no bin-packing). Length-0 requests have no chunk and merge to ``(0, -inf)``.
 
-    Args: lengths: (batch,) ints >= 0. num_ctas: CTAs (int >= 1). block_n: keys per iteration (int >= 1).
-    Returns: :class:`SplitPlan` (``slots = num_ctas``).
-    Raises: ValueError: bad lengths or sizes.
+    Args:
+        lengths: (batch,) ints >= 0.
+        num_ctas: CTAs (int >= 1).
+        block_n: keys per iteration (int >= 1).
+
+    Returns:
+        :class:`SplitPlan` (``slots = num_ctas``).
+
+    Raises:
+        ValueError: bad lengths or sizes.
+
     Source: Sanovar et al. 2024 (LeanAttention), §4 (equal "LeanTiles" per CTA across heads and requests);
         Osama et al. 2023, Stream-K (PPoPP'23).
     """
@@ -263,11 +288,19 @@ def plan_stats(plan: SplitPlan, *, group_size: int = 1, head_dim: int = 128, tim
     ``g (d + 1) partial_bytes`` (o and lse in FP32) that the combine reads back; every request's final output
     is ``g d out_bytes``.
 
-    Args: plan: :class:`SplitPlan`. group_size: g. head_dim: d (= d_v). time_per_key: seconds per key (> 0).
-        chunk_overhead: seconds per chunk (>= 0). partial_bytes, out_bytes: bytes per element.
-    Returns: dict ``work_per_cta`` (keys), ``schedule`` (:class:`~labcore.scheduler.Schedule`), ``makespan``,
-        ``ratio`` (makespan / (work / slots)), ``partials``, ``partial_bytes_written``, ``combine_bytes_read``,
-        ``output_bytes``, ``max_work``, ``mean_work``.
+    Args:
+        plan: :class:`SplitPlan`.
+        group_size: g.
+        head_dim: d (= d_v).
+        time_per_key: seconds per key (> 0).
+        chunk_overhead: seconds per chunk (>= 0).
+        partial_bytes, out_bytes: bytes per element.
+
+    Returns:
+        dict ``work_per_cta`` (keys), ``schedule`` (:class:`~labcore.scheduler.Schedule`), ``makespan``,
+        ``ratio`` (makespan / (work / slots)), ``partials``, ``partial_bytes_written``,
+        ``combine_bytes_read``, ``output_bytes``, ``max_work``, ``mean_work``.
+
     Source: flash-attn ``flash_fwd_kernel.h`` (``oaccum``/``lse_accum`` in FP32); FlashInfer §3.3.
     """
     g, d = positive_int(group_size, "group_size"), positive_int(head_dim, "head_dim")

@@ -28,9 +28,17 @@ __all__ = ["check_cu_seqlens", "flash_attention_forward_varlen", "varlen_savings
 def check_cu_seqlens(cu_seqlens, total: int, name: str = "cu_seqlens") -> np.ndarray:
     """Validate cumulative sequence offsets: 1-D integers, ``[0, ..., total]``, non-decreasing.
 
-    Args: cu_seqlens: (batch + 1,) int array. total: rows of the packed tensor. name: for messages.
-    Returns: int64 array. Raises: TypeError: not integers. ValueError: not starting at 0, decreasing, or not
-        ending at ``total``.
+    Args:
+        cu_seqlens: (batch + 1,) int array.
+        total: rows of the packed tensor.
+        name: for messages.
+
+    Returns:
+        int64 array.
+
+    Raises:
+        TypeError: not integers. ValueError: not starting at 0, decreasing, or not ending at ``total``.
+
     Source: flash-attn ``flash_attn_varlen_func`` (``cu_seqlens_q``: "(batch_size + 1,), dtype torch.int32").
     """
     c = np.asarray(cu_seqlens)
@@ -59,9 +67,13 @@ def flash_attention_forward_varlen(Q, K, V, cu_seqlens_q, cu_seqlens_k, *, block
         cu_seqlens_q, cu_seqlens_k: (batch + 1,) int offsets (:func:`check_cu_seqlens`).
         block_q, block_kv: B_r, B_c (ints >= 1). causal: bool. scale: default ``1/sqrt(d)``.
         ledger: optional :class:`~labcore.hbm.Ledger` (the sum of the sequences' ledgers).
-    Returns: ``(O, lse)``: (total_q, d_v) and (total_q,) float64, natural-log lse (flash-attn's ``softmax_lse``,
+    Returns:
+        ``(O, lse)``: (total_q, d_v) and (total_q,) float64, natural-log lse (flash-attn's ``softmax_lse``,
         which its varlen path returns as (heads, total_q)).
-    Raises: TypeError/ValueError: bad arrays or offsets (different batch sizes, wrong totals), block sizes < 1.
+
+    Raises:
+        TypeError/ValueError: bad arrays or offsets (different batch sizes, wrong totals), block sizes < 1.
+
     Source: flash-attn ``flash_attn_varlen_func``; Dao 2023, Algorithm 1.
     """
     causal = flag(causal, "causal")
@@ -113,11 +125,21 @@ def varlen_savings(seqlens_q, seqlens_k=None, *, d: int, block_q: int = 128, blo
     computes (4 x rows x columns x d per visited block pair); bytes are :func:`labcore.hbm.flash_forward_io`
     (fa2 order) x ``dtype_bytes``.
 
-    Args: seqlens_q: (batch,) ints >= 0; seqlens_k: (batch,) ints >= 0 (default = seqlens_q). d: head dim.
-        block_q, block_kv: B_r, B_c. causal: bool. dtype_bytes: 2 for FP16/BF16.
-    Returns: dict ``flops_packed``, ``flops_padded``, ``bytes_packed``, ``bytes_padded``, ``flops_saved`` and
+    Args:
+        seqlens_q: (batch,) ints >= 0;
+        seqlens_k: (batch,) ints >= 0 (default = seqlens_q).
+        d: head dim.
+        block_q, block_kv: B_r, B_c.
+        causal: bool.
+        dtype_bytes: 2 for FP16/BF16.
+
+    Returns:
+        dict ``flops_packed``, ``flops_padded``, ``bytes_packed``, ``bytes_padded``, ``flops_saved`` and
         ``bytes_saved`` (fractions of the padded figures).
-    Raises: ValueError: lengths not non-negative integers, different batch sizes, or an all-empty batch.
+
+    Raises:
+        ValueError: lengths not non-negative integers, different batch sizes, or an all-empty batch.
+
     Source: flash-attn ``flash_attn_varlen_func`` (no padding); Dao 2023 §3.1.1.
     """
     sq = _lengths(seqlens_q, "seqlens_q")
@@ -152,9 +174,18 @@ def varlen_grid(seqlens_q, *, heads: int, block_q: int = 128, num_sms: int) -> d
     sequence's end return at once (``launched``). The working CTAs are ``heads x sum_b ceil(N_b / B_r)``
     (``working``), the count a padded batch would also run as real work only if every sequence were longest.
 
-    Args: seqlens_q: (batch,) ints >= 0. heads: ints >= 1. block_q: B_r. num_sms: SMs (int >= 1).
-    Returns: dict ``launched``, ``working``, ``empty`` (launched - working), ``waves_launched``, ``waves_working``.
-    Raises: ValueError: bad lengths or an all-empty batch.
+    Args:
+        seqlens_q: (batch,) ints >= 0.
+        heads: ints >= 1.
+        block_q: B_r.
+        num_sms: SMs (int >= 1).
+
+    Returns:
+        dict ``launched``, ``working``, ``empty`` (launched - working), ``waves_launched``, ``waves_working``.
+
+    Raises:
+        ValueError: bad lengths or an all-empty batch.
+
     Source: flash-attn ``flash_fwd_launch_template.h`` (``dim3 grid(num_m_block, params.b, params.h)``) and
         ``flash_fwd_kernel.h`` (``if (m_block * kBlockM >= binfo.actual_seqlen_q) return;``); ``hopper/tile_scheduler.hpp``
         (``VarlenDynamicPersistentTileScheduler``).

@@ -54,6 +54,19 @@ def _flash_ok(data, params) -> None:
             assert np.all(np.isfinite(v)), params
 
 
+def _sched_dq_bits_ok(data, params) -> None:
+    """§5b: the fixed order gives one dQ, the atomic orders at least one, differences are rounding only."""
+    assert data["distinct_det"] == 1 <= data["distinct_atomic"] <= data["trials"], params
+    assert 0 <= data["rel_diff"] < 1e-5, params
+
+
+def _sched_causal_ok(data, params) -> None:
+    """§5b: no order beats the lower bound, LPT never loses to the launch order."""
+    for s in data["schedules"].values():
+        assert s.makespan >= s.lower_bound - 1e-9 and s.ratio >= 1 - 1e-12, params
+    assert data["schedules"]["lpt"].makespan <= data["schedules"]["launch"].makespan + 1e-9, params
+
+
 #: Per-explorer invariants beyond :func:`finite` (name -> check(data, params) raising AssertionError).
 CHECKS = {
     "megakernel_timeline": _timelines_ok,
@@ -63,6 +76,10 @@ CHECKS = {
     "decode_splits": lambda data, p: _positive_finite([data["total"]]),
     "decode_vs_measured": lambda data, p: _positive_finite([data["model_fd"], data["refined_fd"], data["model_fa2"]]),
     "decode_speedup": lambda data, p: _positive_finite([data["speedup"]]),
+    "sched_dq_bits": lambda data, p: _sched_dq_bits_ok(data, p),
+    "sched_dq_chain": lambda data, p: _positive_finite([data["full"], data["ascending"], data["descending"]]),
+    "sched_causal": lambda data, p: _sched_causal_ok(data, p),
+    "sched_varlen": lambda data, p: _positive_finite([data["savings"]["flops_saved"], data["savings"]["bytes_saved"]]),
 }
 
 

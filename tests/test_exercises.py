@@ -42,6 +42,8 @@ LECTURE = {  # exercise: {part: (lecture value, absolute tolerance at the lectur
     10: {"layer_MB": (537, 0.5), "total_GB": (17.2, 0.05), "ms": (5.1, 0.05)},
     11: {"fps": (1350, 15), "util_pct": (62, 0.5)},  # lecture: 2.48 GB; the preset: 2.47 GB
     12: {"util192_pct": (73, 0.5), "util128_pct": (97, 0.5)},
+    14: {"launch": (8, 1e-9), "lpt": (6, 1e-9), "gain_pct": (33.3, 0.05)},
+    15: {"flops_pct": (66.8, 0.05), "empty": (544, 1e-9)},
 }
 
 

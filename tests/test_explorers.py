@@ -28,7 +28,8 @@ def test_every_section_registers_its_explorers():
     assert len(flash) >= 4
     assert all(check_for(n) is not None for n in flash)
     for name in ("decode_occupancy", "decode_splits", "decode_vs_measured", "decode_speedup",
-                 "megakernel_timeline", "megakernel_breakdown", "megakernel_sensitivity"):
+                 "megakernel_timeline", "megakernel_breakdown", "megakernel_sensitivity",
+                 "sched_dq_bits", "sched_dq_chain", "sched_causal", "sched_varlen"):
         assert name in EXPLORERS and CHECKS[name] is check_for(name)
 
 

@@ -99,7 +99,8 @@ class LabcoreAPI(SphinxDirective):
             sec["names"].append(nodes.fully_normalize_name(modname))
             self.state.document.note_implicit_target(sec, sec)
             sec += nodes.title(modname, "", nodes.literal(modname, modname))
-            lines = [_first_paragraph(mod.__doc__), ""]
+            # a py:module target, so :mod:`labcore.x` resolves to this section from any docstring or page
+            lines = [f".. py:module:: {modname}", "", _first_paragraph(mod.__doc__), ""]
             comments = _attribute_comments(modname)
             for documented, key, _canon, obj, kind in rows:
                 if kind == "data":  # autodata would print the docstring of dict/list itself

@@ -27,7 +27,7 @@ def check(k, answer=None, *, variant=0, quiet: bool = False) -> Verdict:
 
     Args:
         k: exercise number 1..len(EXERCISES) (anything else gives a ``malformed`` verdict naming the range).
-        answer: see :mod:`flashbook.exercises.grader` for the formats; ``None`` (the stub) means not attempted.
+        answer: see ``flashbook.exercises.grader`` for the formats; ``None`` (the stub) means not attempted.
         variant: 0 (the lecture's numbers, the default) or the seed of another variant
             (:func:`show_exercise` prints its statement).
         quiet: do not print the message.
@@ -111,15 +111,20 @@ def checkpoint_text(k) -> str:
     """
     ex = exercise(k)
     inst = solve(ex, 0)
-    target = (f"12_exercises.html#{ex.label}" if static_mode() else "12_exercises.ipynb")
+    # the static book renders this Markdown as MyST (a cross-reference to the exercise's label); JupyterLab as
+    # plain Markdown (a link to the exercises notebook)
+    if static_mode():
+        where = f"{{ref}}`exercise {ex.number} <{ex.label}>`"
+    else:
+        where = f"[exercise {ex.number}](12_exercises.ipynb)"
     lines = [f"**Exercise {ex.number} ({ex.title}).** {inst.statement}"]
     if inst.example:
         lines.append(inst.example)
     lines.append(f"Answer format: {ex.hint}. " + (
-        "Check it in the form below, or live with `check({0}, answer)`.".format(ex.number) if static_mode()
+        f"Check it in the form below, or live with `check({ex.number}, answer)`." if static_mode()
         else f"Check it in a cell: `check({ex.number}, answer)`.")
-        + (f" The exercises page: [exercise {ex.number}]({target})." if student_edition()
-           else f" Worked solution: [exercise {ex.number} on the exercises page]({target})."))
+        + (f" On the exercises page: {where}." if student_edition()
+           else f" Worked solution: {where} on the exercises page."))
     return "\n\n".join(lines)
 
 

@@ -1,7 +1,8 @@
 """The exercises of lecture §12 (and one on §4b) in order: the registry both graders and the book read.
 
-The thirteen definitions live in :mod:`flashbook.exercises.defs_attention` (1-6) and
-:mod:`flashbook.exercises.defs_hardware` (7-13), written with the records of :mod:`flashbook.exercises.model`.
+The definitions live in :mod:`flashbook.exercises.defs_attention` (1-6),
+:mod:`flashbook.exercises.defs_hardware` (7-13) and :mod:`flashbook.exercises.defs_scheduling` (14-15), written
+with the records of :mod:`flashbook.exercises.model`.
 :data:`EXERCISES` holds them in order; :func:`exercise` looks one up by number, :func:`reference` computes the
 reference answers of a variant.
 
@@ -17,7 +18,7 @@ from __future__ import annotations
 
 import numbers
 
-from . import defs_attention, defs_hardware
+from . import defs_attention, defs_hardware, defs_scheduling
 from .defs_attention import D_EXAMPLE
 from .model import Exercise, Mistake, Part
 from .variants import fill, solve
@@ -25,7 +26,7 @@ from .variants import fill, solve
 __all__ = ["Part", "Mistake", "Exercise", "EXERCISES", "exercise", "reference", "D_EXAMPLE", "fill"]
 
 #: The exercise definitions, in order (``EXERCISES[k - 1].number == k``).
-EXERCISES: tuple = defs_attention.EXERCISES + defs_hardware.EXERCISES
+EXERCISES: tuple = defs_attention.EXERCISES + defs_hardware.EXERCISES + defs_scheduling.EXERCISES
 
 if [ex.number for ex in EXERCISES] != list(range(1, len(EXERCISES) + 1)):
     raise ValueError("exercises defined out of order")

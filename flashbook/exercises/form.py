@@ -6,7 +6,7 @@ this package) followed by one call that wires the form. Its payload (:func:`form
 (the page's numbers) and :data:`~flashbook.exercises.variants.FORM_VARIANTS` precomputed variants, each one a
 :func:`flashbook.exercises.payload` (the same the Python grader grades through); the "Another variant" button
 shows the next variant's statement and grades against it. In the student edition
-(``FLASHBOOK_EDITION=student``) every variant's payload is :func:`flashbook.exercises.keys.hashed`.
+(``FLASHBOOK_EDITION=student``) every variant's payload is :func:`flashbook.exercises.hashed`.
 
 The form's element id is derived from its content (the exercise number and a hash of its payload),
 never drawn at random, so two builds of the same commit give identical HTML.

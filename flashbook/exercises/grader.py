@@ -208,7 +208,7 @@ def grade_payload(pl: dict, values: dict) -> Verdict:
     """Grade parsed part values against a payload: the rules ``grader.js`` implements too.
 
     Args:
-        pl: :func:`payload` output, or the student edition's (:func:`flashbook.exercises.keys.hashed`).
+        pl: :func:`payload` output, or the student edition's (:func:`flashbook.exercises.hashed`).
         values: ``{part key: float | str | None}``; ``None`` (or a missing key) = not answered, a string
             for a numeric part = unreadable; a choice part takes its option letter.
     Returns:

@@ -31,7 +31,7 @@ class Part:
         label: what the reader sees beside the field (may hold ``{name}`` placeholders, filled per variant).
         unit: display unit of the answer (``"MB"`` = 10^6 bytes, ``"%"``, ...); "" for a pure number.
         rtol, atol: the precision the question asks for: ``tol = max(atol, rtol * |ref|)``, widened by
-            :func:`windows` to accept the reference rounded as asked.
+            :func:`flashbook.exercises.rounding.windows` to accept the reference rounded as asked.
         decimals, digits: the rounding the statement asks for (a fixed number of decimals, or of significant
             digits); exactly one is set for a numeric part.
         options: for a multiple-choice part, ``((letter, text, feedback), ...)``; the feedback of the right

@@ -1,12 +1,12 @@
 """Figure helpers shared by every figure module: figures built without pyplot, lean log ticks, and the
-set-up/content split an explorer's live update rests on (:func:`remember_setup`, :func:`clear_content`).
+set-up/content split an explorer's live update rests on (``remember_setup``, ``clear_content``).
 
 Only the presentation package imports matplotlib, and it does so lazily (inside these functions).
 """
 from __future__ import annotations
 
-__all__ = ["new_figure", "lean_log_ticks", "power_label", "remember_setup", "layout_of", "clear_content", "colorbar",
-           "PNG_DPI"]
+__all__ = ["new_figure", "axes_setup", "lean_log_ticks", "power_label", "remember_setup", "layout_of", "clear_content",
+           "colorbar", "PNG_DPI"]
 
 _FIGURE_CLASS = None
 
@@ -99,6 +99,18 @@ def new_figure(nrows: int = 1, ncols: int = 1, *, width: float = 7.0, height: fl
     fig = _book_figure_class()(figsize=(width, height), layout="constrained")
     ax = fig.subplots(nrows, ncols, **kw)
     return fig, ax
+
+
+def axes_setup(width: float, height: float, **props):
+    """An explorer's ``setup`` of one axes: ``new_figure(width=width, height=height)`` (inches) with
+    ``ax.set(**props)`` (labels, scales, limits, in the order given); the ``setup(**params)`` ignores the
+    parameters."""
+    def setup(**_):
+        fig, ax = new_figure(width=width, height=height)
+        ax.set(**props)
+        return fig
+
+    return setup
 
 
 def remember_setup(fig, layout=None) -> None:

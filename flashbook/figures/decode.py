@@ -21,7 +21,7 @@ from labcore.hardware import get_gpu
 from labcore.units import fmt_seconds, unit_label
 from ..display import Table
 from ..explorer import Explorer, Slider, register
-from .base import colorbar, new_figure
+from .base import axes_setup, colorbar, new_figure
 
 __all__ = [
     "SPLIT_CHOICES",
@@ -270,11 +270,7 @@ def speedup_figure(d, **params):
     return SPEEDUP.draw(d, **params)
 
 
-def _speedup_setup(**_):
-    fig, ax = new_figure(width=6.6, height=4.4)
-    ax.set_xlabel("sequence length (keys)")
-    ax.set_ylabel("batch")
-    return fig
+_speedup_setup = axes_setup(6.6, 4.4, xlabel="sequence length (keys)", ylabel="batch")
 
 
 def _speedup_content(fig, d, **_):

@@ -17,7 +17,7 @@ from labcore import flash as F
 from labcore import hbm as H
 from labcore.units import MB, KiB, fmt_bytes, unit_label
 from ..explorer import Explorer, Slider, register
-from .base import new_figure
+from .base import axes_setup, new_figure
 
 __all__ = ["tiling_figure", "causal_map_figure", "traffic_vs_N_figure", "traffic_vs_M_figure",
            "backward_traffic_figure", "gpt2_medium_figure"]
@@ -154,11 +154,7 @@ def causal_map_figure(data, N=4096, block=128, **params):
     return CAUSAL_MAP.draw(data, N=N, block=block, **params)
 
 
-def _causal_setup(**_):
-    fig, ax = new_figure(width=4.8, height=4.4)
-    ax.set_xlabel("K/V block j")
-    ax.set_ylabel("Q block i")
-    return fig
+_causal_setup = axes_setup(4.8, 4.4, xlabel="K/V block j", ylabel="Q block i")
 
 
 def _causal_content(fig, data, N=4096, block=128, **_):
@@ -256,13 +252,9 @@ def traffic_vs_M_figure(data, N=4096, d=64, causal=False, **params):
     return TRAFFIC_VS_M.draw(data, N=N, d=d, causal=causal, **params)
 
 
-def _traffic_M_setup(**_):
-    fig, ax = new_figure(width=6.4, height=3.8)
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlabel(unit_label("SRAM M", "KiB", "of FP16"))
-    ax.set_ylabel(unit_label("forward HBM traffic", "MB", "of FP16"))
-    return fig
+_traffic_M_setup = axes_setup(6.4, 3.8, xscale="log", yscale="log",
+                              xlabel=unit_label("SRAM M", "KiB", "of FP16"),
+                              ylabel=unit_label("forward HBM traffic", "MB", "of FP16"))
 
 
 def _traffic_M_content(fig, data, N=4096, d=64, causal=False, **_):

@@ -39,7 +39,19 @@ def fusion_traffic_data(rows: int = 1024, N: int = 4096) -> dict:
 def fusion_traffic_figure(data: dict):
     """The ratio unfused / fused against the row length (log axis), its limit 4, and the point at ``N``
     labelled with both traffic volumes in MB (FP16)."""
+    return FUSION_TRAFFIC.draw(data)
+
+
+def _fusion_setup(**_):
     fig, ax = new_figure(width=5.5, height=2.8)
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("row length N")
+    ax.set_ylabel("unfused / fused traffic")
+    return fig
+
+
+def _fusion_content(fig, data, **_):
+    ax = fig.axes[0]
     ax.plot(data["N_values"], data["ratios"], "o-")
     ax.axhline(4, color="k", lw=0.6, ls="--")
     pt = data["point"]
@@ -47,17 +59,14 @@ def fusion_traffic_figure(data: dict):
     ax.annotate(f"N = {data['N']:,}: {fmt_bytes(pt['unfused'] * 2, unit='MB')} vs {fmt_bytes(pt['fused'] * 2, unit='MB')} "
                 f"({pt['ratio']:.2f}x)", (data["N"], pt["ratio"]), textcoords="offset points", xytext=(-8, 12),
                 ha="right", fontsize=8)
-    ax.set_xscale("log", base=2)
-    ax.set_xlabel("row length N")
-    ax.set_ylabel("unfused / fused traffic")
     ax.set_title(f"row softmax of {data['rows']:,} rows: fusion saves 4 + 2/N times the traffic", fontsize=9)
-    return fig
 
 
-register(Explorer(
+FUSION_TRAFFIC = register(Explorer(
     "fusion_traffic",
     compute=lambda rows, N: fusion_traffic_data(rows, N),
-    draw=lambda data, **p: fusion_traffic_figure(data),
+    setup=_fusion_setup,
+    content=_fusion_content,
     sliders=(Slider("rows", (1024,), 1024, label="rows", live=(1, 64, 1024, 4096), fmt=",d"),
              Slider("N", (4096,), 4096, label="row length N", live=ROW_LENGTHS, fmt=",d")),
     caption="Fusing a row softmax: traffic saved against the row length.",

@@ -12,7 +12,7 @@ import numpy as np
 from labcore.megakernel import HAZY_MEASURED, TIMELINE_DEFAULTS, mode_sensitivity, timeline
 from labcore.units import fmt_seconds, unit_label
 from ..explorer import Explorer, Slider, register
-from .base import new_figure
+from .base import axes_setup, new_figure
 
 __all__ = ["KIND_COLORS", "CAUSE_COLORS", "gantt_figure", "breakdown_figure", "sensitivity_figure",
            "timeline_data", "breakdown_data", "sensitivity_data"]
@@ -206,10 +206,7 @@ def breakdown_figure(data: dict):
     return fig
 
 
-def _breakdown_setup(**_):
-    fig, ax = new_figure(width=8.0, height=3.4)
-    ax.set_xlabel(unit_label("time per forward pass", "µs"))
-    return fig
+_breakdown_setup = axes_setup(8.0, 3.4, xlabel=unit_label("time per forward pass", "µs"))
 
 
 def _breakdown_content(fig, data, **_):

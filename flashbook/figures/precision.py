@@ -15,7 +15,7 @@ import numpy as np
 
 from labcore import fp8
 from ..explorer import Explorer, Slider, register
-from .base import new_figure
+from .base import axes_setup
 
 __all__ = ["fp8_error_data", "fp8_error_figure"]
 
@@ -47,24 +47,29 @@ def fp8_error_data(outlier_fraction: float = fp8.FA3_SETTING["outlier_fraction"]
 
 def fp8_error_figure(data, **_):
     """Horizontal bars, log scale: our RMSE and the paper's Table 3 for each variant."""
-    fig, ax = new_figure(width=6.6, height=3.4)
+    return FP8_ERROR.draw(data)
+
+
+def _fp8_content(fig, data, **_):
+    ax = fig.axes[0]
     y = np.arange(len(data["variants"]))
     ax.barh(y - 0.2, data["rmse"], height=0.38, color="C0", label="ours (numpy emulation)")
     paper_label = f"paper, Table 3 (outlier fraction {fp8.FA3_SETTING['outlier_fraction']:g})"
     ax.barh(y + 0.2, data["paper"], height=0.38, color="#bbbbbb", label=paper_label)
     ax.set_yticks(y, [fp8.VARIANTS[v]["label"] for v in data["variants"]], fontsize=8)
-    ax.invert_yaxis()
-    ax.set_xscale("log")
-    ax.set_xlim(1e-5, 1.0)
-    ax.set_xlabel("RMSE of O against float64 attention")
     ax.set_title(f"outlier fraction {data['outlier_fraction']:g}, {data['block']} rows per scale: "
                  f"baseline / both = {data['ratio']:.1f}x (paper {data['paper_ratio']:.1f}x)", fontsize=9)
     ax.legend(fontsize=7, loc="upper right")
+
+
+def _fp8_setup(**_):
+    fig = axes_setup(6.6, 3.4, xscale="log", xlim=(1e-5, 1.0), xlabel="RMSE of O against float64 attention")()
+    fig.axes[0].invert_yaxis()
     return fig
 
 
-register(Explorer(
-    "fp8_attention_error", fp8_error_data, fp8_error_figure,
+FP8_ERROR = register(Explorer(
+    "fp8_attention_error", fp8_error_data, setup=_fp8_setup, content=_fp8_content, sliders=
     (Slider("outlier_fraction", (0.0, 0.001, 0.01), 0.001, "fraction of outlier entries", fmt="g",
             live=(0.0, 0.0001, 0.0003, 0.001, 0.003, 0.01, 0.03)),
      Slider("block", (32, 128), 128, "rows per FP8 scale", live=(16, 32, 64, 128, 256, 512, 1024))),

@@ -76,7 +76,32 @@ def limits_data(gpu="H100-SXM", *, head_dim=128, seqlen=16384, causal=False, gen
 
 def limits_figure(d, **_):
     """Left: the chosen generation's forward tile, cycles by unit and the tile's cost. Right: TFLOP/s vs seqlen."""
+    fig = _limits_axes(d["available"])
+    _limits_content(fig, d)
+    return fig
+
+
+def _limits_available(gpu="H100-SXM", generation="newest", **_) -> bool:
+    """Whether :func:`limits_data` at these parameters has a tile to draw: the explorer's layout key."""
+    g = get_gpu(gpu)
+    return pf.generation_available(_newest(g) if generation == "newest" else generation, g)
+
+
+def _limits_axes(available: bool):
     fig, (ax, ax2) = new_figure(1, 2, width=8.6, height=3.7, gridspec_kw=dict(width_ratios=[2, 3]))
+    if available:
+        ax.tick_params(axis="x", labelsize=7.5)
+    else:
+        ax.set_axis_off()
+    ax.set_ylabel("cycles per tile (one SM)")
+    ax2.set_xscale("log", base=2)
+    ax2.set_xlabel("sequence length (batch = 16k tokens / seqlen)")
+    ax2.set_ylabel(unit_label("model rate", "TFLOP/s", "in the papers' count"))
+    return fig
+
+
+def _limits_content(fig, d, **_):
+    ax, ax2 = fig.axes
     if d["available"]:
         t = d["tile"]
         names = ["MMA", "exp", "other FP32", "SMEM"]
@@ -87,12 +112,9 @@ def limits_figure(d, **_):
         ax.set_ylim(0, max(vals + [t["cycles"]]) * 1.25)
         ax.set_title(f"{d['generation'].upper()} forward tile 128 x 128, d = {d['head_dim']} (model: MMA at "
                      f"{d['mma_efficiency']:.0%})\nbound: {t['bound']}", fontsize=8.5)
-        ax.tick_params(axis="x", labelsize=7.5)
     else:
-        ax.set_axis_off()
         ax.text(0.5, 0.5, f"{d['generation'].upper()} does not run on\n{d['gpu']} (not modelled)",
                 ha="center", va="center", fontsize=9, transform=ax.transAxes)
-    ax.set_ylabel("cycles per tile (one SM)")
     for name, y in d["curves"].items():
         lw = 2.2 if name == d["generation"] else 1.0
         ax2.plot(d["seqlens"], y, "o-", lw=lw, ms=3, color=_COLORS[name], label=name.upper())
@@ -103,14 +125,10 @@ def limits_figure(d, **_):
         ax2.plot([d["seqlen"]], [y], "o", ms=9, mfc="none", color="k")
         ax2.annotate(f"{fmt_flop_rate(y * 1e12, unit='TFLOP', digits=0)} ({float(d['point']['fraction_of_peak']):.0%})", (d["seqlen"], y),
                      xytext=(0, -16), textcoords="offset points", ha="center", fontsize=7.5)
-    ax2.set_xscale("log", base=2)
     ax2.set_ylim(0, d["peak"] * 1.12)
-    ax2.set_xlabel("sequence length (batch = 16k tokens / seqlen)")
-    ax2.set_ylabel(unit_label("model rate", "TFLOP/s", "in the papers' count"))
     ax2.set_title(f"{d['gpu']}, {d['heads']} heads x d = {d['head_dim']}, "
                   f"{'causal' if d['causal'] else 'non-causal'}, {d['pass_']}", fontsize=8.5)
     ax2.legend(fontsize=7, loc="lower right")
-    return fig
 
 
 def measured_data(dataset="FA2 on A100, fwd+bwd (FA2 Fig. 4)", *, last_wave="full"):
@@ -128,7 +146,20 @@ def measured_data(dataset="FA2 on A100, fwd+bwd (FA2 Fig. 4)", *, last_wave="ful
 
 def measured_figure(c, **_):
     """Top: measured bars (dots) and the model (lines) per panel. Bottom: model / measured - 1 per point."""
+    return VS_MEASURED.draw(c)
+
+
+def _measured_setup(**_):
     fig, (ax, ax2) = new_figure(2, 1, width=7.6, height=5.4, sharex=True, gridspec_kw=dict(height_ratios=[3, 2]))
+    ax.set_ylabel(unit_label("", "TFLOP/s"))
+    ax2.set_ylabel("model error (%)")
+    ax2.set_xscale("log", base=2)
+    ax2.set_xlabel("sequence length (shaded: within ±15%)")
+    return fig
+
+
+def _measured_content(fig, c, **_):
+    ax, ax2 = fig.axes
     panels = list(dict.fromkeys(c["figure"]))
     cmap = ("#1b9e77", "#d95f02", "#7570b3", "#e7298a", "#66a61e", "#a6761d")
     for k, p in enumerate(panels):
@@ -137,18 +168,13 @@ def measured_figure(c, **_):
         ax.plot(c["seqlen"][s], c["flops_per_s"][s] / 1e12, "o", color=cmap[k], label=f"measured, {lab}")
         ax.plot(c["seqlen"][s], c["model_flops_per_s"][s] / 1e12, "-", color=cmap[k])
         ax2.plot(c["seqlen"][s], c["error"][s] * 100, "o-", color=cmap[k], ms=4)
-    ax.set_ylabel(unit_label("", "TFLOP/s"))
     ax.set_ylim(0, None)
     ax.set_title(f"{c['dataset']}: dots measured, lines model", fontsize=9)
     ax.legend(fontsize=6.5, ncol=2, loc="lower right")
     ax2.axhspan(-15, 15, color="#eeeeee", lw=0)
     ax2.axhline(0, color="k", lw=0.8)
-    ax2.set_ylabel("model error (%)")
-    ax2.set_xscale("log", base=2)
     ax2.set_xticks(list(dict.fromkeys(c["seqlen"].tolist())))
     ax2.set_xticklabels([f"{n // 1024}k" if n >= 1024 else str(n) for n in dict.fromkeys(c["seqlen"].tolist())])
-    ax2.set_xlabel("sequence length (shaded: within ±15%)")
-    return fig
 
 
 def roofline_widget(*, block_q=128, block_kv=128, d=128,
@@ -175,7 +201,9 @@ def residual_table(c=None) -> Table:
 register(Explorer(
     "prefill_limits",
     compute=limits_data,
-    draw=limits_figure,
+    setup=lambda **p: _limits_axes(_limits_available(**p)),
+    content=_limits_content,
+    layout_key=_limits_available,
     sliders=(
         Slider("gpu", _GPUS, "H100-SXM", label="GPU", live=_GPUS_LIVE),
         Slider("head_dim", (64, 128), 128, label="head dim d", live=(64, 128, 256)),
@@ -187,10 +215,11 @@ register(Explorer(
     caption="What bounds one tile, and the modelled throughput of each FlashAttention generation",
 ))
 
-register(Explorer(
+VS_MEASURED = register(Explorer(
     "prefill_vs_measured",
     compute=lambda dataset, last_wave: measured_data(dataset, last_wave=last_wave),
-    draw=measured_figure,
+    setup=_measured_setup,
+    content=_measured_content,
     sliders=(
         Slider("dataset", tuple(MEASURED_SETS), "FA2 on A100, fwd+bwd (FA2 Fig. 4)", label="published bars"),
         Slider("last_wave", ("full",), "full", label="last-wave rule", live=("full", "shared")),

@@ -9,7 +9,7 @@ from labcore import flops, hbm, precision, softmax
 from labcore.hardware import GPUS, get_gpu
 from labcore.units import fmt_bytes, fmt_intensity, fmt_seconds, unit_label
 from ..explorer import Explorer, Slider, register
-from .base import new_figure
+from .base import axes_setup, new_figure
 
 __all__ = ["roofline_data", "draw_roofline", "io_vs_N_data", "draw_io_vs_N", "trace_data", "draw_trace",
            "merge_data", "draw_merge", "precision_data", "draw_precision"]
@@ -33,14 +33,9 @@ def draw_roofline(data, **params):
     return ROOFLINE.draw(data, **params)
 
 
-def _roofline_setup(**_):
-    fig, ax = new_figure(width=6.4, height=3.6)
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlabel(unit_label("arithmetic intensity", "FLOP/byte"))
-    ax.set_ylabel(unit_label("attainable rate", "TFLOP/s", "FP16 dense"))
-    ax.set_ylim(0.05, 5e3)
-    return fig
+_roofline_setup = axes_setup(6.4, 3.6, xscale="log", yscale="log",
+                             xlabel=unit_label("arithmetic intensity", "FLOP/byte"),
+                             ylabel=unit_label("attainable rate", "TFLOP/s", "FP16 dense"), ylim=(0.05, 5e3))
 
 
 def _roofline_content(fig, data, **_):
@@ -78,13 +73,8 @@ def draw_io_vs_N(data, **params):
     return IO_VS_N.draw(data, **params)
 
 
-def _io_setup(**_):
-    fig, ax = new_figure(width=6.4, height=3.6)
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlabel("sequence length N")
-    ax.set_ylabel(unit_label("HBM traffic of one head", "MB", "of FP16"))
-    return fig
+_io_setup = axes_setup(6.4, 3.6, xscale="log", yscale="log", xlabel="sequence length N",
+                       ylabel=unit_label("HBM traffic of one head", "MB", "of FP16"))
 
 
 def _io_content(fig, data, **_):
@@ -229,11 +219,7 @@ def draw_precision(data, **params):
     return PRECISION_L.draw(data, **params)
 
 
-def _precision_setup(**_):
-    fig, ax = new_figure(width=6.4, height=3.4)
-    ax.set_xlabel("keys summed")
-    ax.set_ylabel("ℓ")
-    return fig
+_precision_setup = axes_setup(6.4, 3.4, xlabel="keys summed", ylabel="ℓ")
 
 
 def _precision_content(fig, data, **_):

@@ -1,0 +1,74 @@
+"""§5b (scheduling the prefill kernels): the page's numbers, its explorers' data, and exercises 14-15 worked by hand."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import labcore as lc
+from flashbook import exercises as E
+from flashbook.figures import scheduling as S
+from flashbook.pages import scheduling_prefill
+
+
+@pytest.fixture(scope="module")
+def n():
+    return scheduling_prefill.numbers()
+
+
+def test_dq_bits_atomic_orders_differ_deterministic_does_not(n):
+    assert n.distinct_det == 1 and 1 < n.distinct_atomic <= n.trials
+    assert 0 < n.differ_share < 1 and 0 < n.rel_diff < 1e-6          # rounding only, in a share of the elements
+    assert n.bits_ctas == n.bits_N // n.bits_block
+
+
+def test_dq_atomic_traffic_and_chain(n):
+    # causal, N = 4096, 128 x 128 blocks: 32 x 33 / 2 visited pairs of 128 x 128 adds, 8 bytes each
+    assert n.adds_M * 1e6 == 32 * 33 // 2 * 128 * 128
+    assert n.rmw_over_dq == pytest.approx(8 * 32 * 33 / 2 * 128 * 128 / (2 * 4096 * 128))
+    assert 0.4 < n.add_share_est < 0.6 and n.add_share == 0.5      # the slider default is the estimate, rounded
+    # the chain: ascending causal rows serialise, descending ones and no mask keep most of the throughput
+    assert n.frac_asc_hi < n.fa4_det < n.frac_desc_lo < n.frac_full_hi <= 100
+    assert (n.fa4_det, n.fa4_blog, n.fa4_blog_hi) == (75, 85, 90)
+
+
+def test_causal_gain_against_fa4(n):
+    assert 0 < n.gain1_lo <= n.gain1_hi < n.gain2_lo <= n.gain2_hi
+    assert n.lpt_mha <= n.gain2_hi <= n.lpt_mha_hi                    # two CTAs per SM: inside FA4's MHA range
+    assert (n.l2_heads, n.l2_MiB, n.l2_budget_MiB, n.l2_heads_fa4) == (4, 16.0, 32.0, 8)
+    assert n.prefill_launch_ms == pytest.approx(n.prefill_ms * (1 + n.prefill_gain / 100))
+
+
+def test_varlen_savings(n):
+    assert 0 < n.uniform_flops_saved < n.zipf_flops_saved < 1
+    assert n.zipf_working < n.zipf_launched
+    d = S.varlen_data("zipf")
+    assert d["grid"]["launched"] == -(-n.zipf_longest // 128) * 16 * 16
+
+
+def test_explorer_data_shapes():
+    c = S.dq_chain_data("H100-SXM", add_share=0.5)
+    assert c["seqlen"].tolist() == list(S.BWD_SEQLENS) and np.all(c["ascending"] < c["descending"])
+    d = S.causal_data("H200-SXM", seqlen=1024, ctas_per_sm=1)
+    assert set(d["schedules"]) == set(lc.SCHEDULE_ORDERS)
+    assert d["schedules"]["lpt"].makespan <= d["schedules"]["launch"].makespan
+    with pytest.raises(ValueError, match="kind"):
+        S.varlen_lengths("normal")
+    u = S.varlen_lengths("uniform", batch=64, mean=1000)
+    assert u.min() >= 500 and u.max() <= 1500
+
+
+def test_ex14_by_hand():
+    """6 CTAs of 1..6 units on 4 SMs: launch 1,2,3,4 | 5 after the 1 (ends 6) | 6 after the 2 (ends 8); LPT
+    6,5,4,3 | 2 after the 3 (ends 5) | 1 after the 4 (ends 5): makespan 6."""
+    ref = E.reference(14)
+    assert ref == {"launch": 8.0, "lpt": 6.0, "gain_pct": pytest.approx(100 / 3)}
+    v = E.check(14, {**ref, "lpt": 21 / 4}, quiet=True)
+    assert v.mistakes() == ["ideal_lpt"]
+
+
+def test_ex15_by_hand():
+    """256, 512, 1024, 2048 tokens, no mask: FLOPs ~ n^2, so 1 - (1 + 4 + 16 + 64) / (4 x 64) = 66.8% saved;
+    16 blocks per sequence launched, 2 + 4 + 8 + 16 working: (64 - 30) x 16 heads = 544 empty CTAs."""
+    ref = E.reference(15)
+    assert ref["flops_pct"] == pytest.approx(100 * (1 - 85 / 256)) and ref["empty"] == 544
+    assert E.check(15, {**ref, "empty": 34}, quiet=True).mistakes() == ["one_head"]
