@@ -201,7 +201,7 @@ def settings_key(params: dict) -> tuple:
 
 
 #: Modules under ``flashbook.figures`` that define explorers; imported on demand by :func:`all_explorers`.
-FIGURE_MODULES = ["softmax", "flash", "precision", "prefill", "decode", "fusion", "megakernel"]
+FIGURE_MODULES = ["softmax", "flash", "precision", "prefill", "decode", "decode_scheduling", "fusion", "megakernel"]
 
 EXPLORERS: dict[str, Explorer] = {}
 
