@@ -28,7 +28,7 @@ from labcore.mla import gqa_decode_intensity, mla_compute_bound_threshold, mla_d
 from labcore.paged import page_waste
 from labcore.published import published
 from labcore.split_plans import SPLIT_PLANS, make_split_plan, plan_stats, zipf_lengths
-from labcore.units import unit_label
+from labcore.units import fmt_bytes, unit_label
 from ..explorer import Explorer, Slider, register
 from .base import new_figure
 
@@ -115,7 +115,7 @@ def _plans_content(fig, d, **_):
         ax.set_xlim(0, d["num_sms"])
         ax.set_ylim(0, top)
         ax.set_title(f"{PLAN_LABELS[name]}: {r['ctas']:,} CTAs, makespan {r['makespan']:,.0f} keys = "
-                     f"{r['ratio']:.2f} x ideal, {r['partial_bytes'] / 1e3:,.0f} kB of FP32 partials",
+                     f"{r['ratio']:.2f} x ideal, {fmt_bytes(r['partial_bytes'], unit='KB', digits=0)} of FP32 partials",
                      fontsize=8, loc="left")
     ax = axes[3]
     for name in SPLIT_PLANS:
