@@ -28,7 +28,7 @@ from labcore.mla import gqa_decode_intensity, mla_compute_bound_threshold, mla_d
 from labcore.paged import page_waste
 from labcore.published import published
 from labcore.split_plans import SPLIT_PLANS, make_split_plan, plan_stats, zipf_lengths
-from labcore.units import fmt_bytes, unit_label
+from labcore.units import fmt_bytes, fmt_intensity, unit_label
 from ..explorer import Explorer, Slider, register
 from .base import new_figure
 
@@ -264,8 +264,8 @@ def _mla_content(fig, d, **_):
     ax.axvline(t["exact"], color="#1b9e77", ls="--", lw=1,
                label=f"MLA compute-bound from {t['exact']:.0f} rows (FlashMLA: {t['stated']:.0f})")
     ax.legend(fontsize=7.5, loc="upper left")
-    ax.set_title(f"{d['gpu']}: ridge {d['ridge']:.0f} FLOP/byte; MLA at 1 row: "
-                 f"{d['intensity']['mla'][0]:.2f} FLOP/byte", fontsize=9)
+    ax.set_title(f"{d['gpu']}: ridge {fmt_intensity(d['ridge'])}; MLA at 1 row: "
+                 f"{fmt_intensity(d['intensity']['mla'][0], digits=2)}", fontsize=9)
 
 
 register(Explorer(
