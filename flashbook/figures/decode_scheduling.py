@@ -77,10 +77,16 @@ def split_plans_data(gpu="H100", *, batch: int = 64, mean: int = 1024, skew: int
                      head_dim: int = 128, seed: int = 0) -> dict:
     """The three plans of one Zipf batch, and the makespan over its ideal at every skew of :data:`SKEWS`.
 
-    Args: gpu: preset or GPU (its SM count; one persistent CTA per SM). batch, mean: requests and their mean
-        length in keys. skew: the lengths are clipped at ``skew x mean`` (:func:`labcore.split_plans.zipf_lengths`'s
-        ``max_factor``; 1 = every request of the mean length). group_size, head_dim: g and d. seed: the draw.
-    Returns: dict ``lengths``, ``num_sms``, ``gpu``, per plan name a dict ``busy`` (keys each SM reads), ``ratio``
+    Args:
+        gpu: preset or GPU (its SM count; one persistent CTA per SM).
+        batch: requests (int >= 1).
+        mean: their mean length in keys (int >= 1).
+        skew: the lengths are clipped at ``skew x mean`` (the ``max_factor`` of ``labcore.zipf_lengths``; 1 = every
+            request of the mean length).
+        group_size: g. head_dim: d. seed: the draw.
+
+    Returns:
+        dict ``lengths``, ``num_sms``, ``gpu``, per plan name a dict ``busy`` (keys each SM reads), ``ratio``
         (makespan / (work / SMs)), ``makespan`` (keys), ``ctas``, ``partial_bytes``; ``sweep`` per plan the
         ratios over :data:`SKEWS`.
     Source: Ye et al. 2025 §3.3 and Fig. 8 (Zipf lengths); Sanovar et al. 2024; flash-attn ``num_splits_heuristic``.
@@ -227,8 +233,9 @@ def mla_roofline_data(gpu=MLA_GPUS[0], *, s_q: int = 1, group: int = 8, head_dim
     576-element row for all heads, ``2 (576 + 512)`` FLOPs per row and key (:func:`labcore.mla.mla_decode_roofline`).
     Each time is ``max(FLOPs / F, bytes / B)``.
 
-    Returns: dict ``rows``, ``mha``, ``gqa``, ``mla`` (s per token), ``intensity`` per layout (FLOP/byte),
-        ``threshold`` (:func:`labcore.mla.mla_compute_bound_threshold` at these rates), ``ridge``, ``gpu``.
+    Returns:
+        dict ``rows``, ``mha``, ``gqa``, ``mla`` (s per token), ``intensity`` per layout (FLOP/byte),
+        ``threshold`` (``labcore.mla_compute_bound_threshold`` at these rates), ``ridge``, ``gpu``.
     Source: FlashMLA deep-dive docs/20250422; DeepSeek-V2 §2.1; Williams et al. 2009.
     """
     F, B, name = mla_rates(gpu)

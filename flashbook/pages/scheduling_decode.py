@@ -131,8 +131,8 @@ def numbers() -> Numbers:
     - published: ``lean_mean_x``, ``lean_max_x``, ``fi_itl_lo`` / ``fi_itl_hi``, ``vllm_waste``, ``vllm_x_lo`` /
       ``vllm_x_hi``.
 
-    Source: :mod:`labcore.split_plans`, :mod:`labcore.paged`, :mod:`labcore.mla`, :mod:`labcore.mixed_batch`;
-    the published store (``labcore/data/published.csv``).
+    Source: ``labcore.split_plans``, ``labcore.paged``, ``labcore.mla``, ``labcore.mixed_batch``; the published
+    store (``labcore/data/published.csv``).
     """
     pub = published_values(lean_mean_x="lean.speedup_vs_fa2_mean", lean_max_x="lean.speedup_vs_fa2_max",
                            fi_itl_lo="flashinfer.itl_reduction_vs_triton", vllm_waste="vllm.kv_waste_fraction",
