@@ -317,6 +317,7 @@ def _mixed_setup(**_):
     ax2.set_xlabel("prefill chunk (tokens)")
     for a in (ax, ax2):
         a.axvspan(512, 2048, color="#eeeeee", lw=0)
+    ax2.text(0.01, 0.04, "grey: POD's chunk sizes", transform=ax2.transAxes, fontsize=7, color="#555555")
     return fig
 
 
@@ -330,8 +331,8 @@ def _mixed_content(fig, d, **_):
     ax.plot(c, d["decode"] * us, "--", color="#999999", lw=1, label="decodes alone")
     ax.set_ylim(0, None)
     ax.legend(fontsize=7, loc="upper left")
-    ax.set_title(f"{d['gpu']}, {d['shape']}: {d['decode_batch']} decodes of {d['context']:,} keys + one chunk "
-                 f"after {d['context']:,} cached tokens (grey: POD's chunk sizes)", fontsize=8.5)
+    ax.set_title(f"{d['gpu']}, {d['shape']}: {d['decode_batch']} decodes of {d['context']:,} keys\n"
+                 f"+ one chunk after {d['context']:,} cached tokens", fontsize=8.5)
     ax2.plot(c, 100 * d["gain"], "o-", color="#1b9e77", label="model")
     ax2.axhline(100 * d["pod_mean"], color="k", ls="--", lw=0.8, label=f"POD, mean {d['pod_mean']:.0%}")
     ax2.axhline(100 * d["pod_max"], color="k", ls=":", lw=0.8, label=f"POD, max {d['pod_max']:.0%}")
