@@ -21,7 +21,6 @@ panel (FlashAttention-2 paper Fig. 4(b)) by :func:`calibrate_mma_efficiency` and
 from __future__ import annotations
 
 import csv
-from dataclasses import asdict, dataclass
 from functools import lru_cache
 from pathlib import Path
 
@@ -30,9 +29,11 @@ import numpy as np
 from .checks import cdiv, choice, flag, positive_float, positive_int, resolve_params
 from .hardware import GPU, get_gpu
 from .hbm import causal_block_counts, flash_backward_io, flash_forward_io
-from .published import published
 from .decode_time import MODEL_DEFAULTS as _DECODE_DEFAULTS
+from .published import published
 from .prefill_schedule import ablation_overlap, kernel_makespan, overlap_cycles, prefill_ctas_per_sm
+from .roofline import (_DTYPE_BYTES, FA4_MMA_ROWS, PREFILL_DTYPES, TileRoofline, _bound, _tile_roofline,
+                       roofline_table, tile_roofline)
 from .waves import LAST_WAVE_RULES, waves_time
 
 __all__ = ["TileRoofline", "tile_roofline", "roofline_table", "GENERATIONS", "GENERATION_ASSUMPTIONS",
@@ -41,155 +42,9 @@ __all__ = ["TileRoofline", "tile_roofline", "roofline_table", "GENERATIONS", "GE
            "prefill_time", "load_prefill_measurements", "compare_prefill", "calibrate_mma_efficiency",
            "FA4_MMA_ROWS", "BENCHMARK_CLOCK_FACTORS", "benchmark_clock", "fa3_ablation_overlap"]
 
-#: Rows of one MMA tile per CTA on Blackwell (FlashAttention-4 Sec. 2.2: 128 x N per CTA); the forward
-#: shared-memory formula counts the operand reads of one 128-row MMA (Sec. 3.1.1: ``3 M N d / 8192`` cycles in
-#: the paper's names, ``3 block_q block_kv d / 8192`` here).
-FA4_MMA_ROWS = 128
 
-_UNITS = ("MMA", "exp", "SMEM")
-_DTYPE_BYTES = {"fp16": 2, "bf16": 2, "fp8": 1}
-PREFILL_DTYPES = tuple(_DTYPE_BYTES)
 PREFILL_PASSES = ("forward", "forward+backward")
 GENERATIONS = ("fa2", "fa3", "fa4")
-
-
-def _rate(gpu: GPU, field: str) -> float:
-    v = getattr(gpu, field)
-    if v is None:
-        raise ValueError(f"{gpu.name}: {field} is not published ({gpu.rate_source(field)}); the model needs it")
-    return float(v)
-
-
-def _mma_rate(gpu: GPU, dtype: str) -> float:
-    if dtype == "fp8":
-        if gpu.fp8_flop_per_clock_per_sm is None:
-            raise ValueError(f"{gpu.name} has no FP8 tensor cores ({gpu.rate_source('fp8_flop_per_clock_per_sm')})")
-        return float(gpu.fp8_flop_per_clock_per_sm)
-    return _rate(gpu, "tensor_flop_per_clock_per_sm")
-
-
-@dataclass(frozen=True)
-class TileRoofline:
-    """Cycles of one tile on one SM (FlashAttention-4 Tables 1 and 3).
-
-    Attributes:
-        gpu: preset name. ``pass_``: ``"forward"`` or ``"backward"``. block_q, block_kv, d: the tile's query
-            rows (B_r; the FA4 paper's M, flash-attn's kBlockM), keys (B_c; the paper's N, kBlockN), head dim.
-        dtype: operand type. mma, exp, smem: cycles on the tensor cores, the exponential unit and shared memory.
-        bound: the unit(s) with the most cycles, e.g. ``"MMA = exp"`` or ``"SMEM"``.
-    """
-
-    gpu: str
-    pass_: str
-    block_q: int
-    block_kv: int
-    d: int
-    dtype: str
-    mma: float
-    exp: float
-    smem: float
-    bound: str
-
-    @property
-    def cycles(self) -> float:
-        """The bound: ``max(mma, exp, smem)``."""
-        return max(self.mma, self.exp, self.smem)
-
-    def excess_over_mma(self) -> float:
-        """``max(exp, smem) / mma - 1``: how far the slowest non-MMA unit exceeds the tensor cores."""
-        return max(self.exp, self.smem) / self.mma - 1
-
-    def as_dict(self) -> dict:
-        """All fields as a plain dict."""
-        return asdict(self)
-
-
-def _bound(values: dict, rtol: float = 1e-9) -> str:
-    top = max(values.values())
-    return " = ".join(k for k, v in values.items() if v >= top * (1 - rtol))
-
-
-def tile_roofline(gpu, *, block_q: int | None = None, block_kv: int | None = None, d: int = 128,
-                  pass_: str = "forward", dtype: str = "bf16", M: int | None = None,
-                  N: int | None = None) -> TileRoofline:
-    """Cycles one SM spends on one FlashAttention tile on the tensor cores, the exp unit and shared memory.
-
-    A tile is ``B_r = block_q`` query rows by ``B_c = block_kv`` keys (the FA4 paper writes M x N; flash-attn's
-    kBlockM x kBlockN). Forward (FlashAttention-4 Sec. 3.1.1), with R the dense tensor FLOP/clock/SM, E the
-    exps/clock/SM and B the shared-memory bytes/clock/SM of ``gpu``:
-
-    - MMA: ``4 B_r B_c d / R`` (S = Q K^T and O = P V);
-    - exp: ``B_r B_c / E`` (one exponential per score);
-    - SMEM: operand reads ``b x 3 B_c d`` bytes per 128-row MMA, i.e. ``b x 3 B_r B_c d / 128 / B`` (b = bytes
-      per element; on B200 in BF16 the paper's ``3 M N d / 8192``).
-
-    Backward, one CTA (Sec. 3.2.1): MMA ``10 B_r B_c d / R`` (five matmuls); exp ``B_r B_c / E`` (P recomputed);
-    SMEM ``((4 B_r d + 3 B_c d + B_r B_c) / 64 + B_r B_c / 64 + B_r d / 16) x 128 / B`` (the paper's cycle count
-    at 128 B/clock, BF16 operands and FP32 dQ traffic). The 2-CTA backward (B_r = 256, which the paper reports
-    about 5% over MMA) is not modelled.
-
-    The same formulas on A100 and H100 show the MMA column halving each generation while the exp and SMEM
-    columns stay put (all three GPUs have 16 exps and 128 B of shared memory per clock per SM).
-
-    Args:
-        gpu: preset name or GPU. block_q, block_kv (default 128 each), d: ints >= 1 (the paper's formulas
-            take multiples of 128; block_q = 256 is the 2-CTA forward tile). ``pass_``: ``"forward"`` or
-            ``"backward"``. dtype: ``"fp16"``, ``"bf16"`` or ``"fp8"`` (forward only; needs FP8 tensor cores).
-            M, N: the paper's names for block_q, block_kv, still accepted (one or the other, not both) for
-            notebook calls written before the rename.
-    Returns:
-        :class:`TileRoofline`.
-    Raises:
-        TypeError/ValueError: bad sizes, pass or dtype; M with block_q (or N with block_kv) both given; a GPU
-            whose needed rate is not published; FP8 on a GPU without FP8 tensor cores or in the backward pass.
-    Source: Zadouri et al. 2026 (FlashAttention-4), Sec. 2.2 (rates), 3.1.1, 3.2.1, Tables 1 and 3.
-    """
-    g = get_gpu(gpu)
-    block_q, block_kv = _paper_alias(block_q, M, "block_q", "M"), _paper_alias(block_kv, N, "block_kv", "N")
-    Br, Bc, d = positive_int(block_q, "block_q"), positive_int(block_kv, "block_kv"), positive_int(d, "d")
-    pass_ = choice(pass_, "pass_", ("forward", "backward"))
-    dtype = choice(dtype, "dtype", PREFILL_DTYPES)
-    if pass_ == "backward" and dtype == "fp8":
-        raise ValueError("the FP8 backward pass is not modelled (FlashAttention-3/4 report FP8 forward only)")
-    return _tile_roofline(g, Br, Bc, d, pass_, dtype)
-
-
-def _tile_roofline(g: GPU, Br: int, Bc: int, d: int, pass_: str, dtype: str) -> TileRoofline:
-    """:func:`tile_roofline` for a resolved GPU and checked sizes, pass and dtype."""
-    R = _mma_rate(g, dtype)
-    E = _rate(g, "exp_ops_per_clock_per_sm")
-    B = _rate(g, "smem_bytes_per_clock_per_sm")
-    b = _DTYPE_BYTES[dtype]
-    if pass_ == "forward":
-        mma = 4 * Br * Bc * d / R
-        smem = b * 3 * Br * Bc * d / FA4_MMA_ROWS / B
-    else:
-        mma = 10 * Br * Bc * d / R
-        smem = ((4 * Br * d + 3 * Bc * d + Br * Bc) / 64 + Br * Bc / 64 + Br * d / 16) * 128 / B
-    exp = Br * Bc / E
-    vals = {"MMA": mma, "exp": exp, "SMEM": smem}
-    return TileRoofline(g.name, pass_, Br, Bc, d, dtype, mma, exp, smem, _bound(vals))
-
-
-def _paper_alias(value, paper_value, name: str, paper_name: str, default: int = 128):
-    """``value`` of keyword ``name``, else the FA4 paper's ``paper_name`` for it, else ``default``."""
-    if value is not None and paper_value is not None:
-        raise TypeError(f"give {name} or {paper_name} (the paper's name for it), not both")
-    return default if value is None and paper_value is None else (paper_value if value is None else value)
-
-
-def roofline_table(gpus=("A100-40GB-SXM", "H100-SXM", "B200"), *, block_q: int = 128, block_kv: int = 128, d: int = 128,
-                   pass_: str = "forward") -> list:
-    """:func:`tile_roofline` of one tile on several GPUs: rows ``(gpu, MMA, exp, SMEM, bound)`` (cycles).
-
-    Args: gpus: preset names. block_q, block_kv, d, ``pass_``: as :func:`tile_roofline` (BF16).
-    Raises: as :func:`tile_roofline`.
-    """
-    rows = []
-    for name in gpus:
-        t = tile_roofline(name, block_q=block_q, block_kv=block_kv, d=d, pass_=pass_)
-        rows.append((t.gpu, t.mma, t.exp, t.smem, t.bound))
-    return rows
 
 
 # --------------------------------------------------------------------------------------------------
@@ -217,9 +72,10 @@ GENERATION_ASSUMPTIONS = {
     "fa3": dict(
         architectures=("hopper",), overlap="max",
         text="FlashAttention-3: warp specialisation (producer warps load with TMA) and ping-pong scheduling of "
-             "two consumer warpgroups: one group's softmax runs while the other's GEMMs run, so a tile costs the "
-             "largest of MMA, exp + FMA (the softmax's instructions share the issuing warps) and SMEM.",
-        source="Shah et al. 2024 (FlashAttention-3) Sec. 3.1, 3.2, Table 2",
+             "two consumer warpgroups: one group's softmax runs while the other's GEMMs run. Its own ablation "
+             "(570 -> 661 TFLOP/s) says the overlap is partial: a tile costs the larger of MMA and exp + FMA plus "
+             "the unhidden share of the smaller (at least the SMEM cycles).",
+        source="Shah et al. 2024 (FlashAttention-3) Sec. 1 (GEMM 80-90%), 3.1, 3.2, Table 2, App. C.1 (1830 MHz)",
         mma_fraction={"hopper": 1.0}, exp_emulation_share=0.0, bwd_kernels=3,
         # review §3 point 8: the overlap is partial, the share measured by FA3's own ablation (``overlap_share``);
         # point 9: WGMMA's issue efficiency is not mma.sync's (``wgmma_efficiency``), and FA3's benchmark fixed
@@ -330,7 +186,7 @@ def _tile_cycles(g: GPU, generation: str, pass_: str, dtype: str, d: int, p: dic
         omega = fa3_ablation_overlap(**{k: p[k] for k in _ABLATION_KEYS}) if p["overlap_share"] is None \
             else p["overlap_share"]
         cycles = max(overlap_cycles(mma, soft, omega), smem)
-        bound = "MMA, softmax partly hidden" if cycles > smem else "SMEM"
+        bound = ("MMA" if mma >= soft else "softmax") if cycles > smem else "SMEM"   # the longer unit
     elif ga["overlap"] == "sequence":
         cycles = max(mma + soft, smem)
         bound = "MMA + softmax in sequence" if mma + soft >= smem else "SMEM"
@@ -449,16 +305,20 @@ def prefill_time(gpu, *, batch, heads: int, seqlen, head_dim: int, causal: bool 
     key block)):
 
     1. one tile (``block_q`` x ``block_kv``) costs the cycles of :func:`tile_roofline`'s units combined by the
-       generation's rule (:data:`GENERATION_ASSUMPTIONS`): FA2 in sequence (MMA + exp + FMA work), FA3/FA4 the
-       largest unit; MMA cycles are divided by ``mma_efficiency`` (and by mma.sync's two thirds for FA2 on
-       Hopper); FA4 moves a share of the exps to the FMA units;
-    2. a CTA's compute time = its tiles x tile cycles / clock (:attr:`GPU.model_clock`); with a causal mask the
-       CTAs are unequal: they are dealt as equal CTAs of the average tile count, and the kernel is never
-       shorter than its longest CTA;
+       generation's rule (:data:`GENERATION_ASSUMPTIONS`): FA2 in sequence (MMA + exp + FMA work), except that at
+       2 CTAs per SM its forward hides a share ``overlap_share`` of the shorter unit; FA3 hides that share
+       (read off its own ablation, :func:`fa3_ablation_overlap`), FA4 the largest unit; MMA cycles are divided by
+       the generation's efficiency (``mma_efficiency`` for mma.sync and tcgen05, ``wgmma_efficiency`` for FA3,
+       and mma.sync's two thirds for FA2 on Hopper); FA4 moves a share of the exps to the FMA units;
+    2. CTAs per SM from occupancy (:func:`labcore.prefill_schedule.prefill_ctas_per_sm`; each slot gets that
+       share of the SM); every CTA costs its tiles x tile cycles / ``clock`` plus ``cta_latency`` (its first K/V
+       tile's round trip); the CTAs, unequal with a causal mask, are list-scheduled on SMs x CTAs-per-SM slots
+       in the generation's order (FA2 launch order, FA3/FA4 persistent LPT:
+       :func:`labcore.prefill_schedule.kernel_makespan`); the backward holds one CTA per SM;
     3. HBM bytes from :func:`labcore.hbm.flash_forward_io` / :func:`~labcore.hbm.flash_backward_io`
        (x bytes per element): with ``l2_reuse`` (default) K and V re-reads hit L2, so the count with a single
-       block (every tensor once) is used; the CTAs share the bandwidth by :func:`labcore.waves.waves_time`'s
-       ``last_wave`` rule, each CTA taking max(compute, its bytes / its bandwidth share);
+       block (every tensor once) is used; a kernel is never faster than its bytes dealt in waves by
+       :func:`labcore.waves.waves_time`'s ``last_wave`` rule;
     4. plus ``kernel_overhead`` per kernel: 1 forward kernel, 3 backward (preprocess D, main, dQ conversion).
 
     Args:
@@ -472,15 +332,18 @@ def prefill_time(gpu, *, batch, heads: int, seqlen, head_dim: int, causal: bool 
         dtype: ``"fp16"``, ``"bf16"`` or ``"fp8"`` (FA3/FA4 forward only).
         generation: ``"fa2"``, ``"fa3"`` or ``"fa4"``.
         last_wave: ``"full"`` or ``"shared"`` (see :func:`labcore.waves.waves_time`).
+        clock: Hz the SMs run at (default ``gpu.model_clock``; :func:`benchmark_clock` for a stored figure).
         **assumptions: overrides of :data:`PREFILL_DEFAULTS`.
     Returns:
         dict: ``total`` (s), ``flops`` (the papers' count), ``tflops`` (FLOP/s / 1e12, the papers' metric),
         ``fraction_of_peak`` (of ``gpu.tensor_flops``, or of the FP8 peak), ``forward``/``backward`` (s),
-        ``fwd_tile``/``bwd_tile`` (per-tile cycles by unit and the ``bound``), ``waves`` (forward kernel).
+        ``fwd_tile``/``bwd_tile`` (per-tile cycles by unit and the ``bound``), ``waves`` (forward kernel),
+        ``ctas_per_sm`` (forward kernel) and ``clock`` (Hz).
     Raises:
         TypeError/ValueError: bad shapes or names; a generation not modelled on ``gpu``
             (:func:`generation_available`); FP8 with FA2, in the backward, or on a GPU without FP8.
-    Source: Zadouri et al. 2026 (tile roofline); Dao 2023, Shah et al. 2024 (overlap); lecture §6.4 (waves).
+    Source: Zadouri et al. 2026 (tile roofline); Dao 2023, Shah et al. 2024 (overlap, Table 2); lecture §6.4
+        (waves); flash-attn launch templates and ``hopper/tile_scheduler.hpp`` (order, occupancy).
     """
     g = get_gpu(gpu)
     generation = choice(generation, "generation", GENERATIONS)
