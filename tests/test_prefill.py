@@ -294,8 +294,9 @@ def test_explorers_frames_speed_and_tables():
 def test_fp8_forward_on_hopper_above_the_papers_figure():
     r = P.prefill_time("H100", batch=1, heads=8, seqlen=16896, head_dim=256, generation="fa3", dtype="fp8")
     assert r["fwd_tile"]["bound"] == "MMA"
-    # the model (no block-scale or V-transpose work) is above FA3's "close to 1.2 PFLOP/s"
-    assert 1.0 < float(r["tflops"]) * 1e12 / published("fa3.h100_fp8_peak").value < 1.2
+    # the model (no block-scale or V-transpose work; WGMMA at 80%, the softmax partly hidden) is at FA3's
+    # "close to 1.2 PFLOP/s" (the old perfect-overlap model at the calibrated 0.70 was 0-20% above it)
+    assert 0.95 < float(r["tflops"]) * 1e12 / published("fa3.h100_fp8_peak").value < 1.05
 
 
 def test_fma_work_is_charged_on_b200():
