@@ -54,9 +54,12 @@ def prefill_ctas_per_sm(gpu, generation: str, head_dim: int, *, block_q: int = 1
     register bound, 128 threads x 255 registers). FlashAttention-3 and -4: the SM's registers over
     :data:`PERSISTENT_REGISTERS` (1).
 
-    Args: gpu: preset name or GPU. generation: ``"fa2"``, ``"fa3"`` or ``"fa4"``. head_dim: d (int >= 1).
+    Args:
+        gpu: preset name or GPU. generation: ``"fa2"``, ``"fa3"`` or ``"fa4"``. head_dim: d (int >= 1).
         block_q: query rows per CTA (int >= 1).
-    Returns: int >= 1 (a kernel whose tiles do not fit is still run one CTA at a time).
+
+    Returns:
+        int >= 1 (a kernel whose tiles do not fit is still run one CTA at a time).
     Raises: ValueError/TypeError: unknown GPU or generation, bad sizes.
     Source: as :data:`FA2_FORWARD_BLOCK_N`, :data:`PERSISTENT_REGISTERS` and :data:`labcore.decode_time.SM_LIMITS`.
     """
@@ -133,10 +136,16 @@ def kernel_makespan(seqlen: int, *, reps: int, slots: int, tile_time: float, sta
     diagonal. Each CTA costs its tiles x ``tile_time`` + ``startup``. Without a mask all CTAs are equal and the
     makespan is ``ceil(CTAs / slots)`` of them.
 
-    Args: seqlen: N (int >= 1). reps: batch x heads (int >= 1). slots: SMs x CTAs per SM. tile_time: seconds per
+    Args:
+        seqlen: N (int >= 1). reps: batch x heads (int >= 1). slots: SMs x CTAs per SM. tile_time: seconds per
         tile on one slot (> 0). startup: seconds per CTA (>= 0). block_q, block_kv: B_r, B_c. causal, backward:
         bools. order: ``"launch"`` (FA2's grid order) or ``"lpt"`` (a persistent LPT scheduler).
-    Returns: float seconds.
+
+    Returns:
+        float seconds.
+
+    Raises:
+        ValueError: an unknown order.
     Source: :func:`labcore.scheduler.list_schedule`; flash-attn ``flash_fwd_launch_template.h`` (grid order),
         ``hopper/tile_scheduler.hpp`` (LPT).
     """
