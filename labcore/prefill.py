@@ -21,173 +21,30 @@ panel (FlashAttention-2 paper Fig. 4(b)) by :func:`calibrate_mma_efficiency` and
 from __future__ import annotations
 
 import csv
-from dataclasses import asdict, dataclass
 from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
 
-from .checks import cdiv, choice, flag, positive_int, resolve_params
+from .checks import cdiv, choice, flag, positive_float, positive_int, resolve_params
 from .hardware import GPU, get_gpu
 from .hbm import causal_block_counts, flash_backward_io, flash_forward_io
+from .decode_time import MODEL_DEFAULTS as _DECODE_DEFAULTS
 from .published import published
+from .prefill_schedule import ablation_overlap, kernel_makespan, overlap_cycles, prefill_ctas_per_sm
+from .roofline import (_DTYPE_BYTES, FA4_MMA_ROWS, PREFILL_DTYPES, TileRoofline, _bound, _tile_roofline,
+                       roofline_table, tile_roofline)
 from .waves import LAST_WAVE_RULES, waves_time
 
 __all__ = ["TileRoofline", "tile_roofline", "roofline_table", "GENERATIONS", "GENERATION_ASSUMPTIONS",
            "fa4_emulation_balance",
            "PREFILL_DEFAULTS", "PREFILL_PASSES", "PREFILL_DTYPES", "generation_available", "attention_flops_papers",
            "prefill_time", "load_prefill_measurements", "compare_prefill", "calibrate_mma_efficiency",
-           "FA4_MMA_ROWS"]
+           "FA4_MMA_ROWS", "BENCHMARK_CLOCK_FACTORS", "benchmark_clock", "fa3_ablation_overlap"]
 
-#: Rows of one MMA tile per CTA on Blackwell (FlashAttention-4 Sec. 2.2: 128 x N per CTA); the forward
-#: shared-memory formula counts the operand reads of one 128-row MMA (Sec. 3.1.1: ``3 M N d / 8192`` cycles in
-#: the paper's names, ``3 block_q block_kv d / 8192`` here).
-FA4_MMA_ROWS = 128
 
-_UNITS = ("MMA", "exp", "SMEM")
-_DTYPE_BYTES = {"fp16": 2, "bf16": 2, "fp8": 1}
-PREFILL_DTYPES = tuple(_DTYPE_BYTES)
 PREFILL_PASSES = ("forward", "forward+backward")
 GENERATIONS = ("fa2", "fa3", "fa4")
-
-
-def _rate(gpu: GPU, field: str) -> float:
-    v = getattr(gpu, field)
-    if v is None:
-        raise ValueError(f"{gpu.name}: {field} is not published ({gpu.rate_source(field)}); the model needs it")
-    return float(v)
-
-
-def _mma_rate(gpu: GPU, dtype: str) -> float:
-    if dtype == "fp8":
-        if gpu.fp8_flop_per_clock_per_sm is None:
-            raise ValueError(f"{gpu.name} has no FP8 tensor cores ({gpu.rate_source('fp8_flop_per_clock_per_sm')})")
-        return float(gpu.fp8_flop_per_clock_per_sm)
-    return _rate(gpu, "tensor_flop_per_clock_per_sm")
-
-
-@dataclass(frozen=True)
-class TileRoofline:
-    """Cycles of one tile on one SM (FlashAttention-4 Tables 1 and 3).
-
-    Attributes:
-        gpu: preset name. ``pass_``: ``"forward"`` or ``"backward"``. block_q, block_kv, d: the tile's query
-            rows (B_r; the FA4 paper's M, flash-attn's kBlockM), keys (B_c; the paper's N, kBlockN), head dim.
-        dtype: operand type. mma, exp, smem: cycles on the tensor cores, the exponential unit and shared memory.
-        bound: the unit(s) with the most cycles, e.g. ``"MMA = exp"`` or ``"SMEM"``.
-    """
-
-    gpu: str
-    pass_: str
-    block_q: int
-    block_kv: int
-    d: int
-    dtype: str
-    mma: float
-    exp: float
-    smem: float
-    bound: str
-
-    @property
-    def cycles(self) -> float:
-        """The bound: ``max(mma, exp, smem)``."""
-        return max(self.mma, self.exp, self.smem)
-
-    def excess_over_mma(self) -> float:
-        """``max(exp, smem) / mma - 1``: how far the slowest non-MMA unit exceeds the tensor cores."""
-        return max(self.exp, self.smem) / self.mma - 1
-
-    def as_dict(self) -> dict:
-        """All fields as a plain dict."""
-        return asdict(self)
-
-
-def _bound(values: dict, rtol: float = 1e-9) -> str:
-    top = max(values.values())
-    return " = ".join(k for k, v in values.items() if v >= top * (1 - rtol))
-
-
-def tile_roofline(gpu, *, block_q: int | None = None, block_kv: int | None = None, d: int = 128,
-                  pass_: str = "forward", dtype: str = "bf16", M: int | None = None,
-                  N: int | None = None) -> TileRoofline:
-    """Cycles one SM spends on one FlashAttention tile on the tensor cores, the exp unit and shared memory.
-
-    A tile is ``B_r = block_q`` query rows by ``B_c = block_kv`` keys (the FA4 paper writes M x N; flash-attn's
-    kBlockM x kBlockN). Forward (FlashAttention-4 Sec. 3.1.1), with R the dense tensor FLOP/clock/SM, E the
-    exps/clock/SM and B the shared-memory bytes/clock/SM of ``gpu``:
-
-    - MMA: ``4 B_r B_c d / R`` (S = Q K^T and O = P V);
-    - exp: ``B_r B_c / E`` (one exponential per score);
-    - SMEM: operand reads ``b x 3 B_c d`` bytes per 128-row MMA, i.e. ``b x 3 B_r B_c d / 128 / B`` (b = bytes
-      per element; on B200 in BF16 the paper's ``3 M N d / 8192``).
-
-    Backward, one CTA (Sec. 3.2.1): MMA ``10 B_r B_c d / R`` (five matmuls); exp ``B_r B_c / E`` (P recomputed);
-    SMEM ``((4 B_r d + 3 B_c d + B_r B_c) / 64 + B_r B_c / 64 + B_r d / 16) x 128 / B`` (the paper's cycle count
-    at 128 B/clock, BF16 operands and FP32 dQ traffic). The 2-CTA backward (B_r = 256, which the paper reports
-    about 5% over MMA) is not modelled.
-
-    The same formulas on A100 and H100 show the MMA column halving each generation while the exp and SMEM
-    columns stay put (all three GPUs have 16 exps and 128 B of shared memory per clock per SM).
-
-    Args:
-        gpu: preset name or GPU. block_q, block_kv (default 128 each), d: ints >= 1 (the paper's formulas
-            take multiples of 128; block_q = 256 is the 2-CTA forward tile). ``pass_``: ``"forward"`` or
-            ``"backward"``. dtype: ``"fp16"``, ``"bf16"`` or ``"fp8"`` (forward only; needs FP8 tensor cores).
-            M, N: the paper's names for block_q, block_kv, still accepted (one or the other, not both) for
-            notebook calls written before the rename.
-    Returns:
-        :class:`TileRoofline`.
-    Raises:
-        TypeError/ValueError: bad sizes, pass or dtype; M with block_q (or N with block_kv) both given; a GPU
-            whose needed rate is not published; FP8 on a GPU without FP8 tensor cores or in the backward pass.
-    Source: Zadouri et al. 2026 (FlashAttention-4), Sec. 2.2 (rates), 3.1.1, 3.2.1, Tables 1 and 3.
-    """
-    g = get_gpu(gpu)
-    block_q, block_kv = _paper_alias(block_q, M, "block_q", "M"), _paper_alias(block_kv, N, "block_kv", "N")
-    Br, Bc, d = positive_int(block_q, "block_q"), positive_int(block_kv, "block_kv"), positive_int(d, "d")
-    pass_ = choice(pass_, "pass_", ("forward", "backward"))
-    dtype = choice(dtype, "dtype", PREFILL_DTYPES)
-    if pass_ == "backward" and dtype == "fp8":
-        raise ValueError("the FP8 backward pass is not modelled (FlashAttention-3/4 report FP8 forward only)")
-    return _tile_roofline(g, Br, Bc, d, pass_, dtype)
-
-
-def _tile_roofline(g: GPU, Br: int, Bc: int, d: int, pass_: str, dtype: str) -> TileRoofline:
-    """:func:`tile_roofline` for a resolved GPU and checked sizes, pass and dtype."""
-    R = _mma_rate(g, dtype)
-    E = _rate(g, "exp_ops_per_clock_per_sm")
-    B = _rate(g, "smem_bytes_per_clock_per_sm")
-    b = _DTYPE_BYTES[dtype]
-    if pass_ == "forward":
-        mma = 4 * Br * Bc * d / R
-        smem = b * 3 * Br * Bc * d / FA4_MMA_ROWS / B
-    else:
-        mma = 10 * Br * Bc * d / R
-        smem = ((4 * Br * d + 3 * Bc * d + Br * Bc) / 64 + Br * Bc / 64 + Br * d / 16) * 128 / B
-    exp = Br * Bc / E
-    vals = {"MMA": mma, "exp": exp, "SMEM": smem}
-    return TileRoofline(g.name, pass_, Br, Bc, d, dtype, mma, exp, smem, _bound(vals))
-
-
-def _paper_alias(value, paper_value, name: str, paper_name: str, default: int = 128):
-    """``value`` of keyword ``name``, else the FA4 paper's ``paper_name`` for it, else ``default``."""
-    if value is not None and paper_value is not None:
-        raise TypeError(f"give {name} or {paper_name} (the paper's name for it), not both")
-    return default if value is None and paper_value is None else (paper_value if value is None else value)
-
-
-def roofline_table(gpus=("A100-40GB-SXM", "H100-SXM", "B200"), *, block_q: int = 128, block_kv: int = 128, d: int = 128,
-                   pass_: str = "forward") -> list:
-    """:func:`tile_roofline` of one tile on several GPUs: rows ``(gpu, MMA, exp, SMEM, bound)`` (cycles).
-
-    Args: gpus: preset names. block_q, block_kv, d, ``pass_``: as :func:`tile_roofline` (BF16).
-    Raises: as :func:`tile_roofline`.
-    """
-    rows = []
-    for name in gpus:
-        t = tile_roofline(name, block_q=block_q, block_kv=block_kv, d=d, pass_=pass_)
-        rows.append((t.gpu, t.mma, t.exp, t.smem, t.bound))
-    return rows
 
 
 # --------------------------------------------------------------------------------------------------
@@ -204,14 +61,28 @@ GENERATION_ASSUMPTIONS = {
              "and it has no TMA or WGMMA.",
         source="Dao 2023 (FlashAttention-2) Sec. 3.1, 3.3; Shah et al. 2024 (FlashAttention-3) Sec. 1 and 3.1",
         mma_fraction={"ampere": 1.0, "hopper": "fa3.mma_sync_fraction_hopper"}, exp_emulation_share=0.0, bwd_kernels=3,
+        # review §3 point 7: at 2 CTAs per SM (prefill_ctas_per_sm: 2 on A100/H100 at d = 64, 128) two warps per SM
+        # sub-partition interleave HMMA and MUFU/FMA through the warp scheduler: the forward hides the same share
+        # of the shorter unit as FA3's ping-pong of two warpgroups (``overlap_share``), without a barrier to enforce
+        # it, so at most that; at 1 CTA per SM (and in the 8-warp backward, 1 CTA per SM) the units run in sequence
+        efficiency="mma_efficiency", schedule="launch", two_cta_overlap=True, partial_overlap=False,
+        schedule_text="one CTA per (query block, sequence, head) in launch order, m_block = blockIdx.x, so each "
+                      "head's longest causal CTAs come last (flash_fwd_launch_template.h)",
     ),
     "fa3": dict(
         architectures=("hopper",), overlap="max",
         text="FlashAttention-3: warp specialisation (producer warps load with TMA) and ping-pong scheduling of "
-             "two consumer warpgroups: one group's softmax runs while the other's GEMMs run, so a tile costs the "
-             "largest of MMA, exp + FMA (the softmax's instructions share the issuing warps) and SMEM.",
-        source="Shah et al. 2024 (FlashAttention-3) Sec. 3.1, 3.2, Table 2",
+             "two consumer warpgroups: one group's softmax runs while the other's GEMMs run. Its own ablation "
+             "(570 -> 661 TFLOP/s) says the overlap is partial: a tile costs the larger of MMA and exp + FMA plus "
+             "the unhidden share of the smaller (at least the SMEM cycles).",
+        source="Shah et al. 2024 (FlashAttention-3) Sec. 1 (GEMM 80-90%), 3.1, 3.2, Table 2, App. C.1 (1830 MHz)",
         mma_fraction={"hopper": 1.0}, exp_emulation_share=0.0, bwd_kernels=3,
+        # review §3 point 8: the overlap is partial, the share measured by FA3's own ablation (``overlap_share``);
+        # point 9: WGMMA's issue efficiency is not mma.sync's (``wgmma_efficiency``), and FA3's benchmark fixed
+        # the clock at the 1830 MHz of the 989 TFLOP/s peak (fa3.h100_clock), so no throttling is charged
+        efficiency="wgmma_efficiency", schedule="lpt", two_cta_overlap=False, partial_overlap=True,
+        schedule_text="persistent kernel, one CTA per SM taking tiles longest-first from an atomic counter "
+                      "(hopper/tile_scheduler.hpp)",
     ),
     "fa4": dict(
         architectures=("blackwell",), overlap="max",
@@ -223,6 +94,9 @@ GENERATION_ASSUMPTIONS = {
              "the paper's own roofline leaves out.",
         source="Zadouri et al. 2026 (FlashAttention-4) Sec. 3.1.3, 3.1.4, Tables 1 and 3",
         mma_fraction={"blackwell": 1.0}, exp_emulation_share="fa4.exp_emulation_share", bwd_kernels=3,
+        # FA4's own roofline (perfect overlap) is kept: no FA4 per-seqlen bars are stored to check it against
+        efficiency="mma_efficiency", schedule="lpt", two_cta_overlap=False, partial_overlap=False,
+        schedule_text="persistent LPT scheduler (FlashAttention-4 Sec. 3.3)",
     ),
 }
 
@@ -230,7 +104,7 @@ GENERATION_ASSUMPTIONS = {
 PREFILL_DEFAULTS = dict(
     # the one calibrated constant: share of the (instruction's) tensor peak the MMAs reach in steady state,
     # calibrated by calibrate_mma_efficiency() on FA2 paper Fig. 4(b) only (A100, fwd+bwd, d = 128, non-causal)
-    mma_efficiency=0.70,
+    mma_efficiency=0.69,
     block_q=128,  # query rows per CTA (FA2 forward kernels: 128; FA4: 128 per CTA)
     block_kv=128,  # keys per tile (FA4 Table 1's N; FA2/FA3 use 64-176 depending on d, same cycles per score)
     fwd_fma_ops=3,  # FP32 ops per score besides exp in the forward: max, subtract (folded scale), row-sum (labcore.flops)
@@ -241,8 +115,23 @@ PREFILL_DEFAULTS = dict(
     kernel_overhead=5e-6,  # launch + prologue + tail of one kernel (lecture §6.3; as labcore.decode)
     per_sm_bandwidth_cap=None,  # prefill CTAs are compute bound; no per-SM cap
     l2_reuse=True,  # K, V re-reads by the query blocks of one head hit L2: HBM sees each tensor once
-    cta_latency=0.0,  # seconds each CTA waits before its pipeline is full; "refined": labcore.decode's wave_latency
+    # seconds each CTA waits before its first tile (pipeline fill: the first K/V tile's latency), one DRAM round
+    # trip, the value labcore.decode_time uses for a wave's pipeline fill (MODEL_DEFAULTS["wave_latency"])
+    cta_latency=_DECODE_DEFAULTS["wave_latency"],
+    # FA3's WGMMA issue efficiency: the low end of "80-90% for GEMM" on H100 (FA3 Sec. 1), not the calibrated
+    # mma.sync constant (review §3 point 9)
+    wgmma_efficiency=published("fa3.gemm_h100_utilization").low,
+    # share of the shorter of MMA and softmax hidden under the longer; None: read off FA3's ablation (Table 2,
+    # 570 TFLOP/s without warp specialisation -> 661 with it) by labcore.prefill_schedule.ablation_overlap
+    overlap_share=None,
+    ctas_per_sm=None,  # CTAs resident per SM; None: labcore.prefill_schedule.prefill_ctas_per_sm (occupancy)
 )
+
+#: The clock each benchmark figure ran at, where it is not the preset's: the FA2 paper's H100 (Fig. 7) was not
+#: clock-locked, so it is charged the throttled clock under dense tensor load that FlashMLA's deep-dive reports
+#: (865 of 990 TFLOP/s on an H800, ~1600 MHz); FA3's figures fixed 1830 MHz (App. C.1), the preset's clock; the
+#: A100's clock is inside the calibrated ``mma_efficiency`` (review §3 point 9).
+BENCHMARK_CLOCK_FACTORS = {"fa2_fig7": ("flashmla.h800_throttled_flops", "flashmla.h800_peak_flops")}
 
 
 def generation_available(generation: str, gpu) -> bool:
@@ -280,32 +169,64 @@ def attention_flops_papers(*, batch, heads, seqlen, head_dim, causal=False, pass
 
 
 def _tile_cycles(g: GPU, generation: str, pass_: str, dtype: str, d: int, p: dict, *, block_q: int,
-                 block_kv: int) -> dict:
+                 block_kv: int, ctas_per_sm: int = 1) -> dict:
     """Per-tile cycles of each unit and the generation's combination (one tile, one SM)."""
     ga = GENERATION_ASSUMPTIONS[generation]
     t = _tile_roofline(g, block_q, block_kv, d, pass_, dtype)
     frac = _assumption_value(ga["mma_fraction"][g.architecture])
-    mma = t.mma / (frac * p["mma_efficiency"])
+    mma = t.mma / (frac * p[ga["efficiency"]])
     f_emul = _assumption_value(ga["exp_emulation_share"])
     exp = t.exp * (1 - f_emul)
     lanes = g.fp32_ops_per_clock_per_sm or p["fp32_lanes"]
     ops = p["fwd_fma_ops"] if pass_ == "forward" else p["bwd_fma_ops"]
     fma = block_q * block_kv * (ops + f_emul * p["emulation_fma_ops"]) / lanes
     smem = t.smem
-    if ga["overlap"] == "sequence":
-        cycles = max(mma + exp + fma, smem)
-        bound = "MMA + softmax in sequence" if mma + exp + fma >= smem else "SMEM"
+    soft = exp + fma
+    if ga["partial_overlap"] or (ga["two_cta_overlap"] and ctas_per_sm >= 2 and pass_ == "forward"):
+        omega = fa3_ablation_overlap(**{k: p[k] for k in _ABLATION_KEYS}) if p["overlap_share"] is None \
+            else p["overlap_share"]
+        cycles = max(overlap_cycles(mma, soft, omega), smem)
+        bound = ("MMA" if mma >= soft else "softmax") if cycles > smem else "SMEM"   # the longer unit
+    elif ga["overlap"] == "sequence":
+        cycles = max(mma + soft, smem)
+        bound = "MMA + softmax in sequence" if mma + soft >= smem else "SMEM"
     else:
-        vals = {"MMA": mma, "softmax": exp + fma, "SMEM": smem}
+        vals = {"MMA": mma, "softmax": soft, "SMEM": smem}
         cycles = max(vals.values())
         bound = _bound(vals)
     return dict(mma=mma, exp=exp, fma=fma, smem=smem, cycles=cycles, bound=bound)
 
 
+_ABLATION_KEYS = ("wgmma_efficiency", "fwd_fma_ops", "fp32_lanes")
+
+
+@lru_cache(maxsize=64)
+def fa3_ablation_overlap(wgmma_efficiency: float = None, fwd_fma_ops: float = None, fp32_lanes: float = None) -> float:
+    """The share of the softmax FlashAttention-3's ping-pong hides under the MMAs, from its own ablation.
+
+    The tile of the ablation (H100, FP16 forward, d = 128, 128 x 128) has MMA cycles ``2048 / wgmma_efficiency``
+    and softmax cycles exp + FMA (1024 + 384); FA3's Table 2 reports 570 TFLOP/s without warp specialisation
+    (taken as the two in sequence) and 661 with it; :func:`labcore.prefill_schedule.ablation_overlap` solves for
+    the share. With the defaults: 0.39 (the perfect overlap of the tile roofline would be 1).
+
+    Args: the :data:`PREFILL_DEFAULTS` of the same names (None: the default).
+    Returns: float in [0, 1].
+    Source: Shah et al. 2024 (FlashAttention-3) Table 2 (``fa3.ablation_no_warp_specialization_flops``,
+        ``fa3.ablation_flops``); review 2026-12-01 §3 point 8.
+    """
+    kw = {k: v for k, v in dict(wgmma_efficiency=wgmma_efficiency, fwd_fma_ops=fwd_fma_ops,
+                                fp32_lanes=fp32_lanes).items() if v is not None}
+    p = resolve_params(kw, PREFILL_DEFAULTS, _RULES)
+    g = get_gpu("H100")
+    t = _tile_cycles(g, "fa3", "forward", "fp16", 128, {**p, "overlap_share": 0.0}, block_q=128, block_kv=128)
+    return ablation_overlap(t["mma"], t["exp"] + t["fma"], published("fa3.ablation_no_warp_specialization_flops").value,
+                            published("fa3.ablation_flops").value)
+
+
 #: How each assumption of :data:`PREFILL_DEFAULTS` is checked (rules of :data:`labcore.checks.PARAM_RULES`).
 _RULES = {"mma_efficiency": "fraction", "block_q": "count", "block_kv": "count",
           **dict.fromkeys(("fwd_fma_ops", "bwd_fma_ops", "emulation_fma_ops", "kernel_overhead", "cta_latency"),
-                          "non-negative"),
+                          "non-negative"), "wgmma_efficiency": "fraction",
           "per_sm_bandwidth_cap": "positive or None", "l2_reuse": "flag", "fp32_lanes": "positive"}
 
 
@@ -362,33 +283,42 @@ def _per_seqlen(N: int, d: int, causal: bool, Bq: int, Bk: int, l2_reuse: bool) 
     return len(J), T_c, pairs, int(J.max()), int(per_kv.max()), int(fwd_el), int(bwd_el)
 
 
-def _kernel_time(g, n_ctas, pairs, longest, cycles, bytes_total, clock, p, last_wave):
-    """One kernel: equal CTAs (average tiles) in waves, never shorter than its longest CTA (arrays)."""
-    t_cta = pairs / n_ctas * cycles / clock + p["cta_latency"]
-    w = waves_time(n_ctas, g.num_sms, t_cta, bytes_total / n_ctas, g.hbm_bandwidth,
+def _kernel_time(g, seq, bh, n_ctas, cycles, bytes_total, clock, p, last_wave, *, order, slots, ctas_per_sm,
+                 causal, backward):
+    """One kernel: its CTAs list-scheduled on ``slots`` (each slot gets 1 / ctas_per_sm of the SM), never faster
+    than its HBM bytes dealt in waves by :func:`labcore.waves.waves_time` (arrays over the broadcast shapes)."""
+    tile_time = cycles * ctas_per_sm / clock
+    make = np.array([kernel_makespan(int(N), reps=int(r), slots=slots, tile_time=tile_time, startup=p["cta_latency"],
+                                     block_q=p["block_q"], block_kv=p["block_kv"], causal=causal, backward=backward,
+                                     order=order) for N, r in zip(seq.ravel(), bh.ravel())]).reshape(seq.shape)
+    w = waves_time(n_ctas, g.num_sms, 0.0, bytes_total / n_ctas, g.hbm_bandwidth,
                    per_sm_bandwidth_cap=p["per_sm_bandwidth_cap"], last_wave=last_wave)
-    longest_t = longest * cycles / clock + p["cta_latency"]
-    return np.maximum(w["total"], longest_t), w
+    return np.maximum(make, w["total"]), w
 
 
 def prefill_time(gpu, *, batch, heads: int, seqlen, head_dim: int, causal: bool = False, pass_: str = "forward",
-                 dtype: str = "bf16", generation: str = "fa2", last_wave: str = "full", **assumptions) -> dict:
+                 dtype: str = "bf16", generation: str = "fa2", last_wave: str = "full", clock: float | None = None,
+                 **assumptions) -> dict:
     """Modelled time of one FlashAttention call (forward, or forward + backward) on ``gpu``.
 
     Model, per kernel (forward: one CTA per (sequence, head, query block); backward: one per (sequence, head,
     key block)):
 
     1. one tile (``block_q`` x ``block_kv``) costs the cycles of :func:`tile_roofline`'s units combined by the
-       generation's rule (:data:`GENERATION_ASSUMPTIONS`): FA2 in sequence (MMA + exp + FMA work), FA3/FA4 the
-       largest unit; MMA cycles are divided by ``mma_efficiency`` (and by mma.sync's two thirds for FA2 on
-       Hopper); FA4 moves a share of the exps to the FMA units;
-    2. a CTA's compute time = its tiles x tile cycles / clock (:attr:`GPU.model_clock`); with a causal mask the
-       CTAs are unequal: they are dealt as equal CTAs of the average tile count, and the kernel is never
-       shorter than its longest CTA;
+       generation's rule (:data:`GENERATION_ASSUMPTIONS`): FA2 in sequence (MMA + exp + FMA work), except that at
+       2 CTAs per SM its forward hides a share ``overlap_share`` of the shorter unit; FA3 hides that share
+       (read off its own ablation, :func:`fa3_ablation_overlap`), FA4 the largest unit; MMA cycles are divided by
+       the generation's efficiency (``mma_efficiency`` for mma.sync and tcgen05, ``wgmma_efficiency`` for FA3,
+       and mma.sync's two thirds for FA2 on Hopper); FA4 moves a share of the exps to the FMA units;
+    2. CTAs per SM from occupancy (:func:`labcore.prefill_schedule.prefill_ctas_per_sm`; each slot gets that
+       share of the SM); every CTA costs its tiles x tile cycles / ``clock`` plus ``cta_latency`` (its first K/V
+       tile's round trip); the CTAs, unequal with a causal mask, are list-scheduled on SMs x CTAs-per-SM slots
+       in the generation's order (FA2 launch order, FA3/FA4 persistent LPT:
+       :func:`labcore.prefill_schedule.kernel_makespan`); the backward holds one CTA per SM;
     3. HBM bytes from :func:`labcore.hbm.flash_forward_io` / :func:`~labcore.hbm.flash_backward_io`
        (x bytes per element): with ``l2_reuse`` (default) K and V re-reads hit L2, so the count with a single
-       block (every tensor once) is used; the CTAs share the bandwidth by :func:`labcore.waves.waves_time`'s
-       ``last_wave`` rule, each CTA taking max(compute, its bytes / its bandwidth share);
+       block (every tensor once) is used; a kernel is never faster than its bytes dealt in waves by
+       :func:`labcore.waves.waves_time`'s ``last_wave`` rule;
     4. plus ``kernel_overhead`` per kernel: 1 forward kernel, 3 backward (preprocess D, main, dQ conversion).
 
     Args:
@@ -402,15 +332,18 @@ def prefill_time(gpu, *, batch, heads: int, seqlen, head_dim: int, causal: bool 
         dtype: ``"fp16"``, ``"bf16"`` or ``"fp8"`` (FA3/FA4 forward only).
         generation: ``"fa2"``, ``"fa3"`` or ``"fa4"``.
         last_wave: ``"full"`` or ``"shared"`` (see :func:`labcore.waves.waves_time`).
+        clock: Hz the SMs run at (default ``gpu.model_clock``; :func:`benchmark_clock` for a stored figure).
         **assumptions: overrides of :data:`PREFILL_DEFAULTS`.
     Returns:
         dict: ``total`` (s), ``flops`` (the papers' count), ``tflops`` (FLOP/s / 1e12, the papers' metric),
         ``fraction_of_peak`` (of ``gpu.tensor_flops``, or of the FP8 peak), ``forward``/``backward`` (s),
-        ``fwd_tile``/``bwd_tile`` (per-tile cycles by unit and the ``bound``), ``waves`` (forward kernel).
+        ``fwd_tile``/``bwd_tile`` (per-tile cycles by unit and the ``bound``), ``waves`` (forward kernel),
+        ``ctas_per_sm`` (forward kernel) and ``clock`` (Hz).
     Raises:
         TypeError/ValueError: bad shapes or names; a generation not modelled on ``gpu``
             (:func:`generation_available`); FP8 with FA2, in the backward, or on a GPU without FP8.
-    Source: Zadouri et al. 2026 (tile roofline); Dao 2023, Shah et al. 2024 (overlap); lecture §6.4 (waves).
+    Source: Zadouri et al. 2026 (tile roofline); Dao 2023, Shah et al. 2024 (overlap, Table 2); lecture §6.4
+        (waves); flash-attn launch templates and ``hopper/tile_scheduler.hpp`` (order, occupancy).
     """
     g = get_gpu(gpu)
     generation = choice(generation, "generation", GENERATIONS)
@@ -432,22 +365,29 @@ def prefill_time(gpu, *, batch, heads: int, seqlen, head_dim: int, causal: bool 
             raise TypeError(f"{name} must be an int >= 1 or an int array of values >= 1") if a.dtype.kind not in "iu" \
                 else ValueError(f"{name} must be >= 1")
     batch_b, seq_b = np.broadcast_arrays(batch_a, seq_a)
-    clock = g.model_clock
+    if p["overlap_share"] is not None and not 0.0 <= float(p["overlap_share"]) <= 1.0:
+        raise ValueError(f"overlap_share must be None or in [0, 1], got {p['overlap_share']}")
+    clock = g.model_clock if clock is None else positive_float(clock, "clock")
     eb = _DTYPE_BYTES[dtype]
-    fwd_tile = _tile_cycles(g, generation, "forward", dtype, d, p, block_q=p["block_q"], block_kv=p["block_kv"])
+    ga = GENERATION_ASSUMPTIONS[generation]
+    cps = prefill_ctas_per_sm(g, generation, d, block_q=p["block_q"]) if p["ctas_per_sm"] is None \
+        else positive_int(p["ctas_per_sm"], "ctas_per_sm")
+    fwd_tile = _tile_cycles(g, generation, "forward", dtype, d, p, block_q=p["block_q"], block_kv=p["block_kv"],
+                            ctas_per_sm=cps)
     bwd_tile = _tile_cycles(g, generation, "backward", dtype, d, p, block_q=p["block_q"], block_kv=p["block_kv"]) \
         if pass_ != "forward" else None
     counts = np.array([_per_seqlen(int(N), d, causal, p["block_q"], p["block_kv"], p["l2_reuse"])
                        for N in seq_b.ravel()], dtype=np.int64).reshape(seq_b.shape + (7,))
     T_r, T_c, pairs, fwd_long, bwd_long, fwd_el, bwd_el = np.moveaxis(counts, -1, 0)
     bh = batch_b.astype(np.int64) * heads
-    fwd, w = _kernel_time(g, bh * T_r, bh * pairs, fwd_long, fwd_tile["cycles"], bh * fwd_el * eb, clock, p,
-                          last_wave)
+    kw = dict(order=ga["schedule"], causal=causal)
+    fwd, w = _kernel_time(g, seq_b, bh, bh * T_r, fwd_tile["cycles"], bh * fwd_el * eb, clock, p, last_wave,
+                          slots=g.num_sms * cps, ctas_per_sm=cps, backward=False, **kw)
     fwd = fwd + p["kernel_overhead"]
     waves = w["waves"]
-    if bwd_tile is not None:
-        bwd, _ = _kernel_time(g, bh * T_c, bh * pairs, bwd_long, bwd_tile["cycles"], bh * bwd_el * eb, clock, p,
-                              last_wave)
+    if bwd_tile is not None:     # the backward kernels hold one CTA per SM (FA2's 8-warp dK/dV kernel)
+        bwd, _ = _kernel_time(g, seq_b, bh, bh * T_c, bwd_tile["cycles"], bh * bwd_el * eb, clock, p, last_wave,
+                              slots=g.num_sms, ctas_per_sm=1, backward=True, **kw)
         bwd = bwd + GENERATION_ASSUMPTIONS[generation]["bwd_kernels"] * p["kernel_overhead"]
     else:
         bwd = np.zeros(batch_b.shape)
@@ -457,7 +397,7 @@ def prefill_time(gpu, *, batch, heads: int, seqlen, head_dim: int, causal: bool 
     return dict(gpu=g.name, generation=generation, pass_=pass_, dtype=dtype, causal=causal, head_dim=d,
                 heads=heads, batch=batch_b, seqlen=seq_b, total=total, forward=fwd, backward=bwd, flops=flops,
                 tflops=flops / total / 1e12, fraction_of_peak=flops / total / peak, fwd_tile=fwd_tile,
-                bwd_tile=bwd_tile, waves=waves, last_wave=last_wave)
+                bwd_tile=bwd_tile, waves=waves, last_wave=last_wave, ctas_per_sm=cps, clock=clock)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -494,6 +434,18 @@ def load_prefill_measurements() -> dict:
     }
 
 
+def benchmark_clock(figure: str) -> float | None:
+    """The clock (Hz) a stored benchmark figure ran at, or None for the GPU preset's (:data:`BENCHMARK_CLOCK_FACTORS`).
+
+    Args: figure: a ``figure`` value of the CSV (e.g. ``"fa2_fig7b"``); its panel letter is ignored.
+    Returns: float Hz or None. Source: as :data:`BENCHMARK_CLOCK_FACTORS`.
+    """
+    for prefix, (num, den) in BENCHMARK_CLOCK_FACTORS.items():
+        if str(figure).startswith(prefix):
+            return get_gpu("H100").model_clock * published(num).value / published(den).value
+    return None
+
+
 def compare_prefill(*, last_wave: str = "full", **assumptions) -> dict:
     """Model vs every stored benchmark bar: the model's FLOP/s (papers' count) and its relative error.
 
@@ -516,7 +468,8 @@ def compare_prefill(*, last_wave: str = "full", **assumptions) -> dict:
         i0 = sel[0]
         r = prefill_time(str(m["gpu"][i0]), batch=m["batch"][sel], heads=int(m["heads"][i0]), seqlen=m["seqlen"][sel],
                          head_dim=int(m["head_dim"][i0]), causal=bool(m["causal"][i0]), pass_=str(m["pass_"][i0]),
-                         dtype="fp16", generation=str(gen), last_wave=last_wave, **assumptions)
+                         dtype="fp16", generation=str(gen), last_wave=last_wave, clock=benchmark_clock(fig),
+                         **assumptions)
         model[sel] = r["flops"] / r["total"]
         bound[sel] = r["fwd_tile"]["bound"]
     err = model / m["flops_per_s"] - 1
@@ -560,7 +513,8 @@ def calibrate_mma_efficiency(figure: str = "fa2_fig4b", **assumptions) -> float:
     def log_ratio(e):
         r = prefill_time(g, batch=m["batch"][sel], heads=int(m["heads"][i0]), seqlen=m["seqlen"][sel],
                          head_dim=int(m["head_dim"][i0]), causal=bool(m["causal"][i0]), pass_=str(m["pass_"][i0]),
-                         dtype="fp16", generation=str(m["generation"][i0]), **{**assumptions, "mma_efficiency": e})
+                         dtype="fp16", generation=str(m["generation"][i0]), clock=benchmark_clock(figure),
+                         **{**assumptions, "mma_efficiency": e})
         return float(np.mean(np.log(r["flops"] / r["total"] / m["flops_per_s"][sel])))
 
     lo, hi = 0.01, 1.0

@@ -104,17 +104,51 @@ def test_flop_count_is_the_papers():
 def test_time_model_structure():
     r = P.prefill_time("A100-80GB-SXM", batch=8, heads=16, seqlen=2048, head_dim=128, generation="fa2")
     t = r["fwd_tile"]
-    # FA2: MMA and softmax in sequence; the MMA share is 4096 / 0.70 cycles per 128 x 128 x 128 tile
+    # FA2: the MMA share is 4096 / mma_efficiency cycles per 128 x 128 x 128 tile
     assert t["mma"] == pytest.approx(4096 / P.PREFILL_DEFAULTS["mma_efficiency"])
-    assert t["cycles"] == pytest.approx(t["mma"] + t["exp"] + t["fma"])
-    # 8 x 16 x 16 = 2048 CTAs, 16 tiles each, on 108 SMs: 19 waves
-    assert int(r["waves"]) == 19
-    cta = 16 * t["cycles"] / 1.41e9
-    assert float(r["forward"]) == pytest.approx(19 * cta + 5e-6, rel=1e-9)
-    # FA3 overlaps: the largest unit; on H100 d = 128 that is the MMA
+    # two CTAs per SM on an A100 (occupancy): the forward hides FA3's measured share of the softmax under the MMAs
+    # (the old model charged mma + exp + fma in sequence; that is now the 1-CTA-per-SM case)
+    assert r["ctas_per_sm"] == 2
+    omega = P.fa3_ablation_overlap()
+    assert 0.3 < omega < 0.5
+    assert t["cycles"] == pytest.approx(t["mma"] + (1 - omega) * (t["exp"] + t["fma"]))
+    one = P.prefill_time("A100-80GB-SXM", batch=8, heads=16, seqlen=2048, head_dim=128, generation="fa2",
+                         ctas_per_sm=1)["fwd_tile"]
+    assert one["cycles"] == pytest.approx(one["mma"] + one["exp"] + one["fma"])
+    # 8 x 16 x 16 = 2048 equal CTAs on 108 SMs x 2 slots: ceil(2048 / 216) = 10 rounds of CTAs that each get half
+    # an SM and wait one DRAM round trip first
+    cta = 16 * 2 * t["cycles"] / 1.41e9 + P.PREFILL_DEFAULTS["cta_latency"]
+    assert float(r["forward"]) == pytest.approx(10 * cta + 5e-6, rel=1e-7)   # start-up rounded in tiles
+    # FA3 on H100 d = 128: MMA at WGMMA's 80% plus the unhidden share of the softmax
     r3 = P.prefill_time("H100", batch=8, heads=16, seqlen=2048, head_dim=128, generation="fa3")
-    assert r3["fwd_tile"]["bound"] == "MMA"
-    assert r3["fwd_tile"]["cycles"] == pytest.approx(2048 / P.PREFILL_DEFAULTS["mma_efficiency"])
+    t3 = r3["fwd_tile"]
+    assert t3["mma"] == pytest.approx(2048 / published("fa3.gemm_h100_utilization").low)
+    assert t3["cycles"] == pytest.approx(t3["mma"] + (1 - omega) * (t3["exp"] + t3["fma"]))
+    assert r3["ctas_per_sm"] == 1
+
+
+def test_fa3_ablation_overlap_reproduces_the_ablation():
+    """The share is read off FA3's Table 2: in sequence / with the share = 661 / 570 on the ablation's tile."""
+    from labcore.prefill_schedule import ablation_overlap, overlap_cycles
+    t = P.prefill_time("H100", batch=4, heads=16, seqlen=8448, head_dim=128, generation="fa3")["fwd_tile"]
+    s = t["exp"] + t["fma"]
+    ratio = (t["mma"] + s) / overlap_cycles(t["mma"], s, P.fa3_ablation_overlap())
+    assert ratio == pytest.approx(published("fa3.ablation_flops").value
+                                  / published("fa3.ablation_no_warp_specialization_flops").value)
+    assert ablation_overlap(1.0, 1.0, 1.0, 2.0) == 1.0 and ablation_overlap(1.0, 1.0, 1.0, 1.0) == 0.0
+    with pytest.raises(ValueError):
+        overlap_cycles(1.0, 1.0, 1.5)
+
+
+def test_causal_schedules_and_occupancy():
+    """FA2's launch order leaves each head's longest CTAs for last; the LPT order packs them first."""
+    from labcore.prefill_schedule import kernel_makespan, prefill_ctas_per_sm
+    kw = dict(reps=4, slots=2, tile_time=1.0, startup=0.0, block_q=128, block_kv=128, causal=True)
+    # 4 heads x query blocks costing 1, 2, 3, 4 tiles on 2 slots: 40 tiles, LPT reaches the bound 20
+    assert kernel_makespan(512, order="lpt", **kw) == 20.0
+    assert kernel_makespan(512, order="launch", **kw) >= 20.0
+    assert kernel_makespan(512, **{**kw, "causal": False}) == 8 * 4.0      # 16 equal CTAs of 4 tiles, 8 rounds
+    assert prefill_ctas_per_sm("A100-80GB-SXM", "fa2", 128) == 2 and prefill_ctas_per_sm("H100", "fa3", 64) == 1
 
 
 def test_generation_ordering_and_availability():
@@ -183,23 +217,46 @@ def test_calibration_is_the_default_and_uses_one_panel():
         P.calibrate_mma_efficiency("fig99")
 
 
+#: The checked bars (fixed in advance: FA2 paper Fig. 4 on the A100, the FA3 bars of FA3 paper Fig. 5 on the H100)
+#: that the model misses by more than 15%: (figure, seqlen), as §4b.5 lists them.
+MISSED = [("fa2_fig4a", 512), ("fa2_fig4b", 512), ("fa2_fig4c", 512), ("fa2_fig4c", 1024), ("fa2_fig4d", 512),
+          ("fa3_fig5b", 512), ("fa3_fig5b", 1024), ("fa3_fig5d", 512), ("fa3_fig5e", 512), ("fa3_fig5f", 512),
+          ("fa3_fig5f", 1024)]
+
+
+def test_share_within_15_percent_of_the_checked_bars():
+    """Computed from the stored published data with the checked set fixed: >= 80% within +-15% (issue 24)."""
+    m = P.load_prefill_measurements()
+    c = P.compare_prefill()
+    fig = m["figure"].astype(str)
+    checked = np.char.startswith(fig, "fa2_fig4") | (m["generation"] == "fa3")
+    assert checked.sum() == 60
+    err = c["model_flops_per_s"] / m["flops_per_s"] - 1
+    miss = checked & (np.abs(err) > 0.15)
+    assert np.mean(~miss[checked]) >= 0.80
+    assert sorted(zip(fig[miss].tolist(), m["seqlen"][miss].tolist())) == MISSED
+    assert np.all(err[miss] > 0)                     # every miss is the model too fast at a short sequence
+    assert np.all(m["seqlen"][miss] <= 1024)
+
+
 def test_model_vs_measured_regression_guard():
     c = P.compare_prefill()
     s = c["summary"]
-    # the share within +-15% the pre-registered model reaches (not the issue's 80% target; see the book)
     n, share, worst = s["checked"]
     assert n == 60
-    assert share == pytest.approx(33 / 60)
-    assert worst == pytest.approx(1.16, abs=0.01)      # FA3, causal, d = 64, seqlen 1k: the model is 2.2x fast
-    assert s["fa2_a100"][1] == pytest.approx(18 / 24)
-    assert s["fa3_h100"][1] == pytest.approx(15 / 36)
+    # with causal scheduling, occupancy, start-up latency and the partial overlap (issue 24 item 4), fixed in advance;
+    # the old model's 33 / 60 (FA2 18 / 24, FA3 15 / 36, worst +116%) is replaced by:
+    assert share == pytest.approx(49 / 60)
+    assert worst == pytest.approx(0.42, abs=0.01)      # FA3, causal, d = 64, seqlen 512
+    assert s["fa2_a100"][1] == pytest.approx(19 / 24)
+    assert s["fa3_h100"][1] == pytest.approx(30 / 36)
     # long sequences are where the model holds: every FA2-A100 and FA3-H100 point at 8k and 16k with d >= 128
     long = (c["seqlen"] >= 8192) & (c["head_dim"] >= 128) & ((c["generation"] == "fa3") |
                                                               np.char.startswith(c["figure"].astype(str), "fa2_fig4"))
     assert np.all(np.abs(c["error"][long]) <= 0.15)
-    # the last-wave rule matters only where CTAs are short enough to be bandwidth-bound (causal, seqlen 512)
+    # the last-wave rule now charges only the HBM floor, which only the shortest causal bars can reach
     diff = np.abs(P.compare_prefill(last_wave="shared")["error"] - c["error"])
-    assert np.all(diff[c["seqlen"] > 512] < 1e-9) and 0 < diff.max() < 0.05
+    assert np.all(diff[c["seqlen"] > 512] < 1e-9) and diff.max() < 0.05
 
 
 # ------------------------------------------------------------------------------------- figures
@@ -236,8 +293,9 @@ def test_explorers_frames_speed_and_tables():
 def test_fp8_forward_on_hopper_above_the_papers_figure():
     r = P.prefill_time("H100", batch=1, heads=8, seqlen=16896, head_dim=256, generation="fa3", dtype="fp8")
     assert r["fwd_tile"]["bound"] == "MMA"
-    # the model (no block-scale or V-transpose work) is above FA3's "close to 1.2 PFLOP/s"
-    assert 1.0 < float(r["tflops"]) * 1e12 / published("fa3.h100_fp8_peak").value < 1.2
+    # the model (no block-scale or V-transpose work; WGMMA at 80%, the softmax partly hidden) is at FA3's
+    # "close to 1.2 PFLOP/s" (the old perfect-overlap model at the calibrated 0.70 was 0-20% above it)
+    assert 0.95 < float(r["tflops"]) * 1e12 / published("fa3.h100_fp8_peak").value < 1.05
 
 
 def test_fma_work_is_charged_on_b200():

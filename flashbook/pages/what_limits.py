@@ -130,7 +130,13 @@ def prefill_comparison_summary(c: dict | None = None) -> dict:
         ``fa4_model_TFLOPs`` (the model's FlashAttention-4 on a B200, batch 1, 16 heads, 32k tokens, d = 128),
         ``fa4_err`` (% against the published ``fa4.b200_bf16_peak``) and ``fa4_bound`` (its forward tile's
         bound, str); ``fp8_model_PFLOPs`` (the model's FlashAttention-3 in FP8 on an H100, batch 1, 8 heads,
-        16896 tokens, d = 256).
+        16896 tokens, d = 256); ``missed_fa2`` / ``missed_fa3`` (int) and ``missed_fa2_list`` / ``missed_fa3_list``
+        (str, e.g. ``"no mask, 512 tokens: d = 64, 128; causal, 1k tokens: d = 64"``): the checked bars outside
+        +-15% per set; ``miss_min`` (% the smallest error among them: all are the model too fast) and
+        ``miss_max_seqlen`` (the longest of them); ``overlap_pct`` (% of the shorter unit hidden,
+        :func:`labcore.fa3_ablation_overlap`), ``cta_latency_us`` (µs, per-CTA start-up), ``wgmma_pct`` (% WGMMA
+        efficiency), ``goal_pct`` (the 80% goal), ``ablation_before_TFLOPs`` / ``ablation_after_TFLOPs``
+        (FlashAttention-3's Table 2 without / with warp specialisation) and ``a100_ctas_per_sm`` (FlashAttention-2's occupancy on the A100 at d = 128).
 
     Raises: TypeError if ``c`` is not a dict; ValueError if it lacks a key of ``compare_prefill``'s result.
 
@@ -175,4 +181,31 @@ def prefill_comparison_summary(c: dict | None = None) -> dict:
         "fa4_err": 100 * (float(r4["tflops"]) * 1e12 / published("fa4.b200_bf16_peak").value - 1),
         "fa4_bound": r4["fwd_tile"]["bound"],
         "fp8_model_PFLOPs": float(r8["tflops"]) / 1e3,
+        **_misses(c, a100, checked),
+        "overlap_pct": 100 * lc.fa3_ablation_overlap(),
+        "goal_pct": 80,                         # the share of checked bars the model was set to match (issue 24)
+        "ablation_before_TFLOPs": published("fa3.ablation_no_warp_specialization_flops").value / 1e12,
+        "ablation_after_TFLOPs": published("fa3.ablation_flops").value / 1e12,
+        "cta_latency_us": 1e6 * lc.PREFILL_DEFAULTS["cta_latency"],
+        "wgmma_pct": 100 * lc.PREFILL_DEFAULTS["wgmma_efficiency"],
+        "a100_ctas_per_sm": lc.prefill_schedule.prefill_ctas_per_sm("A100-80GB-SXM", "fa2", 128),
     }
+
+
+def _misses(c: dict, a100, checked) -> dict:
+    """The checked bars outside +-15%, per generation: counts, a readable list, and their error range (%)."""
+    err, seqlen, d, causal = c["error"], c["seqlen"], c["head_dim"], c["causal"]
+    miss = checked & (np.abs(err) > 0.15)
+    out = {}
+    for name, sel in (("fa2", miss & a100), ("fa3", miss & ~a100)):
+        groups = {}
+        for i in np.flatnonzero(sel):
+            groups.setdefault((bool(causal[i]), int(seqlen[i])), []).append(int(d[i]))
+        out[f"missed_{name}"] = int(sel.sum())
+        out[f"missed_{name}_list"] = "; ".join(
+            f"{'causal' if cz else 'no mask'}, {n // 1024}k tokens: d = {', '.join(map(str, sorted(ds)))}"
+            if n >= 1024 else f"{'causal' if cz else 'no mask'}, {n} tokens: d = {', '.join(map(str, sorted(ds)))}"
+            for (cz, n), ds in sorted(groups.items(), key=lambda kv: (kv[0][1], kv[0][0])))
+    out["miss_min"] = 100 * float(err[miss].min()) if miss.any() else 0.0
+    out["miss_max_seqlen"] = int(seqlen[miss].max()) if miss.any() else 0
+    return out
