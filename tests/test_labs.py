@@ -42,22 +42,18 @@ def test_online_softmax_reference_on_random_shapes(N, B):
     _check_reference(LABS["online_softmax"], {"N": N}, block_kv=B)
 
 
-@settings(max_examples=15, deadline=None)
-@given(N=st.integers(1, 50), N_k=st.integers(1, 50), B_r=st.integers(1, 8), B_c=st.integers(1, 13))
-def test_fa1_reference_on_random_shapes(N, N_k, B_r, B_c):
-    _check_reference(LABS["fa1_forward"], {"N": N, "N_k": N_k}, block_q=B_r, block_kv=B_c)
+#: (lab, largest N and N_k, largest B_r, largest B_c, examples): the reference on random shapes, ragged included
+REFERENCE_GRID = [("fa1_forward", 50, 8, 13, 15), ("fa2_causal", 60, 20, 20, 15), ("backward", 40, 16, 16, 10)]
 
 
-@settings(max_examples=15, deadline=None)
-@given(N=st.integers(1, 60), N_k=st.integers(1, 60), B_r=st.integers(1, 20), B_c=st.integers(1, 20))
-def test_fa2_causal_reference_on_random_shapes(N, N_k, B_r, B_c):
-    _check_reference(LABS["fa2_causal"], {"N": N, "N_k": N_k}, block_q=B_r, block_kv=B_c)
+@pytest.mark.parametrize("key, n_max, br_max, bc_max, examples", REFERENCE_GRID, ids=[r[0] for r in REFERENCE_GRID])
+def test_reference_on_random_shapes(key, n_max, br_max, bc_max, examples):
+    @settings(max_examples=examples, deadline=None)
+    @given(N=st.integers(1, n_max), N_k=st.integers(1, n_max), B_r=st.integers(1, br_max), B_c=st.integers(1, bc_max))
+    def check(N, N_k, B_r, B_c):
+        _check_reference(LABS[key], {"N": N, "N_k": N_k}, block_q=B_r, block_kv=B_c)
 
-
-@settings(max_examples=10, deadline=None)
-@given(N=st.integers(1, 40), N_k=st.integers(1, 40), B_r=st.integers(1, 16), B_c=st.integers(1, 16))
-def test_backward_reference_on_random_shapes(N, N_k, B_r, B_c):
-    _check_reference(LABS["backward"], {"N": N, "N_k": N_k}, block_q=B_r, block_kv=B_c)
+    check()
 
 
 @settings(max_examples=15, deadline=None)

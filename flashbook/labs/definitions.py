@@ -7,6 +7,8 @@ every kernel still needs several blocks and must stream.
 """
 from __future__ import annotations
 
+import functools
+
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -135,8 +137,9 @@ def _qkv(rng, shape):
     return {"Q": _normal(rng, N, d), "K": _normal(rng, N_k, d), "V": _normal(rng, N_k, d)}
 
 
-def _fa1_oracle(inputs, shape):
-    O, lse = reference_attention(inputs["Q"], inputs["K"], inputs["V"])
+def _oracle(inputs, shape, q="Q"):
+    """The float64 reference's O and lse for the query tensor ``q`` of the inputs (no mask)."""
+    O, lse = reference_attention(inputs[q], inputs["K"], inputs["V"])
     return {"O": O, "lse": lse}
 
 
@@ -185,11 +188,6 @@ def _dec_inputs(rng, shape):
     return {"q": _normal(rng, g, d), "K": _normal(rng, N_k, d), "V": _normal(rng, N_k, d)}
 
 
-def _dec_oracle(inputs, shape):
-    O, lse = reference_attention(inputs["q"], inputs["K"], inputs["V"])
-    return {"O": O, "lse": lse}
-
-
 _D = 8
 _LABS = (
     Lab("online_softmax", 1, "Online softmax: one row in one pass", "03_online_softmax", 20, M=256, d=_D,
@@ -202,7 +200,7 @@ _LABS = (
     Lab("fa1_forward", 2, "FlashAttention forward, Algorithm 1 order", "04_flash_forward", 30, M=400, d=_D,
         shapes=({"N": 40, "N_k": 40}, {"N": 45, "N_k": 31}, {"N": 29, "N_k": 58}, {"N": 1, "N_k": 33}),
         params=dict(zip(("block_q", "block_kv"), paper_block_sizes(400, _D))), runner="cta", inputs=_qkv,
-        outputs=lambda s: {"O": (s["N"], _D), "l": (s["N"],), "m": (s["N"],)}, oracle=_fa1_oracle,
+        outputs=lambda s: {"O": (s["N"], _D), "l": (s["N"],), "m": (s["N"],)}, oracle=_oracle,
         expected_io=lambda s, p: flash_forward_io(s["N"], _D, N_k=s["N_k"], loop_order="fa1", by_tensor=True, **p),
         reference=fa1_forward, mistakes=FA1_MISTAKES, fingerprinted=("no_rescale",), notes=_fa1_notes,
         collect=_fa1_collect),
@@ -225,7 +223,7 @@ _LABS = (
                       {"g": 1, "N_k": 9, "num_splits": 4}, {"g": 2, "N_k": 64, "num_splits": 1},
                       {"g": 1, "N_k": 5, "num_splits": 8}),
         params={"block_kv": 16}, runner="chip", inputs=_dec_inputs,
-        outputs=lambda s: {"O": (s["g"], _D), "lse": (s["g"],)}, oracle=_dec_oracle,
+        outputs=lambda s: {"O": (s["g"], _D), "lse": (s["g"],)}, oracle=functools.partial(_oracle, q="q"),
         expected_io=lambda s, p: split_kv_io(s["N_k"], _D, num_splits=s["num_splits"], rows=s["g"]),
         reference=flash_decoding, mistakes=DECODE_MISTAKES, fingerprinted=("mean_combine",),
         kernel_params=("block_kv",)),
