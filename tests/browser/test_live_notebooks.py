@@ -32,7 +32,8 @@ import pytest
 from bookbrowser import RAW_MATH, ROOT, SHOTS, is_local
 
 BOOK = ROOT / "book"
-NOTEBOOKS = sorted(p.name for p in BOOK.glob("*.ipynb"))
+#: every page of the book that is a notebook, the labs included (paths below book/, as JupyterLab opens them)
+NOTEBOOKS = sorted(p.relative_to(BOOK).as_posix() for p in (*BOOK.glob("*.ipynb"), *BOOK.glob("labs/*.ipynb")))
 JUPYTER = Path(sys.executable).parent / "jupyter"
 RAW_MYST = re.compile(r"\{(glue|eval|cite|doc|ref|numref|eq|exercise|solution|admonition)[:}]|:class:|:label:"
                       r"|```\{|\{glue:text\}")
@@ -274,6 +275,10 @@ def _open_and_run_all(page, base, token, name):
     print(f"{name}: open + kernel {t1 - t0:.1f} s, Run All {time.monotonic() - t1:.1f} s", flush=True)
 
 
+#: an exercise's label (``ex-standard-io``) as a reader would see it when a {ref} to it is left unresolved
+RAW_EXERCISE_LABEL = re.compile(r"(?<![\w/#-])ex-[a-z0-9]+(?:-[a-z0-9]+)*(?![\w-])")
+
+
 def _markdown_problems(cells: list[dict], source: list[dict]) -> list[str]:
     """What the rendered Markdown cells get wrong: raw MyST or TeX, an {eval} showing its expression, an
     admonition or exercise box not rendered."""
@@ -288,6 +293,10 @@ def _markdown_problems(cells: list[dict], source: list[dict]) -> list[str]:
         for expr in EVAL_ROLE.findall(src):      # an {eval} left unevaluated shows its expression
             if expr.strip() and expr.strip() in c["text"]:
                 problems.append(f"cell {i}: {{eval}} not evaluated, its expression {expr.strip()!r} shows")
+        label = RAW_EXERCISE_LABEL.search(c["text"])
+        if label:                                 # a cross-reference JupyterLab cannot resolve shows its label
+            problems.append(f"cell {i}: raw exercise label {label.group(0)!r} shows (write the exercise's number and "
+                            "title with a {doc} link)")
         if src.count("```{admonition}") > c["admonitions"]:
             problems.append(f"cell {i}: {src.count('```{admonition}')} admonitions, {c['admonitions']} rendered")
         if src.count("```{exercise}") > c["exercises"]:
@@ -406,8 +415,9 @@ def test_live_notebook(lab, lab_page, name):
         t_end = time.monotonic()
         print(f"{name}: {t_end - t0:.1f} s in all, checks and control moves "
               f"{t_end - locals().get('t_run', t_end):.1f} s")
-        (SHOTS.parent / "live").mkdir(parents=True, exist_ok=True)
-        page.screenshot(path=str(SHOTS.parent / "live" / (name + ".png")))
+        shot = SHOTS.parent / "live" / (name + ".png")
+        shot.parent.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(shot))
         if page.evaluate("() => !!window.jupyterapp"):
             page.evaluate(_CLOSE_JS)
         _shutdown_kernels(base, token)
