@@ -134,7 +134,8 @@ def _answer19(p):
              "lengths_text": ", ".join(f"{x:,}" for x in L.tolist()), "floor_pages": float((L // ps).sum()),
              "pooled_pages": float(cdiv(int(L.sum()), ps)), "filled_last": float((L % ps).sum()),
              "partial": int(np.count_nonzero(L % ps)), "half_rule": L.size * (ps - 1) / 2,
-             "of_used_pct": 100 * w["wasted"] / w["used"]})
+             "of_used_pct": 100 * w["wasted"] / w["used"],
+             "empty_note": " (a request of 0 tokens owns none)" if np.any(L == 0) else ""})
 
 
 def _draw19(rng):
@@ -144,9 +145,9 @@ def _draw19(rng):
 _EX19 = Exercise(
     number=19, label="ex-page-waste", title="The last pages of a paged cache", derive=_answer19,
     template="A paged KV cache with pages of {page_size} tokens holds a batch of {batch} requests of {lengths_text} "
-             "tokens. Each request owns whole pages of its own, taken from the pool one at a time (a request of 0 "
-             "tokens owns none). (a) How many pages does the batch hold? (b) How many token slots of those pages "
-             "are empty? (c) What share of the allocated slots is that (%)?",
+             "tokens. Each request owns whole pages of its own, taken from the pool one at a time{empty_note}. "
+             "(a) How many pages does the batch hold? (b) How many token slots of those pages are empty? (c) What "
+             "share of the allocated slots is that (%)?",
     params={"lengths": (0, 1, 700, 3, 2048, 129), "page_size": 16},
     ranges={"page_size": (8, 16, 32, 64)},
     draw=_draw19,
