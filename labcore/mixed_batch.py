@@ -11,9 +11,10 @@ approaches the larger of the two.
 (:func:`labcore.prefill.prefill_time`'s ``fwd_tile`` cycles: its generation's overlap rule and calibrated MMA
 efficiency), its unequal causal CTAs dealt to the SMs by :func:`labcore.scheduler.list_schedule`, and its HBM
 bytes (every tensor once, as the prefill model's ``l2_reuse``); :func:`mixed_batch_time` adds the decode model
-(:func:`labcore.decode_model.decode_attention_time`) and combines them: ``serial = t_prefill + t_decode``;
-``fused = max(compute_p + compute_d, memory_p + memory_d, t_prefill, t_decode)`` (each resource's demand summed;
-one launch), an optimistic bound for a kernel that shares every SM; ``ideal = max(t_prefill, t_decode)``.
+(:func:`labcore.decode_model.decode_attention_time`) and combines them with :func:`fused_step_time`:
+``serial = t_prefill + t_decode``; ``fused = max(compute_p + compute_d, memory_p + memory_d, t_prefill, t_decode)``
+(each resource's demand summed; one launch), an optimistic bound for a kernel that shares every SM;
+``ideal = max(t_prefill, t_decode)``.
 
 Sources: Kamath et al. 2025, POD-Attention (ASPLOS'25, arXiv 2410.18038) (up to 59%, mean 28% faster attention
 than serial FlashAttention prefill + decode, A100); Agrawal et al. 2024, Sarathi-Serve (chunked prefill).
@@ -22,14 +23,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from .checks import positive_int
+from .checks import positive_float, positive_int
 from .decode_model import decode_attention_time
 from .hardware import get_gpu
 from .hbm import causal_block_counts, flash_forward_io
 from .prefill import PREFILL_DEFAULTS, prefill_time
 from .scheduler import list_schedule
 
-__all__ = ["chunk_prefill_time", "mixed_batch_time", "mixed_batch_sweep"]
+__all__ = ["chunk_prefill_time", "fused_step_time", "mixed_batch_time", "mixed_batch_sweep"]
 
 
 def chunk_prefill_time(gpu, *, chunk: int, context: int, heads: int, head_dim: int, generation: str = "fa2",
@@ -104,16 +105,56 @@ def mixed_batch_time(gpu, *, chunk: int, context: int, decode_batch: int, decode
                             generation=generation)
     de = decode_attention_time(g, batch=decode_batch, seqlen=decode_seqlen, num_q_heads=num_q_heads,
                                num_kv_heads=num_kv_heads, head_dim=head_dim, method="flash_decoding")
-    dc, dm = de.compute_time * de.waves, de.kv_bytes / g.hbm_bandwidth
-    oh = max(pf["overhead"], de.launch_time)
-    demands = {"compute": pf["compute"] + dc, "memory": pf["memory"] + dm,
-               "prefill": pf["total"] - pf["overhead"], "decode": de.total - de.launch_time}
+    return fused_step_time(prefill_compute=pf["compute"], prefill_memory=pf["memory"],
+                           decode_compute=de.compute_time * de.waves, decode_memory=de.kv_bytes / g.hbm_bandwidth,
+                           prefill_overhead=pf["overhead"], decode_overhead=de.launch_time,
+                           prefill_total=pf["total"], decode_total=de.total)
+
+
+def fused_step_time(*, prefill_compute: float, prefill_memory: float, decode_compute: float, decode_memory: float,
+                    prefill_overhead: float = 0.0, decode_overhead: float = 0.0, prefill_total: float | None = None,
+                    decode_total: float | None = None) -> dict:
+    """Serial and fused time of one mixed step from the two kernels' demands: the rule of :func:`mixed_batch_time`.
+
+    Each kernel alone takes ``total`` (default ``max(compute, memory) + overhead``: its own roofline, one launch).
+    ``serial = prefill_total + decode_total``. ``fused = max(compute_p + compute_d, memory_p + memory_d,
+    prefill_total - overhead_p, decode_total - overhead_d) + max(overhead_p, overhead_d)``: one kernel, one launch,
+    the tensor cores and the HBM each serving both parts' demands, and never faster than either part alone.
+
+    Args:
+        prefill_compute, prefill_memory: the chunk's tensor-core time and HBM time (s, >= 0).
+        decode_compute, decode_memory: the decodes' (s, >= 0).
+        prefill_overhead, decode_overhead: each kernel's fixed launch cost (s, >= 0).
+        prefill_total, decode_total: each kernel's time alone (s, >= its overhead); default the roofline above.
+
+    Returns:
+        dict ``prefill``, ``decode`` (s, each kernel alone), ``serial``, ``fused``, ``ideal`` (s), ``speedup``
+        (serial / fused), ``gain`` (serial / fused - 1), ``bound`` (``"compute"``, ``"memory"``, ``"prefill"`` or
+        ``"decode"``: the demand that sets ``fused``).
+
+    Raises:
+        TypeError/ValueError: a time that is not a finite real >= 0; a total below its overhead; all demands zero.
+
+    Source: Kamath et al. 2025 (POD-Attention) §3 (one kernel, SMs shared between prefill and decode CTAs).
+    """
+    pc, pm = positive_float(prefill_compute, "prefill_compute", allow_zero=True), \
+        positive_float(prefill_memory, "prefill_memory", allow_zero=True)
+    dc, dm = positive_float(decode_compute, "decode_compute", allow_zero=True), \
+        positive_float(decode_memory, "decode_memory", allow_zero=True)
+    po, do = positive_float(prefill_overhead, "prefill_overhead", allow_zero=True), \
+        positive_float(decode_overhead, "decode_overhead", allow_zero=True)
+    pt = max(pc, pm) + po if prefill_total is None else positive_float(prefill_total, "prefill_total")
+    dt = max(dc, dm) + do if decode_total is None else positive_float(decode_total, "decode_total")
+    if pt < po or dt < do:
+        raise ValueError(f"a kernel's total time cannot be below its overhead: {pt} < {po} or {dt} < {do}")
+    demands = {"compute": pc + dc, "memory": pm + dm, "prefill": pt - po, "decode": dt - do}
     bound = max(demands, key=demands.get)
-    fused = demands[bound] + oh
-    serial = pf["total"] + de.total
-    return {"prefill": pf["total"], "decode": de.total, "serial": serial, "fused": fused,
-            "ideal": max(pf["total"], de.total), "speedup": serial / fused, "gain": serial / fused - 1,
-            "bound": bound}
+    fused = demands[bound] + max(po, do)
+    if fused <= 0:
+        raise ValueError("a mixed step needs some work or some overhead")
+    serial = pt + dt
+    return {"prefill": pt, "decode": dt, "serial": serial, "fused": fused, "ideal": max(pt, dt),
+            "speedup": serial / fused, "gain": serial / fused - 1, "bound": bound}
 
 
 def mixed_batch_sweep(gpu, *, chunks, context: int, decode_batch: int, decode_seqlen: int, num_q_heads: int,

@@ -1,4 +1,5 @@
-"""The decode-scheduling page (book/06b): the numbers its prose quotes, its four explorers, and exercises 16-17."""
+"""The decode-scheduling page (book/06b): the numbers its prose quotes, its four explorers, and exercises 16-17 and
+19-20."""
 from __future__ import annotations
 
 import math
@@ -99,7 +100,34 @@ def test_ex17_variant0_is_flashmla_deep_dive():
     assert v.status == "wrong" and v.mistakes() == ["rounded_rule"]
 
 
-@pytest.mark.parametrize("k", [16, 17])
+def test_ex19_variant0_is_the_pages_small_batch():
+    """0, 1, 700, 3, 2048, 129 tokens in pages of 16: 0 + 1 + 44 + 1 + 128 + 9 = 183 pages, 2,928 slots for 2,881
+    tokens: 15 + 4 + 13 + 15 = 47 empty (the empty and the 2048-token requests waste none), 47 / 2,928 = 1.61%."""
+    ref = E.reference(19)
+    assert ref == {"pages": 183, "wasted": 47, "waste_pct": pytest.approx(100 * 47 / 2928)}
+    assert E.check(19, {**ref, "pages": 179}, quiet=True).mistakes() == ["rounded_down"]       # floor(L / 16)
+    assert E.check(19, {**ref, "wasted": 64}, quiet=True).mistakes() == ["full_pages"]          # 4 partial pages
+    assert E.check(19, {**ref, "waste_pct": 1.63}, quiet=True).mistakes() == ["of_used"]        # 47 / 2,881
+
+
+def test_ex20_variant0_is_the_pages_mixed_step():
+    """The page's mixed step as whole-µs demands; serial = the two rooflines plus their launches, fused = the larger
+    summed demand plus one launch (labcore.fused_step_time, the rule of labcore.mixed_batch_time)."""
+    p, ref = E.exercise(20).params, E.reference(20)
+    serial = max(p["p_compute"], p["p_memory"]) + p["p_launch"] + max(p["d_compute"], p["d_memory"]) + p["d_launch"]
+    fused = max(p["p_compute"] + p["d_compute"], p["p_memory"] + p["d_memory"]) + max(p["p_launch"], p["d_launch"])
+    assert ref["serial_us"] == pytest.approx(serial) and ref["fused_us"] == pytest.approx(fused)
+    assert ref["gain_pct"] == pytest.approx(100 * (serial / fused - 1))
+    # within a few µs of the page's own numbers (its decode model charges whole waves)
+    n = scheduling_decode.numbers()
+    assert ref["serial_us"] == pytest.approx(n.mx_serial_us, abs=10) and ref["fused_us"] == pytest.approx(
+        n.mx_fused_us, abs=2)
+    ideal = max(max(p["p_compute"], p["p_memory"]) + p["p_launch"], max(p["d_compute"], p["d_memory"]) + p["d_launch"])
+    v = E.check(20, {**ref, "fused_us": ideal}, quiet=True)
+    assert v.status == "wrong" and v.mistakes() == ["ideal"]
+
+
+@pytest.mark.parametrize("k", [16, 17, 19, 20])
 def test_new_exercises_have_sound_variants(k):
     ex = E.exercise(k)
     for s in range(1, 21):

@@ -19,7 +19,9 @@ from labcore import MODEL_DEFAULTS, GPUS, fmt_flop_rate, fmt_rate, get_gpu, get_
 from flashbook.exercises import EXERCISES, payload
 from flashbook.exercises.definitions import fill
 
-DEFINITIONS = [Path(flashbook.exercises.__file__).parent / f for f in ("defs_attention.py", "defs_hardware.py", "defs_scheduling.py", "feedback.py", "definitions.py")]
+DEFINITIONS = [Path(flashbook.exercises.__file__).parent / f for f in (
+    "defs_attention.py", "defs_hardware.py", "defs_scheduling.py", "defs_decode_scheduling.py", "feedback.py",
+    "definitions.py")]
 
 
 def _texts(pl: dict) -> str:

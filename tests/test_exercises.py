@@ -44,6 +44,8 @@ LECTURE = {  # exercise: {part: (lecture value, absolute tolerance at the lectur
     12: {"util192_pct": (73, 0.5), "util128_pct": (97, 0.5)},
     14: {"launch": (8, 1e-9), "lpt": (6, 1e-9), "gain_pct": (33.3, 0.05)},
     15: {"flops_pct": (66.8, 0.05), "empty": (544, 1e-9)},
+    18: {"adds_M": (8.65, 0.005), "rmw_MB": (69.2, 0.05)},
+    19: {"pages": (183, 1e-9), "wasted": (47, 1e-9), "waste_pct": (1.61, 0.005)},
 }
 
 

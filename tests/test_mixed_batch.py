@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 from labcore import prefill_time
-from labcore.mixed_batch import chunk_prefill_time, mixed_batch_sweep, mixed_batch_time
+from labcore.mixed_batch import chunk_prefill_time, fused_step_time, mixed_batch_sweep, mixed_batch_time
 from labcore.published import published
 
 SHAPE = dict(num_q_heads=32, num_kv_heads=8, head_dim=128)
@@ -34,6 +34,29 @@ def test_serial_is_the_sum_fused_lies_between_max_and_sum():
     assert r["ideal"] == max(r["prefill"], r["decode"])
     assert r["ideal"] <= r["fused"] <= r["serial"]
     assert 0 < r["gain"] < 1 and r["bound"] in ("compute", "memory", "prefill", "decode")
+
+
+def test_fused_step_time_from_given_demands():
+    """By hand (µs): prefill 1036 compute / 82 memory, decodes 631 / 1053, 10 µs per launch: alone 1046 and 1063,
+    serial 2109; fused: the summed compute 1667 binds (memory 1135), plus one launch: 1677."""
+    r = fused_step_time(prefill_compute=1036, prefill_memory=82, decode_compute=631, decode_memory=1053,
+                        prefill_overhead=10, decode_overhead=10)
+    assert (r["prefill"], r["decode"], r["serial"], r["fused"], r["ideal"], r["bound"]) == (
+        1046, 1063, 2109, 1677, 1063, "compute")
+    assert r["gain"] == pytest.approx(2109 / 1677 - 1)
+    # a tiny decode hides under the prefill entirely: the fused step is the prefill alone
+    small = fused_step_time(prefill_compute=100, prefill_memory=10, decode_compute=0, decode_memory=5)
+    assert small["fused"] == small["prefill"] == small["serial"] - 5 == 100
+    # mixed_batch_time is this rule applied to the two models' demands
+    full = mixed_batch_time("A100-80GB-SXM", chunk=1024, context=8192, decode_batch=64, decode_seqlen=8192, **SHAPE)
+    assert full["serial"] == full["prefill"] + full["decode"]
+    with pytest.raises(ValueError):
+        fused_step_time(prefill_compute=-1, prefill_memory=0, decode_compute=0, decode_memory=0)
+    with pytest.raises(ValueError):
+        fused_step_time(prefill_compute=1, prefill_memory=0, decode_compute=0, decode_memory=0, prefill_overhead=2,
+                        prefill_total=1)
+    with pytest.raises(TypeError):
+        fused_step_time(prefill_compute="1", prefill_memory=0, decode_compute=0, decode_memory=0)
 
 
 def test_sweep_over_chunk_sizes():

@@ -1,4 +1,5 @@
-"""§5b (scheduling the prefill kernels): the page's numbers, its explorers' data, and exercises 14-15 worked by hand."""
+"""§5b (scheduling the prefill kernels): the page's numbers, its explorers' data, and exercises 14-15 and 18 worked by
+hand."""
 from __future__ import annotations
 
 import numpy as np
@@ -72,3 +73,19 @@ def test_ex15_by_hand():
     ref = E.reference(15)
     assert ref["flops_pct"] == pytest.approx(100 * (1 - 85 / 256)) and ref["empty"] == 544
     assert E.check(15, {**ref, "empty": 34}, quiet=True).mistakes() == ["one_head"]
+
+
+def test_ex18_by_hand(n):
+    """Causal, N = 4096, d = 128, 128 x 128 blocks: 32 x 33 / 2 = 528 visited pairs of 128 x 128 adds, 8 bytes each
+    (an FP32 read and write); the page's prose quotes the same counts."""
+    ref = E.reference(18)
+    assert ref == {"adds_M": 528 * 128 * 128 / 1e6, "rmw_MB": 8 * 528 * 128 * 128 / 1e6}
+    assert ref["adds_M"] == n.adds_M and ref["rmw_MB"] == n.rmw_MB
+    v = E.check(18, {**ref, "adds_M": 32 * 32 * 128 * 128 / 1e6, "rmw_MB": 4 * 528 * 128 * 128 / 1e6}, quiet=True)
+    assert v.mistakes() == ["mask_blocks", "four_bytes"]
+    # a variant without a mask: every CTA visits all T_r query blocks, and the mask mistake now says so
+    s = next(s for s in range(1, 41) if not E.variants.params(E.exercise(18), s)["causal"])
+    p, r = E.variants.params(E.exercise(18), s), E.reference(18, s)
+    assert r["adds_M"] == (p["N"] // p["block_q"]) * (p["N"] // p["block_kv"]) * p["block_q"] * p["d"] / 1e6
+    half = E.check(18, {**r, "adds_M": E.exercise(18).compute(p)[1]["other_adds_M"]}, variant=s, quiet=True)
+    assert half.mistakes() == ["mask_blocks"] and "without a mask" in half.message

@@ -1,8 +1,9 @@
-"""The exercises of lecture §12 (and one on §4b) in order: the registry both graders and the book read.
+"""The exercises of lecture §12 (and those on §4b, §5b and §6b) in order: the registry both graders and the book read.
 
 The definitions live in :mod:`flashbook.exercises.defs_attention` (1-6),
-:mod:`flashbook.exercises.defs_hardware` (7-13), :mod:`flashbook.exercises.defs_scheduling` (14-15) and
-:mod:`flashbook.exercises.defs_decode_scheduling` (16-17), written with the records of :mod:`flashbook.exercises.model`.
+:mod:`flashbook.exercises.defs_hardware` (7-13), :mod:`flashbook.exercises.defs_scheduling` (14-15, 18) and
+:mod:`flashbook.exercises.defs_decode_scheduling` (16-17, 19-20), written with the records of
+:mod:`flashbook.exercises.model`.
 :data:`EXERCISES` holds them in order; :func:`exercise` looks one up by number, :func:`reference` computes the
 reference answers of a variant.
 
@@ -25,9 +26,9 @@ from .variants import fill, solve
 
 __all__ = ["Part", "Mistake", "Exercise", "EXERCISES", "exercise", "reference", "number_range", "D_EXAMPLE", "fill"]
 
-#: The exercise definitions, in order of their numbers (1, 2, ...).
-EXERCISES: tuple = (defs_attention.EXERCISES + defs_hardware.EXERCISES + defs_scheduling.EXERCISES
-                    + defs_decode_scheduling.EXERCISES)
+#: The exercise definitions, in order of their numbers (1, 2, ...; a topic's module may hold later numbers too).
+EXERCISES: tuple = tuple(sorted(defs_attention.EXERCISES + defs_hardware.EXERCISES + defs_scheduling.EXERCISES
+                                + defs_decode_scheduling.EXERCISES, key=lambda ex: ex.number))
 
 _BY_NUMBER = {ex.number: ex for ex in EXERCISES}
 if [ex.number for ex in EXERCISES] != sorted(_BY_NUMBER) or EXERCISES[0].number != 1:

@@ -1,12 +1,15 @@
-"""Exercises 16-17 (the decode-scheduling page, §6b): two split plans on a skewed batch, MLA's compute-bound threshold.
+"""Exercises 16-17 and 19-20 (the decode-scheduling page, §6b): two split plans on a skewed batch, MLA's compute-bound
+threshold, the last pages of a paged cache, and a mixed batch run serial or fused.
 
 Written like :mod:`flashbook.exercises.defs_hardware`: parameters (variant 0 = the page's numbers) and the ranges
 of a variant, a reference computed from ``labcore`` at run time (:func:`labcore.plan_flash_attn`,
-:func:`labcore.plan_lean`, :func:`labcore.mla_intensity`, :func:`labcore.mla_compute_bound_threshold`), known
-mistakes as functions of the reference, and texts whose preset values are ``{placeholders}``.
+:func:`labcore.plan_lean`, :func:`labcore.mla_intensity`, :func:`labcore.mla_compute_bound_threshold`,
+:func:`labcore.page_waste`, :func:`labcore.fused_step_time`), known mistakes as functions of the reference, and
+texts whose preset values are ``{placeholders}``.
 
 Sources: flash-attn ``num_splits_heuristic`` and ``flash_fwd_kernel.h`` (one split count, whole KV blocks);
-Sanovar et al. 2024 (LeanAttention: equal shares across requests); FlashMLA README and deep-dive docs/20250422.
+Sanovar et al. 2024 (LeanAttention: equal shares across requests); FlashMLA README and deep-dive docs/20250422;
+Kwon et al. 2023 (PagedAttention) §4.2; Kamath et al. 2025 (POD-Attention) §3.
 """
 from __future__ import annotations
 
@@ -18,7 +21,8 @@ from labcore.decode_model import flash_attn_block_n
 from labcore.published import published
 from labcore.units import fmt_flop_rate, fmt_rate
 
-from .feedback import an
+from ..pages.scheduling_decode import MIXED_SETTING
+from .feedback import PCT, an
 from .model import Exercise, Mistake, Part
 
 __all__ = ["EXERCISES", "H800_DEEP_DIVE"]
@@ -120,4 +124,122 @@ _EX17 = Exercise(
     hint="a dict {'intensity': ..., 'threshold': ...} or a tuple (intensity, threshold)",
     source="page §6b.3; FlashMLA deep-dive docs/20250422 (FLOPs per byte, the threshold); DeepSeek-V2 §2.1")
 
-EXERCISES = (_EX16, _EX17)
+
+# ---- exercise 19: the last pages of a paged cache ---------------------------------------------------------------
+def _answer19(p):
+    L, ps = np.array(p["lengths"], dtype=np.int64), p["page_size"]
+    w = labcore.page_waste(L, ps)
+    return ({"pages": float(w["pages"]), "wasted": float(w["wasted"]), "waste_pct": 100 * w["waste_fraction"]},
+            {"allocated": w["allocated"], "used": w["used"], "batch": int(L.size),
+             "lengths_text": ", ".join(f"{x:,}" for x in L.tolist()), "floor_pages": float((L // ps).sum()),
+             "pooled_pages": float(cdiv(int(L.sum()), ps)), "filled_last": float((L % ps).sum()),
+             "partial": int(np.count_nonzero(L % ps)), "half_rule": L.size * (ps - 1) / 2,
+             "of_used_pct": 100 * w["wasted"] / w["used"],
+             "empty_note": " (a request of 0 tokens owns none)" if np.any(L == 0) else ""})
+
+
+def _draw19(rng):
+    return {"lengths": tuple(rng.randint(1, 4000) for _ in range(rng.choice((4, 5, 6))))}
+
+
+_EX19 = Exercise(
+    number=19, label="ex-page-waste", title="The last pages of a paged cache", derive=_answer19,
+    template="A paged KV cache with pages of {page_size} tokens holds a batch of {batch} requests of {lengths_text} "
+             "tokens. Each request owns whole pages of its own, taken from the pool one at a time{empty_note}. "
+             "(a) How many pages does the batch hold? (b) How many token slots of those pages are empty? (c) What "
+             "share of the allocated slots is that (%)?",
+    params={"lengths": (0, 1, 700, 3, 2048, 129), "page_size": 16},
+    ranges={"page_size": (8, 16, 32, 64)},
+    draw=_draw19,
+    valid=lambda p, r, c: c["partial"] >= 2 and r["pages"] > c["batch"],
+    parts=(Part("pages", "pages", "", atol=0.5, decimals=0),
+           Part("wasted", "empty slots", "slots", atol=0.5, decimals=0),
+           Part("waste_pct", "share of the allocated slots", "%", atol=0.005, decimals=2)),
+    mistakes=(
+        Mistake("rounded_down", "pages", lambda r, c: c["floor_pages"],
+                "that rounds each request's pages down; a request of L tokens needs ceil(L / {page_size}) pages, "
+                "its last one partly filled"),
+        Mistake("pooled", "pages", lambda r, c: c["pooled_pages"],
+                "that packs all {used:,} tokens into shared pages; each request owns pages of its own, so every "
+                "request with a partial last page keeps it"),
+        Mistake("filled_slots", "wasted", lambda r, c: c["filled_last"],
+                "those are the filled slots of the partial last pages; the question asks for their empty ones"),
+        Mistake("full_pages", "wasted", lambda r, c: float(c["partial"] * c["page_size"]),
+                "that counts each partial last page as wasted in full; only its empty slots are"),
+        Mistake("half_page_rule", "wasted", lambda r, c: c["half_rule"],
+                "that is the average rule, (page size - 1) / 2 per request; count each request's last page"),
+        Mistake("of_used", "waste_pct", lambda r, c: c["of_used_pct"],
+                "that is the waste over the {used:,} slots in use; the question asks for its share of the "
+                "{allocated:,} allocated slots"),
+        Mistake("fraction", "waste_pct", lambda r, c: r["waste_pct"] / 100, PCT)),
+    hint="a dict {'pages': ..., 'wasted': ..., 'waste_pct': ...} or a tuple in that order",
+    source="page §6b.2; Kwon et al. 2023 (PagedAttention) §4.2 (waste only in a request's last block)")
+
+
+# ---- exercise 20: a mixed batch, serial or fused ----------------------------------------------------------------
+def _mixed_demands() -> dict:
+    """The page's mixed step (:data:`flashbook.pages.scheduling_decode.MIXED_SETTING`) as whole-µs demands."""
+    s = MIXED_SETTING
+    g, sh = labcore.get_gpu(s["gpu"]), labcore.get_decode_shape(s["shape"])
+    pf = labcore.chunk_prefill_time(g, chunk=s["chunk"], context=s["context"], heads=sh["num_q_heads"],
+                                    head_dim=sh["head_dim"])
+    de = labcore.decode_attention_time(g, batch=s["decode_batch"], seqlen=s["context"], method="flash_decoding", **sh)
+    us = {"p_compute": pf["compute"], "p_memory": pf["memory"], "d_compute": de.compute_time * de.waves,
+          "d_memory": de.kv_bytes / g.hbm_bandwidth, "p_launch": pf["overhead"], "d_launch": de.launch_time}
+    return {k: round(v * 1e6) for k, v in us.items()}
+
+
+def _answer20(p):
+    r = labcore.fused_step_time(prefill_compute=p["p_compute"] * 1e-6, prefill_memory=p["p_memory"] * 1e-6,
+                                decode_compute=p["d_compute"] * 1e-6, decode_memory=p["d_memory"] * 1e-6,
+                                prefill_overhead=p["p_launch"] * 1e-6, decode_overhead=p["d_launch"] * 1e-6)
+    launch = max(p["p_launch"], p["d_launch"])
+    sums = {"compute": p["p_compute"] + p["d_compute"], "memory": p["p_memory"] + p["d_memory"]}
+    other = "memory" if r["bound"] == "compute" else "compute"
+    serial, fused = 1e6 * r["serial"], 1e6 * r["fused"]
+    return ({"serial_us": serial, "fused_us": fused, "gain_pct": 100 * r["gain"]},
+            {"bound": r["bound"], "other": other, "launch": launch, "ideal_us": 1e6 * r["ideal"],
+             "other_us": float(sums.get(other, 0) + launch), "no_launch_serial": serial - p["p_launch"] - p["d_launch"],
+             "no_overlap": float(sum(p[k] for k in ("p_compute", "p_memory", "d_compute", "d_memory", "p_launch",
+                                                     "d_launch")))})
+
+
+_EX20 = Exercise(
+    number=20, label="ex-mixed-batch", title="A prefill chunk beside the decodes", derive=_answer20,
+    template="One step of a mixed batch: a prefill chunk whose attention needs {p_compute:,} µs of tensor-core time "
+             "and {p_memory:,} µs of HBM time, and decodes that need {d_compute:,} µs and {d_memory:,} µs. Alone, a "
+             "kernel takes the larger of its two demands plus its launch cost ({p_launch} µs for the chunk's kernel, "
+             "{d_launch} µs for the decodes' split and combine kernels). (a) The step's time with the two kernels in "
+             "series (µs)? (b) In one fused kernel that shares every SM between both parts, the tensor cores serve "
+             "both compute demands and the HBM both memory demands; the step pays the larger launch cost once and "
+             "is never shorter than either part alone: its time (µs)? (c) The gain, serial / fused - 1 (%)?",
+    params=_mixed_demands(),
+    ranges={"p_compute": tuple(range(200, 2001, 50)), "p_memory": tuple(range(20, 401, 20)),
+            "d_compute": tuple(range(100, 1001, 50)), "d_memory": tuple(range(200, 2001, 50)),
+            "p_launch": (5,), "d_launch": (10,)},
+    # the chunk compute-bound, the decodes memory-bound, and a summed demand (not one part alone) binds the fused step
+    valid=lambda p, r, c: p["p_compute"] > p["p_memory"] and p["d_memory"] > p["d_compute"]
+    and c["bound"] in ("compute", "memory"),
+    parts=(Part("serial_us", "serial", "µs", atol=0.5, decimals=0),
+           Part("fused_us", "fused", "µs", atol=0.5, decimals=0),
+           Part("gain_pct", "gain", "%", atol=0.05, decimals=1)),
+    mistakes=(
+        Mistake("no_overlap", "serial_us", lambda r, c: c["no_overlap"],
+                "that adds each kernel's compute and memory demands; within one kernel they overlap, so a kernel "
+                "alone takes the larger of the two"),
+        Mistake("no_launch", "serial_us", lambda r, c: c["no_launch_serial"],
+                "each kernel also pays its launch cost"),
+        Mistake("ideal", "fused_us", lambda r, c: c["ideal_us"],
+                "that is the longer kernel alone; fused, both parts still share the same tensor cores and the same "
+                "HBM, and the summed {bound} demand is longer"),
+        Mistake("other_sum", "fused_us", lambda r, c: c["other_us"],
+                "that is the summed {other} demand; the summed {bound} demand is larger and sets the fused time"),
+        Mistake("no_fused_launch", "fused_us", lambda r, c: r["fused_us"] - c["launch"],
+                "the fused kernel still pays one launch cost, the larger of the two ({launch} µs)"),
+        Mistake("saved_share", "gain_pct", lambda r, c: 100 * (1 - r["fused_us"] / r["serial_us"]),
+                "that is the time fusing saves as a share of the serial time; the gain is serial / fused - 1"),
+        Mistake("fraction", "gain_pct", lambda r, c: r["gain_pct"] / 100, PCT)),
+    hint="a dict {'serial_us': ..., 'fused_us': ..., 'gain_pct': ...} or a tuple in that order",
+    source="page §6b.4; Kamath et al. 2025 (POD-Attention) §3; labcore.fused_step_time")
+
+EXERCISES = (_EX16, _EX17, _EX19, _EX20)

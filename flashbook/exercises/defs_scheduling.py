@@ -1,17 +1,19 @@
-"""Exercises 14-15 (§5b): causal CTAs in launch order against LPT, and packing a ragged batch against padding it.
+"""Exercises 14-15 and 18 (§5b): causal CTAs in launch order against LPT, packing a ragged batch against padding it,
+and the backward's FP32 atomic adds into dQ.
 
 Written like :mod:`flashbook.exercises.defs_hardware`: parameters (variant 0 = the book's numbers) and the ranges of
 a variant, a reference computed from ``labcore`` at run time, known mistakes as functions of the reference, and
 texts whose computed values are ``{placeholders}``.
 
 Sources: Graham 1969 (list scheduling, LPT); flash-attn ``flash_fwd_launch_template.h`` (FA2's grid,
-``m_block = blockIdx.x``) and ``hopper/tile_scheduler.hpp`` (LPT); ``flash_attn_varlen_func`` (packed batches).
+``m_block = blockIdx.x``) and ``hopper/tile_scheduler.hpp`` (LPT); ``flash_attn_varlen_func`` (packed batches);
+``flash_bwd_kernel.h`` (dQaccum in FP32, ``atomicAdd``) and Dao 2023, Algorithm 2.
 """
 from __future__ import annotations
 
 import labcore
 
-from .feedback import PCT
+from .feedback import PCT, binary_unit
 from .model import Exercise, Mistake, Part
 
 __all__ = ["EXERCISES"]
@@ -104,4 +106,55 @@ _EX15 = Exercise(
     hint="a dict {'flops_pct': ..., 'empty': ...} or a tuple (flops_pct, empty)",
     source="flash-attn flash_attn_varlen_func and flash_fwd_kernel.h (CTAs past a sequence's end return)")
 
-EXERCISES = (_EX14, _EX15)
+
+# ---- exercise 18: the backward's atomic adds into dQ ----------------------------------------------------------
+def _answer18(p):
+    kw = dict(block_q=p["block_q"], block_kv=p["block_kv"])
+    cnt = labcore.dq_atomic_counts(p["N"], p["d"], causal=p["causal"], **kw)
+    other = labcore.dq_atomic_counts(p["N"], p["d"], causal=not p["causal"], **kw)
+    mask = ("that counts every pair of blocks; with a causal mask the pairs entirely above the diagonal are "
+            "skipped and add nothing into dQ") if p["causal"] else \
+        "that skips the blocks above the diagonal; without a mask every CTA visits every query block"
+    return ({"adds_M": cnt["atomic_adds"] / 1e6, "rmw_MB": cnt["rmw_bytes"] / 1e6},
+            {"T_r": cnt["T_r"], "T_c": cnt["T_c"], "rmw_bytes": cnt["rmw_bytes"],
+             "total_MB": cnt["total_bytes"] / 1e6, "other_adds_M": other["atomic_adds"] / 1e6,
+             "other_MB": other["rmw_bytes"] / 1e6, "dq_M": p["N"] * p["d"] / 1e6, "mask_feedback": mask,
+             "mask_text": "causal (a pair of blocks entirely above the diagonal is skipped)" if p["causal"]
+             else "no mask"})
+
+
+_EX18 = Exercise(
+    number=18, label="ex-dq-atomics", title="Atomic adds into $dQ$", derive=_answer18,
+    template="FlashAttention-2's backward for one head with N = {N:,}, d = {d}, B_r = {block_q}, B_c = {block_kv}, "
+             "{mask_text}. Each CTA owns one key block and, for every query block i it visits, adds its partial "
+             "dQ_i (B_r x d values) into an FP32 buffer dQaccum, one atomic add per element. (a) How many atomic "
+             "adds does the kernel make (millions)? (b) How many bytes of read-modify-write traffic do they move "
+             "(MB = 10^6 bytes)?",
+    params={"N": 4096, "d": 128, "block_q": 128, "block_kv": 128, "causal": True},
+    ranges={"N": (1024, 2048, 4096, 8192, 16384), "d": (64, 128), "block_q": (64, 128), "block_kv": (64, 128),
+            "causal": (True, False)},
+    valid=lambda p, r, c: c["T_c"] > 1,
+    parts=(Part("adds_M", "atomic adds", "million", rtol=5e-3, digits=3),
+           Part("rmw_MB", "read-modify-write traffic", "MB", rtol=5e-3, digits=3)),
+    mistakes=(
+        Mistake("mask_blocks", "adds_M", lambda r, c: c["other_adds_M"], "{mask_feedback}"),
+        Mistake("dq_size", "adds_M", lambda r, c: c["dq_M"],
+                "that is the size of dQ; each element receives an add from every CTA whose key block its query "
+                "block visits ({T_c} CTAs for a query block that sees every key block)"),
+        Mistake("no_d", "adds_M", lambda r, c: r["adds_M"] / c["d"],
+                "that is one add per row of a tile; the partial dQ_i has d = {d} columns, one add per element"),
+        Mistake("four_bytes", "rmw_MB", lambda r, c: r["rmw_MB"] / 2,
+                "that is 4 bytes per add (2-byte elements read and written, or only the write of an FP32 value); "
+                "dQaccum is FP32 and an atomic add reads the 4-byte value and writes it back: 8 bytes per add"),
+        Mistake("bf16_once", "rmw_MB", lambda r, c: r["rmw_MB"] / 4,
+                "that counts each add as one 2-byte element moved; dQaccum is FP32 (4 bytes), read and written "
+                "by every add"),
+        Mistake("mask_bytes", "rmw_MB", lambda r, c: c["other_MB"], "{mask_feedback}"),
+        Mistake("side_kernels", "rmw_MB", lambda r, c: c["total_MB"],
+                "that adds the pre-kernel's zeroing of dQaccum and the post-kernel's conversion to dQ; the "
+                "question asks for the atomic adds' own traffic"),
+        binary_unit("MiB", "rmw_MB", lambda r, c: c["rmw_bytes"])),
+    hint="a dict {'adds_M': ..., 'rmw_MB': ...} or a tuple (adds_M, rmw_MB), 3 significant digits",
+    source="page §5b.1; flash-attn flash_bwd_kernel.h (dQaccum in FP32, atomicAdd); Dao 2023, Algorithm 2")
+
+EXERCISES = (_EX14, _EX15, _EX18)
