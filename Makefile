@@ -83,6 +83,7 @@ bench: $(STAMP)  ## performance budget: notebook times, explorer latency, build 
 	$(BIN)/python bench/run.py
 	$(BIN)/python bench/labs.py                 # seconds to grade each lab's reference and mistaken kernels (<= 2 s)
 	$(BIN)/python bench/megakernel_schedule.py  # the megakernel event loop, cold and cached
+	$(BIN)/python bench/prefill_time.py         # one vectorised prefill_time call
 	$(BIN)/python -m pytest -q -s -p no:cacheprovider bench/live_latency.py   # browser-side live latency (JupyterLab)
 
 pdf: $(STAMP) $(CHROMIUM)  ## the whole book as one PDF (_build/pdf/flashbook.pdf): Debian's Chromium prints the built HTML

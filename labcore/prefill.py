@@ -32,7 +32,7 @@ from .hbm import causal_block_counts, flash_backward_io, flash_forward_io
 from .decode_time import MODEL_DEFAULTS as _DECODE_DEFAULTS
 from .published import published
 from .prefill_schedule import ablation_overlap, kernel_makespan, overlap_cycles, prefill_ctas_per_sm
-from .roofline import (_DTYPE_BYTES, FA4_MMA_ROWS, PREFILL_DTYPES, TileRoofline, _bound, _tile_roofline,
+from .roofline import (DTYPE_BYTES, FA4_MMA_ROWS, PREFILL_DTYPES, TileRoofline, binding_units, tile_roofline_of,
                        roofline_table, tile_roofline)
 from .waves import LAST_WAVE_RULES, waves_time
 
@@ -40,7 +40,7 @@ __all__ = ["TileRoofline", "tile_roofline", "roofline_table", "GENERATIONS", "GE
            "fa4_emulation_balance",
            "PREFILL_DEFAULTS", "PREFILL_PASSES", "PREFILL_DTYPES", "generation_available", "attention_flops_papers",
            "prefill_time", "load_prefill_measurements", "compare_prefill", "calibrate_mma_efficiency",
-           "FA4_MMA_ROWS", "BENCHMARK_CLOCK_FACTORS", "benchmark_clock", "fa3_ablation_overlap"]
+           "FA4_MMA_ROWS", "DTYPE_BYTES", "binding_units", "tile_roofline_of", "BENCHMARK_CLOCK_FACTORS", "benchmark_clock", "fa3_ablation_overlap"]
 
 
 PREFILL_PASSES = ("forward", "forward+backward")
@@ -172,7 +172,7 @@ def _tile_cycles(g: GPU, generation: str, pass_: str, dtype: str, d: int, p: dic
                  block_kv: int, ctas_per_sm: int = 1) -> dict:
     """Per-tile cycles of each unit and the generation's combination (one tile, one SM)."""
     ga = GENERATION_ASSUMPTIONS[generation]
-    t = _tile_roofline(g, block_q, block_kv, d, pass_, dtype)
+    t = tile_roofline_of(g, block_q, block_kv, d, pass_, dtype)
     frac = _assumption_value(ga["mma_fraction"][g.architecture])
     mma = t.mma / (frac * p[ga["efficiency"]])
     f_emul = _assumption_value(ga["exp_emulation_share"])
@@ -193,7 +193,7 @@ def _tile_cycles(g: GPU, generation: str, pass_: str, dtype: str, d: int, p: dic
     else:
         vals = {"MMA": mma, "softmax": soft, "SMEM": smem}
         cycles = max(vals.values())
-        bound = _bound(vals)
+        bound = binding_units(vals)
     return dict(mma=mma, exp=exp, fma=fma, smem=smem, cycles=cycles, bound=bound)
 
 
@@ -261,7 +261,7 @@ def fa4_emulation_balance(gpu="B200", *, d: int = 128, **assumptions) -> dict:
     area = p["block_q"] * p["block_kv"]
     E, F0, F1 = area / g.exp_ops_per_clock_per_sm, area * p["fwd_fma_ops"] / lanes, area * p["emulation_fma_ops"] / lanes
     f = min(1.0, max(0.0, (E - F0) / (E + F1)))
-    mma = _tile_roofline(g, p["block_q"], p["block_kv"], d, "forward", "bf16").mma / p["mma_efficiency"]
+    mma = tile_roofline_of(g, p["block_q"], p["block_kv"], d, "forward", "bf16").mma / p["mma_efficiency"]
     return dict(share=f, mufu_cycles=E * (1 - f), fma_cycles=F0 + F1 * f, mma_cycles=mma, lanes=float(lanes),
                 sum_favours_full_emulation=bool(F1 < E))
 
@@ -368,7 +368,7 @@ def prefill_time(gpu, *, batch, heads: int, seqlen, head_dim: int, causal: bool 
     if p["overlap_share"] is not None and not 0.0 <= float(p["overlap_share"]) <= 1.0:
         raise ValueError(f"overlap_share must be None or in [0, 1], got {p['overlap_share']}")
     clock = g.model_clock if clock is None else positive_float(clock, "clock")
-    eb = _DTYPE_BYTES[dtype]
+    eb = DTYPE_BYTES[dtype]
     ga = GENERATION_ASSUMPTIONS[generation]
     cps = prefill_ctas_per_sm(g, generation, d, block_q=p["block_q"]) if p["ctas_per_sm"] is None \
         else positive_int(p["ctas_per_sm"], "ctas_per_sm")

@@ -11,7 +11,8 @@ from dataclasses import asdict, dataclass
 from .checks import choice, positive_int
 from .hardware import GPU, get_gpu
 
-__all__ = ["TileRoofline", "tile_roofline", "roofline_table", "FA4_MMA_ROWS", "PREFILL_DTYPES"]
+__all__ = ["TileRoofline", "tile_roofline", "tile_roofline_of", "roofline_table", "binding_units", "FA4_MMA_ROWS",
+           "PREFILL_DTYPES", "DTYPE_BYTES"]
 
 #: Rows of one MMA tile per CTA on Blackwell (FlashAttention-4 Sec. 2.2: 128 x N per CTA); the forward
 #: shared-memory formula counts the operand reads of one 128-row MMA (Sec. 3.1.1: ``3 M N d / 8192`` cycles in
@@ -19,8 +20,9 @@ __all__ = ["TileRoofline", "tile_roofline", "roofline_table", "FA4_MMA_ROWS", "P
 FA4_MMA_ROWS = 128
 
 _UNITS = ("MMA", "exp", "SMEM")
-_DTYPE_BYTES = {"fp16": 2, "bf16": 2, "fp8": 1}
-PREFILL_DTYPES = tuple(_DTYPE_BYTES)
+#: Bytes per element of each input format the tile roofline knows.
+DTYPE_BYTES = {"fp16": 2, "bf16": 2, "fp8": 1}
+PREFILL_DTYPES = tuple(DTYPE_BYTES)
 
 
 def _rate(gpu: GPU, field: str) -> float:
@@ -74,7 +76,9 @@ class TileRoofline:
         return asdict(self)
 
 
-def _bound(values: dict, rtol: float = 1e-9) -> str:
+def binding_units(values: dict, rtol: float = 1e-9) -> str:
+    """The units whose cycles are the largest of ``values`` (``{unit: cycles}``), joined by " = " when they tie
+    within ``rtol``: the tile's bound (``"mma"``, ``"exp = mma"``). Source: the roofline's max (Williams et al. 2009)."""
     top = max(values.values())
     return " = ".join(k for k, v in values.items() if v >= top * (1 - rtol))
 
@@ -121,15 +125,17 @@ def tile_roofline(gpu, *, block_q: int | None = None, block_kv: int | None = Non
     dtype = choice(dtype, "dtype", PREFILL_DTYPES)
     if pass_ == "backward" and dtype == "fp8":
         raise ValueError("the FP8 backward pass is not modelled (FlashAttention-3/4 report FP8 forward only)")
-    return _tile_roofline(g, Br, Bc, d, pass_, dtype)
+    return tile_roofline_of(g, Br, Bc, d, pass_, dtype)
 
 
-def _tile_roofline(g: GPU, Br: int, Bc: int, d: int, pass_: str, dtype: str) -> TileRoofline:
-    """:func:`tile_roofline` for a resolved GPU and checked sizes, pass and dtype."""
+def tile_roofline_of(g: GPU, Br: int, Bc: int, d: int, pass_: str, dtype: str) -> TileRoofline:
+    """:func:`tile_roofline` for a resolved :class:`~labcore.hardware.GPU` ``g`` and already checked block sizes
+    ``Br``, ``Bc``, head dimension ``d``, pass and dtype (the prefill model resolves its preset once and calls
+    this per tile). Returns a :class:`TileRoofline`. Source: as :func:`tile_roofline`."""
     R = _mma_rate(g, dtype)
     E = _rate(g, "exp_ops_per_clock_per_sm")
     B = _rate(g, "smem_bytes_per_clock_per_sm")
-    b = _DTYPE_BYTES[dtype]
+    b = DTYPE_BYTES[dtype]
     if pass_ == "forward":
         mma = 4 * Br * Bc * d / R
         smem = b * 3 * Br * Bc * d / FA4_MMA_ROWS / B
@@ -138,7 +144,7 @@ def _tile_roofline(g: GPU, Br: int, Bc: int, d: int, pass_: str, dtype: str) -> 
         smem = ((4 * Br * d + 3 * Bc * d + Br * Bc) / 64 + Br * Bc / 64 + Br * d / 16) * 128 / B
     exp = Br * Bc / E
     vals = {"MMA": mma, "exp": exp, "SMEM": smem}
-    return TileRoofline(g.name, pass_, Br, Bc, d, dtype, mma, exp, smem, _bound(vals))
+    return TileRoofline(g.name, pass_, Br, Bc, d, dtype, mma, exp, smem, binding_units(vals))
 
 
 def _paper_alias(value, paper_value, name: str, paper_name: str, default: int = 128):

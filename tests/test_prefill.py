@@ -1,7 +1,6 @@
 """labcore.prefill: the FlashAttention-4 tile roofline, the prefill time model and its check against the papers."""
 from __future__ import annotations
 
-import time
 
 import numpy as np
 import pytest
@@ -187,16 +186,6 @@ def test_prefill_time_bad_input(kw, exc):
         P.prefill_time("A100", **args)
 
 
-def test_prefill_time_is_fast():
-    n = np.array([512, 1024, 2048, 4096, 8192, 16384])
-    P.prefill_time("H100", batch=16384 // n, heads=16, seqlen=n, head_dim=128, generation="fa3")
-    t0 = time.perf_counter()
-    for _ in range(10):
-        P.prefill_time("H100", batch=16384 // n, heads=16, seqlen=n, head_dim=128, generation="fa3", causal=True,
-                       pass_="forward+backward")
-    assert (time.perf_counter() - t0) / 10 < 0.01
-
-
 # ------------------------------------------------------------------------------------- measurements
 
 def test_measurements_csv():
@@ -270,15 +259,9 @@ def test_explorers_frames_speed_and_tables():
     names = {s.name for s in ex.sliders}
     assert {"gpu", "head_dim", "seqlen", "causal", "generation"} <= names
     pts = list(ex.grid()) + list(ex.corners())
-    for p in pts:                      # warm the per-seqlen count cache
-        ex.compute(**p)
-    times = []
-    for p in pts:
-        t0 = time.perf_counter()
+    for p in pts:                      # every setting computes; its timing is make bench's (bench/run.py)
         d = ex.compute(**p)
-        times.append(time.perf_counter() - t0)
         assert set(d["curves"]) == {g for g in P.GENERATIONS if P.generation_available(g, d["gpu"])}
-    assert np.median(times) < 0.010
     # a generation the GPU does not run is shown as unavailable, not an error
     assert ex.compute(**{**ex.defaults(), "gpu": "A100-80GB-SXM", "generation": "fa4"})["available"] is False
     t = pp.roofline_widget()
