@@ -80,9 +80,10 @@ def _answer8(p):
 
 _EX8 = Exercise(
     number=8, label="ex-decode-padding", title="Padding at decode", derive=_answer8,
-    template="Batch {batch}, {keys} keys, {num_q_heads} query heads, d = {head_dim}: FLOPs of one FlashAttention-2 "
-             "CTA computing two matmuls on a {rows}-row Q tile, and the time at {eff_pct:.0f}% of one {gpu} SM's "
-             "tensor throughput.",
+    template="Batch {batch}, {keys} keys, {num_q_heads} query heads, d = {head_dim}: FLOPs of one CTA of the non-split "
+             "FlashAttention-2 kernel (flash-attn v2.0.9, the flash-decoding post's baseline; from v2.2 flash-attn "
+             "splits the keys itself) computing two matmuls on a {rows}-row Q tile, and the time at {eff_pct:.0f}% of "
+             "one {gpu} SM's tensor throughput.",
     params={"gpu": "A100", **_DECODE}, ranges={"gpu": ("A100", "H100"), **_DECODE_RANGES},
     # one query row per CTA, every CTA in one wave: one CTA's time is the kernel's
     valid=lambda p, r, c: c["rows_real"] == 1 and c["est"].num_ctas <= c["num_sms"],
