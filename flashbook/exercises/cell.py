@@ -85,7 +85,7 @@ def show_exercise(k, variant=0) -> None:
 CHECKPOINTS: dict[str, tuple[int, ...]] = {
     "01_bottlenecks": (10,), "02_io_awareness": (2,), "03_online_softmax": (1, 7), "04_flash_forward": (3,),
     "04b_what_limits": (13,), "05_flash_backward": (4, 5, 6), "06_flash_decoding": (8, 9), "07_fusion": (11,),
-    "08_megakernel": (12,),
+    "08_megakernel": (12,), "06b_scheduling_decode": (16, 17),
 }
 
 
