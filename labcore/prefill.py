@@ -209,9 +209,14 @@ def fa3_ablation_overlap(wgmma_efficiency: float = None, fwd_fma_ops: float = No
     (taken as the two in sequence) and 661 with it; :func:`labcore.prefill_schedule.ablation_overlap` solves for
     the share. With the defaults: 0.39 (the perfect overlap of the tile roofline would be 1).
 
-    Args: the :data:`PREFILL_DEFAULTS` of the same names (None: the default).
-    Returns: float in [0, 1].
-    Source: Shah et al. 2024 (FlashAttention-3) Table 2 (``fa3.ablation_no_warp_specialization_flops``,
+    Args:
+        the :data:`PREFILL_DEFAULTS` of the same names (None: the default).
+
+    Returns:
+        float in [0, 1].
+
+    Source:
+        Shah et al. 2024 (FlashAttention-3) Table 2 (``fa3.ablation_no_warp_specialization_flops``,
         ``fa3.ablation_flops``); review 2026-12-01 §3 point 8.
     """
     kw = {k: v for k, v in dict(wgmma_efficiency=wgmma_efficiency, fwd_fma_ops=fwd_fma_ops,
