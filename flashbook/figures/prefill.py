@@ -169,8 +169,8 @@ def _measured_content(fig, c, **_):
         ax.plot(c["seqlen"][s], c["model_flops_per_s"][s] / 1e12, "-", color=cmap[k])
         ax2.plot(c["seqlen"][s], c["error"][s] * 100, "o-", color=cmap[k], ms=4)
     ax.set_ylim(0, None)
-    fig.suptitle(f"{c['dataset']}: dots measured, lines model", fontsize=9)
-    ax.legend(fontsize=9, ncol=2, loc="lower center", bbox_to_anchor=(0.5, 1.0), frameon=False, columnspacing=0.8)
+    ax.set_title(f"{c['dataset']}: dots measured, lines model", fontsize=9)
+    ax.legend(fontsize=9, ncol=1, loc="lower right")   # the rates sit high, above the legend
     ax2.axhspan(-15, 15, color="#eeeeee", lw=0)
     ax2.axhline(0, color="k", lw=0.8)
     ax2.set_xticks(list(dict.fromkeys(c["seqlen"].tolist())))
