@@ -6,7 +6,7 @@ STAMP   := $(VENV)/.installed
 export MPLBACKEND := Agg
 export PYTHONHASHSEED := 0
 
-.PHONY: help venv lab book book-strict test unit nbval browser live chromium bench clean pdf
+.PHONY: help venv lab book book-strict test lint unit nbval browser browser-book live chromium bench clean pdf student sheets
 
 # Debian's Chromium drives the browser tests (Playwright launches it by path; it never downloads one).
 CHROMIUM ?= /usr/bin/chromium
@@ -42,8 +42,12 @@ book-strict: $(STAMP)  ## clean build with -n -W --keep-going: any warning or ex
 	@! grep -rlE 'np\.(float|int)[0-9]+\(' _build/html --include=*.html \
 	  || (echo "raw numpy scalar reprs (np.float64(...)) in the built HTML (files above): display plain, rounded values" && false)
 
-unit: $(STAMP)  ## unit and property tests of labcore (not the browser suite)
-	$(BIN)/python -m pytest -q tests -m "not browser"
+lint: $(STAMP)  ## ruff (pyproject.toml [tool.ruff]): pyflakes, private names, the engine's banned imports
+	$(BIN)/ruff check .
+
+# pytest-xdist: one worker per core (PYTEST_XDIST_AUTO_NUM_WORKERS overrides it)
+unit: $(STAMP)  ## unit and property tests of labcore and flashbook (not the browser suite), on every core
+	$(BIN)/python -m pytest -q -n auto tests -m "not browser"
 
 nbval: $(STAMP)  ## execute every notebook under nbval (--nbval-lax: cells that assert must pass)
 	FLASHBOOK_PREFETCH=0 $(BIN)/python -m pytest -q --nbval-lax -p no:cacheprovider book/
@@ -54,16 +58,31 @@ $(CHROMIUM):
 
 chromium: $(CHROMIUM)  ## install Debian's chromium if it is missing (apt-get)
 
-browser: $(STAMP) $(CHROMIUM)  ## headless Chromium over the built book (build it first: book-strict)
+browser: $(STAMP) $(CHROMIUM)  ## both browser suites in one Chromium: the built book (book-strict first) and live
 	@test -f _build/html/index.html || (echo "no _build/html: run 'make book-strict' first" && false)
 	$(BIN)/python -m pytest -q -p no:cacheprovider -m browser tests/browser
 	@echo "screenshots of every page: $(CURDIR)/artifacts/screenshots/"
 
-test: unit nbval book-strict browser  ## run every test: unit, notebooks, strict book build, browser suite
+browser-book: $(STAMP) $(CHROMIUM)  ## the built-book browser suites alone (pages, players, forms; needs _build/html)
+	@test -f _build/html/index.html || (echo "no _build/html: run 'make book-strict' first" && false)
+	$(BIN)/python -m pytest -q -p no:cacheprovider -m browser tests/browser --ignore=tests/browser/test_live_notebooks.py
+	@echo "screenshots of every page: $(CURDIR)/artifacts/screenshots/"
+
+live: $(STAMP) $(CHROMIUM)  ## the live-notebook suite alone: every notebook, Run All in JupyterLab in headless Chromium
+	$(BIN)/python -m pytest -q -p no:cacheprovider tests/browser/test_live_notebooks.py
+
+# The stages that do not depend on one another run two at a time (the book build keeps one core busy, its kernel
+# the other part of the time): the strict build beside nbval and then the live notebooks, then the built-book
+# browser suites over the fresh _build/html. Each stage's output is printed whole when it ends.
+test: lint unit  ## run every test: lint, unit, then book-strict beside nbval and live, then browser-book
+	$(MAKE) --no-print-directory -j2 --output-sync=target book-strict nbval live
+	$(MAKE) --no-print-directory browser-book
 	@echo "all tests passed"
 
 bench: $(STAMP)  ## performance budget: notebook times, explorer latency, build time, import time, page weight
 	$(BIN)/python bench/run.py
+	$(BIN)/python bench/labs.py                 # seconds to grade each lab's reference and mistaken kernels (<= 2 s)
+	$(BIN)/python bench/megakernel_schedule.py  # the megakernel event loop, cold and cached
 	$(BIN)/python -m pytest -q -s -p no:cacheprovider bench/live_latency.py   # browser-side live latency (JupyterLab)
 
 pdf: $(STAMP) $(CHROMIUM)  ## the whole book as one PDF (_build/pdf/flashbook.pdf): Debian's Chromium prints the built HTML

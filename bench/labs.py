@@ -19,7 +19,8 @@ def _time(fn):
 
 
 def main():
-    best = lambda gpu, **shape: labcore.best_num_splits(gpu, **shape)
+    def best(gpu, **shape):
+        return labcore.best_num_splits(gpu, **shape)
     worst = 0.0
     for key, lab in LABS.items():
         kw = {"choose_splits": best} if key == "flash_decoding" else {}

@@ -128,7 +128,7 @@ def _p95(xs: list[float]) -> float:
 
 
 @pytest.mark.parametrize("name", LIVE_NOTEBOOKS)
-def test_live_latency(lab, lab_page, name):
+def test_live_latency(lab, lab_page, name):  # noqa: F811 (the live test's fixtures, imported above)
     base, token = lab
     page = lab_page
     _open_and_run_all(page, base, token, name)
@@ -164,7 +164,7 @@ FLOOR_NOTEBOOK = {
     "nbformat": 4, "nbformat_minor": 5}
 
 
-def test_floor(lab, lab_page):
+def test_floor(lab, lab_page):  # noqa: F811 (the live test's fixtures, imported above)
     """The round trip alone (no compute, no drawing): what every move costs on top of its figure."""
     import urllib.request
 

@@ -202,7 +202,8 @@ def settings_key(params: dict) -> tuple:
 
 
 #: Modules under ``flashbook.figures`` that define explorers; imported on demand by :func:`all_explorers`.
-FIGURE_MODULES = ["softmax", "flash", "precision", "prefill", "scheduling", "decode", "fusion", "megakernel"]
+FIGURE_MODULES = ["softmax", "flash", "precision", "prefill", "scheduling", "decode", "decode_scheduling", "fusion",
+                  "megakernel"]
 
 EXPLORERS: dict[str, Explorer] = {}
 

@@ -34,7 +34,7 @@ def paper_block_sizes(M: int, d: int):
     "4d" because four tiles (Q_i, K_j, V_j, O_i) must fit on chip at once.
 
     Args:
-        M: on-chip SRAM size in *elements* (int >= 4 d; e.g. 100 KB of FP16 = 51,200 elements).
+        M: on-chip SRAM size in *elements* (int >= 4 d; e.g. 100 KiB of FP16 = 51,200 elements).
         d: head dimension (int >= 1).
     Returns:
         ``(B_r, B_c)`` ints. Example: ``paper_block_sizes(51_200, 64) == (64, 200)``.
@@ -55,7 +55,7 @@ def flash_forward_io_at_sram(N: int, d: int, *, M: int, loop_order: str = "fa1",
     """Elements the FlashAttention forward moves with the paper's block sizes for an SRAM of ``M`` elements:
     :func:`labcore.hbm.flash_forward_io` at ``(block_q, block_kv) = paper_block_sizes(M, d)``.
 
-    Example: N = 4096, d = 64, 100 KB of FP16 (M = 51,200): 17,653,760 elements in the fa1 order (35.3 MB).
+    Example: N = 4096, d = 64, 100 KiB of FP16 (M = 51,200): 17,653,760 elements in the fa1 order (35.3 MB).
 
     Args:
         N, d: ints >= 1.

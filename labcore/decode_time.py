@@ -32,6 +32,7 @@ from .splits import MAX_BATCH, MAX_SEQLEN, decode_shape, flash_attn_block_n, fla
 from .waves import LAST_WAVE_RULES, waves_time
 
 __all__ = ["MODEL_DEFAULTS", "DecodeEstimate", "DECODE_METHODS", "DECODE_VARIANTS", "SPLIT_MODES",
+           "SM_LIMITS", "KERNEL_RESOURCES", "decode_ctas_per_sm",
            "decode_attention_time", "decode_time_grid", "best_num_splits"]
 
 DECODE_METHODS = ("fa2", "flash_decoding")
@@ -46,8 +47,11 @@ SPLIT_MODES = ("best", "heuristic", "heuristic-2.5.7")
 MODEL_DEFAULTS = dict(
     efficiency=0.7,  # FlashAttention-2 forward reaches 50-73% of A100 peak (Dao 2023): take 0.7
     per_sm_bandwidth_cap=80e9,  # Little's law: ~64 KB in flight per SM / ~0.8 us DRAM latency = 80 GB/s
-    kernel_overhead=5e-6,  # launch + prologue + tail of one kernel, ~5 us (lecture §6.3; Hazy post: 2.1 us bare launch)
+    kernel_overhead=5e-6,  # launch + prologue + tail of one kernel, ~5 us: the lecture's (§6.3), assumed, not measured;
+    # Hazy: 2.1 us bare launch on a stream, 1.3 us in a CUDA graph; xformers' decode benchmark replays in a graph
+    ctas_per_sm=1,  # CTAs resident per SM in a wave: the lecture's 1; "derived" = decode_ctas_per_sm (2 on an A100)
     fa2_block_m=128,  # FlashAttention-2 forward kernel Q tile (rows) on A100 for d = 128
+    fa2_block_n=64,  # FlashAttention-2 (v2.0.9) forward kernel KV tile on A100 for d = 128 (its shared memory)
     fd_block_m=64,  # flash-attn split-KV kernel Q tile; the GQA group is packed and padded to it
     block_n=None,  # KV tile length; None -> flash-attn's rule (256 if d <= 64, 128 if d <= 128, else 64)
     max_splits=128,  # flash-attn caps splits at 128
@@ -68,7 +72,8 @@ class DecodeEstimate:
     Attributes:
         gpu, method, variant: what was modelled. batch, seqlen, num_q_heads, num_kv_heads, head_dim: shape.
         num_splits: splits per (sequence, KV head) (1 for FlashAttention-2).
-        num_ctas: CTAs of the main kernel. num_sms: SMs of the GPU. waves: ``ceil(num_ctas / num_sms)``.
+        num_ctas: CTAs of the main kernel. num_sms: SMs of the GPU. ctas_per_sm: CTAs resident per SM (the
+            ``ctas_per_sm`` assumption, resolved). waves: ``ceil(num_ctas / (num_sms x ctas_per_sm))``.
         active_sms: SMs busy in a full wave, ``min(num_ctas, num_sms)``.
         rows_real, rows_padded: query rows per CTA that are real / that the tensor cores compute.
         keys_per_cta: keys of the longest split. flops_per_cta: padded tensor-core FLOPs per CTA.
@@ -120,6 +125,7 @@ class DecodeEstimate:
     last_wave: str = "full"
     running_last: int = 0
     cta_time_last: float = 0.0
+    ctas_per_sm: int = 1
 
     @property
     def total_us(self) -> float:
@@ -128,8 +134,8 @@ class DecodeEstimate:
 
     @property
     def wave_efficiency(self) -> float:
-        """Fraction of SM-slots busy over all waves: ``num_ctas / (waves x num_sms)``."""
-        return self.num_ctas / (self.waves * self.num_sms)
+        """Fraction of CTA slots busy over all waves: ``num_ctas / (waves x num_sms x ctas_per_sm)``."""
+        return self.num_ctas / (self.waves * self.num_sms * self.ctas_per_sm)
 
     @property
     def padding_waste(self) -> float:
@@ -143,11 +149,85 @@ class DecodeEstimate:
 
 
 
+#: Per-SM limits on resident CTAs (compute capabilities 8.0, 9.0 and 10.0 alike): resident threads, resident
+#: CTAs, 32-bit registers, the most registers a thread can hold, and the shared memory the runtime reserves per
+#: CTA. Source: CUDA C++ Programming Guide, "Compute Capabilities", Table "Technical Specifications per Compute
+#: Capability" (2048 threads, 32 blocks, 64 K registers per SM, 255 per thread; 1 KB of shared memory per block
+#: reserved for system use on 8.x and later).
+SM_LIMITS = dict(max_threads=2048, max_ctas=32, registers=65536, max_registers_per_thread=255,
+                 smem_reserved_per_cta=1024)
+
+#: What one CTA of each decode kernel holds: its Q tile (``block_m`` keyword), its KV tile (``block_n`` keyword
+#: or flash-attn's rule), its warps, and its registers per thread (not published: the compiler's maximum, an
+#: upper bound). Shared memory = (Q tile + K tile + V tile) x d x 2 bytes (no Q/K sharing at decode).
+#: Sources: flash-attn v2.0.9 ``flash_fwd_launch_template.h`` (``run_mha_fwd_hdim128``: 128 x 64 tile, 4 warps on
+#: sm80, 64 KB); flash-attn >= 2.2 ``run_mha_fwd_splitkv_dispatch`` (kBlockM 64, kBlockN 256/128/64, 4 warps:
+#: 80 KB at d = 128); flash-attn >= 2.5.7 ``flash_api.cpp``, "We multiply number of SMs by 2 to hard-code the
+#: fact that we're using 128 threads per block".
+KERNEL_RESOURCES = {
+    "fa2": dict(block_m="fa2_block_m", block_n="fa2_block_n", warps=4, registers_per_thread=255),
+    "flash_decoding": dict(block_m="fd_block_m", block_n="block_n", warps=4, registers_per_thread=255),
+}
+
+
+def _occupancy(gpu: GPU, method: str, d: int, p: dict) -> dict:
+    """CTAs per SM that the kernel's shared memory, threads and registers allow on ``gpu`` (see decode_ctas_per_sm)."""
+    k, lim = KERNEL_RESOURCES[method], SM_LIMITS
+    bm = p[k["block_m"]]
+    bn = p[k["block_n"]] or flash_attn_block_n(d)
+    smem = (bm + 2 * bn) * d * p["dtype_bytes"]
+    threads = 32 * k["warps"]
+    regs = threads * min(-(-k["registers_per_thread"] // 8) * 8, 256)     # allocated in units of 8 per thread
+    by = dict(smem=gpu.smem_per_sm // (smem + lim["smem_reserved_per_cta"]) if smem <= gpu.smem_per_block else 0,
+              threads=lim["max_threads"] // threads, registers=lim["registers"] // regs, ctas=lim["max_ctas"])
+    return dict(ctas_per_sm=int(min(by.values())), smem_per_cta=int(smem), threads_per_cta=threads,
+                registers_per_cta=int(regs), **{f"by_{k}": int(v) for k, v in by.items()},
+                limit=min(by, key=by.get))
+
+
+def decode_ctas_per_sm(gpu, *, method, head_dim, **assumptions) -> dict:
+    """How many CTAs of a decode kernel fit on one SM of ``gpu`` at once (its occupancy), and what limits it.
+
+    Each limit of :data:`SM_LIMITS` is divided by what one CTA of the kernel holds (:data:`KERNEL_RESOURCES`):
+    shared memory ``(block_m + 2 block_n) x d x dtype_bytes`` plus the 1 KB the runtime reserves per CTA, against
+    ``gpu.smem_per_sm``; 128 threads against 2048; 128 x 256 registers (255 per thread, the compiler's
+    maximum, an upper bound: flash-attn does not publish its count) against 65,536; and 32 CTAs. On an A100
+    (164 KiB per SM) at d = 128 both FlashAttention-2's 128 x 64 kernel (64 KiB) and the split kernel (64 x 128,
+    80 KiB) fit two CTAs per SM, the factor flash-attn >= 2.5.7 hard-codes into its split heuristic.
+
+    Args:
+        gpu: preset name or :class:`labcore.hardware.GPU`. method: ``"fa2"`` or ``"flash_decoding"``.
+        head_dim: int >= 1. assumptions: overrides of :data:`MODEL_DEFAULTS` (``fa2_block_m``, ``fa2_block_n``,
+            ``fd_block_m``, ``block_n``, ``dtype_bytes``).
+    Returns:
+        dict: ``ctas_per_sm`` (int >= 0; 0 if one CTA's tiles exceed ``gpu.smem_per_block``), ``smem_per_cta``
+        (bytes), ``threads_per_cta``, ``registers_per_cta``, the count each limit allows (``by_smem``,
+        ``by_threads``, ``by_registers``, ``by_ctas``) and ``limit`` (the name of the binding one).
+    Raises: ValueError for an unknown GPU or method or a bad assumption; TypeError for an unknown keyword.
+    Source: :data:`SM_LIMITS` (CUDA C++ Programming Guide); :data:`KERNEL_RESOURCES` (flash-attn source).
+    """
+    gpu = get_gpu(gpu)
+    method = choice(method, "method", DECODE_METHODS)
+    p = _params(assumptions)
+    return _occupancy(gpu, method, positive_int(head_dim, "head_dim"), p)
+
+
+def _params(assumptions: dict) -> dict:
+    """:data:`MODEL_DEFAULTS` with the caller's overrides, checked (``ctas_per_sm``: an int >= 1 or "derived")."""
+    p = resolve_params(assumptions, MODEL_DEFAULTS, _RULES)
+    if not (isinstance(p["ctas_per_sm"], str) and p["ctas_per_sm"] == "derived"):
+        if isinstance(p["ctas_per_sm"], str):
+            raise ValueError(f"ctas_per_sm must be an int >= 1 or 'derived', got {p['ctas_per_sm']!r}")
+        p["ctas_per_sm"] = positive_int(p["ctas_per_sm"], "ctas_per_sm")
+    return p
+
+
 #: How each assumption of :data:`MODEL_DEFAULTS` is checked (rules of :data:`labcore.checks.PARAM_RULES`).
 _RULES = {"efficiency": "fraction", "bandwidth_efficiency": "fraction", "last_wave": LAST_WAVE_RULES,
           **dict.fromkeys(("per_sm_bandwidth_cap", "dtype_bytes", "partial_dtype_bytes"), "positive"),
           **dict.fromkeys(("kernel_overhead", "wave_latency"), "non-negative"),
-          **dict.fromkeys(("fa2_block_m", "fd_block_m", "max_splits"), "count"), "block_n": "count or None"}
+          **dict.fromkeys(("fa2_block_m", "fa2_block_n", "fd_block_m", "max_splits"), "count"),
+          "block_n": "count or None"}
 
 
 def _core(gpu: GPU, batch, seqlen, splits, hq, hkv, d, method, variant, p, lean=False):
@@ -181,10 +261,22 @@ def _core(gpu: GPU, batch, seqlen, splits, hq, hkv, d, method, variant, p, lean=
         bytes_ = bytes_ + writes
     f_sm = gpu.tensor_flops_per_sm * p["efficiency"]
     t_c = flops / f_sm
+    # occupancy: a wave has SMs x CTAs-per-SM slots; co-resident CTAs share their SM's tensor cores, so a CTA's
+    # compute time is t_c x the CTAs on the busiest SM; the per-SM bandwidth cap is each CTA's own pipeline
+    occ = p["ctas_per_sm"]
+    occ = max(1, _occupancy(gpu, method, d, p)["ctas_per_sm"]) if occ == "derived" else occ
+    sms, slots, cap = gpu.num_sms, gpu.num_sms * occ, p["per_sm_bandwidth_cap"]
+    k_full = cdiv(np.minimum(ctas, slots), sms)
     # the CTAs in waves, the last one charged by the ``last_wave`` rule (the one wave machinery)
-    w = waves_time(ctas, gpu.num_sms, t_c, bytes_, bw, per_sm_bandwidth_cap=p["per_sm_bandwidth_cap"],
+    w = waves_time(ctas, slots, t_c * k_full if occ > 1 else t_c, bytes_, bw, per_sm_bandwidth_cap=cap,
                    last_wave=p["last_wave"])
-    waves, active = w["waves"], w["running_full"]
+    if occ > 1 and p["last_wave"] == "shared":   # the last wave's CTAs also share fewer SMs' tensor cores
+        run_last, t_full = w["running_last"], w["cta_time_full"]
+        t_last = np.maximum(t_c * cdiv(run_last, sms), bytes_ / np.minimum(cap, bw / run_last))
+        full_total = w["waves"] * t_full
+        w["cta_time_last"] = t_last
+        w["total"] = np.where(t_last >= t_full, full_total, np.minimum(full_total, (w["waves"] - 1) * t_full + t_last))
+    waves, active = w["waves"], np.minimum(w["running_full"], sms)
     n_k = np.where(splits > 1, 2, 1) if method == "flash_decoding" else np.ones_like(splits)
     launch = n_k * p["kernel_overhead"]
     # terms that do not depend on seqlen stay small (no broadcast over the whole grid)
@@ -200,13 +292,14 @@ def _core(gpu: GPU, batch, seqlen, splits, hq, hkv, d, method, variant, p, lean=
     total = np.add(total, extra, out=total if same else None)
     if lean:
         return {"total": total}
-    b_sm = np.minimum(p["per_sm_bandwidth_cap"], bw / active)  # a CTA's share in a full wave (for display)
+    b_sm = np.minimum(cap, bw / w["running_full"])  # a CTA's share in a full wave (for display)
     # keys named as the fields of DecodeEstimate
-    return dict(num_splits=splits, num_ctas=ctas, waves=waves, active_sms=active, rows_real=rows_real,
-                rows_padded=rows_pad, keys_per_cta=keys, flops_per_cta=flops, bytes_per_cta=bytes_, flops_per_sm=f_sm,
-                bandwidth_per_sm=b_sm, compute_time=t_c, memory_time=bytes_ / b_sm, cta_time=w["cta_time_full"],
-                running_last=w["running_last"], cta_time_last=w["cta_time_last"], num_kernels=n_k, launch_time=launch,
-                combine_time=combine, latency_time=latency, total=total)
+    return dict(num_splits=splits, num_ctas=ctas, waves=waves, active_sms=active, ctas_per_sm=occ,
+                rows_real=rows_real, rows_padded=rows_pad, keys_per_cta=keys, flops_per_cta=flops,
+                bytes_per_cta=bytes_, flops_per_sm=f_sm, bandwidth_per_sm=b_sm, compute_time=t_c * k_full,
+                memory_time=bytes_ / b_sm, cta_time=w["cta_time_full"], running_last=w["running_last"],
+                cta_time_last=w["cta_time_last"], num_kernels=n_k, launch_time=launch, combine_time=combine,
+                latency_time=latency, total=total)
 
 
 def _max_model_splits(seqlen, block_n, max_splits):
@@ -259,8 +352,8 @@ def _resolve_splits(gpu, num_splits, batch, seqlen, hq, hkv, d, method, variant,
 
 
 #: The integer fields of :class:`DecodeEstimate` that the model computes (the others are floats).
-_COUNT_FIELDS = ("num_splits", "num_ctas", "waves", "active_sms", "rows_real", "rows_padded", "keys_per_cta",
-                 "num_kernels", "running_last")
+_COUNT_FIELDS = ("num_splits", "num_ctas", "waves", "active_sms", "ctas_per_sm", "rows_real", "rows_padded",
+                 "keys_per_cta", "num_kernels", "running_last")
 
 
 def decode_attention_time(gpu, *, batch, seqlen, num_q_heads, num_kv_heads, head_dim, method,
@@ -335,7 +428,7 @@ def decode_attention_time(gpu, *, batch, seqlen, num_q_heads, num_kv_heads, head
         raise TypeError(f"num_splits must be an int, None or one of {', '.join(map(repr, SPLIT_MODES))} here; "
                         f"got {num_splits!r} (decode_time_grid takes arrays)")
     _, _, hq, hkv, d = decode_shape(batch, seqlen, num_q_heads, num_kv_heads, head_dim)
-    p = resolve_params(assumptions, MODEL_DEFAULTS, _RULES)
+    p = _params(assumptions)
     s = int(np.asarray(_resolve_splits(gpu, num_splits, batch, seqlen, hq, hkv, d, method, variant, p)))
     r = {k: (v.item() if isinstance(v, np.ndarray) else v)
          for k, v in _core(gpu, batch, seqlen, s, hq, hkv, d, method, variant, p).items()}
@@ -368,7 +461,7 @@ def decode_time_grid(gpu, *, batch, seqlen, num_q_heads, num_kv_heads, head_dim,
     method = choice(method, "method", DECODE_METHODS)
     variant = choice(variant, "variant", DECODE_VARIANTS)
     batch, seqlen, hq, hkv, d = decode_shape(batch, seqlen, num_q_heads, num_kv_heads, head_dim)
-    p = resolve_params(assumptions, MODEL_DEFAULTS, _RULES)
+    p = _params(assumptions)
     s = _resolve_splits(gpu, num_splits, batch, seqlen, hq, hkv, d, method, variant, p)
     r = _core(gpu, batch, seqlen, s, hq, hkv, d, method, variant, p)
     shape = np.broadcast(batch, seqlen, s).shape
@@ -397,5 +490,5 @@ def best_num_splits(gpu, *, batch, seqlen, num_q_heads, num_kv_heads, head_dim, 
     batch = positive_int(batch, "batch", maximum=MAX_BATCH)
     seqlen = positive_int(seqlen, "seqlen", maximum=MAX_SEQLEN)
     _, _, hq, hkv, d = decode_shape(batch, seqlen, num_q_heads, num_kv_heads, head_dim)
-    p = resolve_params(assumptions, MODEL_DEFAULTS, _RULES)
+    p = _params(assumptions)
     return int(_best_grid(gpu, batch, seqlen, hq, hkv, d, variant, p)[0])

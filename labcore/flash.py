@@ -358,7 +358,7 @@ def gpt2_medium_comparison(*, N: int = 1024, d: int = 64, heads: int = 16, batch
     """Our FLOPs and HBM traffic for the FlashAttention paper's Fig. 2 setting, beside the paper's.
 
     Forward + backward of attention for GPT-2 medium (N = 1024, d = 64, 16 heads, batch 64). Flash uses
-    the paper's block sizes for an SRAM of ``M`` elements (default 100 KB of FP16, B_c = 200, B_r = 64)
+    the paper's block sizes for an SRAM of ``M`` elements (default 100 KiB of FP16, B_c = 200, B_r = 64)
     and the fa2 loop order in the forward. Counts are exact minima of each algorithm (no extra mask,
     dropout or softmax kernels) and FLOPs include both matmul and non-matmul work.
 

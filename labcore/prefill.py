@@ -34,6 +34,7 @@ from .published import published
 from .waves import LAST_WAVE_RULES, waves_time
 
 __all__ = ["TileRoofline", "tile_roofline", "roofline_table", "GENERATIONS", "GENERATION_ASSUMPTIONS",
+           "fa4_emulation_balance",
            "PREFILL_DEFAULTS", "PREFILL_PASSES", "PREFILL_DTYPES", "generation_available", "attention_flops_papers",
            "prefill_time", "load_prefill_measurements", "compare_prefill", "calibrate_mma_efficiency",
            "FA4_MMA_ROWS"]
@@ -216,8 +217,10 @@ GENERATION_ASSUMPTIONS = {
         architectures=("blackwell",), overlap="max",
         text="FlashAttention-4: the FlashAttention-3 overlap plus a share of each row's exponentials computed by "
              "a cubic polynomial on the FMA units (the low end of the paper's 10-25% is taken), and conditional "
-             "rescaling (skipped rescales are per-row work, not counted here either way). Where the GPU's FP32 "
-             "rate is not published (B200) the FMA-unit work is not charged, as in the paper's own roofline.",
+             "rescaling (skipped rescales are per-row work, not counted here either way). The FMA-unit work "
+             "(the softmax's FP32 operations and the polynomial) is charged at the GPU's FP32 lanes; where no FP32 "
+             "rate is published (B200) at 128 lanes per clock per SM (4 partitions x 32, architectural), which "
+             "the paper's own roofline leaves out.",
         source="Zadouri et al. 2026 (FlashAttention-4) Sec. 3.1.3, 3.1.4, Tables 1 and 3",
         mma_fraction={"blackwell": 1.0}, exp_emulation_share="fa4.exp_emulation_share", bwd_kernels=3,
     ),
@@ -233,6 +236,8 @@ PREFILL_DEFAULTS = dict(
     fwd_fma_ops=3,  # FP32 ops per score besides exp in the forward: max, subtract (folded scale), row-sum (labcore.flops)
     bwd_fma_ops=3,  # backward: subtract lse before exp, dP - D, multiply by P (dS = P o (dP - D))
     emulation_fma_ops=7,  # FMA-unit ops per emulated exp: Cody-Waite range reduction (2), Horner cubic (3), exponent (2)
+    fp32_lanes=128,  # FP32 FMA lanes per clock per SM where the preset publishes no FP32 rate (B200): 4 SM
+    # partitions x 32 lanes, as on Hopper (Blackwell tuning guide); NVIDIA's B200 listings (75-80 TFLOP/s FP32) agree
     kernel_overhead=5e-6,  # launch + prologue + tail of one kernel (lecture §6.3; as labcore.decode)
     per_sm_bandwidth_cap=None,  # prefill CTAs are compute bound; no per-SM cap
     l2_reuse=True,  # K, V re-reads by the query blocks of one head hit L2: HBM sees each tensor once
@@ -283,9 +288,9 @@ def _tile_cycles(g: GPU, generation: str, pass_: str, dtype: str, d: int, p: dic
     mma = t.mma / (frac * p["mma_efficiency"])
     f_emul = _assumption_value(ga["exp_emulation_share"])
     exp = t.exp * (1 - f_emul)
-    lanes = g.fp32_ops_per_clock_per_sm
+    lanes = g.fp32_ops_per_clock_per_sm or p["fp32_lanes"]
     ops = p["fwd_fma_ops"] if pass_ == "forward" else p["bwd_fma_ops"]
-    fma = 0.0 if lanes is None else block_q * block_kv * (ops + f_emul * p["emulation_fma_ops"]) / lanes
+    fma = block_q * block_kv * (ops + f_emul * p["emulation_fma_ops"]) / lanes
     smem = t.smem
     if ga["overlap"] == "sequence":
         cycles = max(mma + exp + fma, smem)
@@ -301,7 +306,43 @@ def _tile_cycles(g: GPU, generation: str, pass_: str, dtype: str, d: int, p: dic
 _RULES = {"mma_efficiency": "fraction", "block_q": "count", "block_kv": "count",
           **dict.fromkeys(("fwd_fma_ops", "bwd_fma_ops", "emulation_fma_ops", "kernel_overhead", "cta_latency"),
                           "non-negative"),
-          "per_sm_bandwidth_cap": "positive or None", "l2_reuse": "flag"}
+          "per_sm_bandwidth_cap": "positive or None", "l2_reuse": "flag", "fp32_lanes": "positive"}
+
+
+def fa4_emulation_balance(gpu="B200", *, d: int = 128, **assumptions) -> dict:
+    """The share of exponentials to emulate on the FMA units that balances them with the MUFU, per forward tile.
+
+    MUFU cycles ``E (1 - f)`` with ``E = B_q B_k / exp_ops_per_clock``; FMA cycles ``F0 + F1 f`` with
+    ``F0 = B_q B_k fwd_fma_ops / lanes`` (the softmax's FP32 work) and ``F1 = B_q B_k emulation_fma_ops / lanes``.
+    If the two pipes run side by side the softmax costs ``max(MUFU, FMA)``, least at
+    ``f* = (E - F0) / (E + F1)`` (clipped to [0, 1]). If instead their instructions are issued in sequence (the
+    sum :func:`prefill_time` charges), emulation pays whenever an emulated exp costs fewer FMA cycles than a MUFU
+    one, at any share: ``sum_favours_full_emulation``.
+
+    Args:
+        gpu: preset (name or GPU) with a published exponential rate.
+        d: head dimension (the tile's MMA cycles).
+        assumptions: overrides of :data:`PREFILL_DEFAULTS` (``block_q``, ``block_kv``, ``fwd_fma_ops``,
+            ``emulation_fma_ops``, ``fp32_lanes``, ``mma_efficiency``).
+    Returns:
+        dict: ``share`` (f*), ``mufu_cycles`` and ``fma_cycles`` at f*, ``mma_cycles`` (the tile's MMA cycles
+        over ``mma_efficiency``), ``lanes`` (FP32 lanes per clock per SM used), ``sum_favours_full_emulation``.
+    Raises:
+        ValueError: a GPU without an exponential rate, or bad assumptions.
+    Source: Zadouri et al. 2026 (FlashAttention-4) Sec. 3.1.3 (10-25% emulated); FMA lanes as :data:`PREFILL_DEFAULTS`.
+    """
+    g = get_gpu(gpu)
+    p = resolve_params(assumptions, PREFILL_DEFAULTS, _RULES)
+    positive_int(d, "d")
+    if g.exp_ops_per_clock_per_sm is None:
+        raise ValueError(f"{g.name} has no published exponential rate")
+    lanes = g.fp32_ops_per_clock_per_sm or p["fp32_lanes"]
+    area = p["block_q"] * p["block_kv"]
+    E, F0, F1 = area / g.exp_ops_per_clock_per_sm, area * p["fwd_fma_ops"] / lanes, area * p["emulation_fma_ops"] / lanes
+    f = min(1.0, max(0.0, (E - F0) / (E + F1)))
+    mma = _tile_roofline(g, p["block_q"], p["block_kv"], d, "forward", "bf16").mma / p["mma_efficiency"]
+    return dict(share=f, mufu_cycles=E * (1 - f), fma_cycles=F0 + F1 * f, mma_cycles=mma, lanes=float(lanes),
+                sum_favours_full_emulation=bool(F1 < E))
 
 
 @lru_cache(maxsize=4096)

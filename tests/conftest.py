@@ -3,6 +3,14 @@ import os
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, settings
+
+# Hypothesis: an example's wall time on a shared 2-core machine (two xdist workers, other builds beside them)
+# says nothing about the code, so no per-example deadline and no too-slow health check (timing goals live in
+# bench/). Explicit @settings(...) on a test still set its max_examples. HYPOTHESIS_PROFILE=default restores
+# Hypothesis's own defaults.
+settings.register_profile("flashbook", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "flashbook"))
 
 
 def _make_qkv(n_q: int, n_k: int, d: int = 8, *, d_v: int | None = None, seed: int = 0):

@@ -1,5 +1,4 @@
 """labcore.causal_schedule: causal CTA costs, three dispatch orders on a GPU's SMs, FA3's L2 sections."""
-import numpy as np
 import pytest
 
 from labcore.causal_schedule import benchmark_shapes, causal_cta_costs, causal_load_balance, causal_schedule_table, \

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from flashbook.exercises import CHECKPOINTS, EXERCISES, check, checkpoint, checkpoint_text, exercise
+from flashbook.exercises import CHECKPOINTS, check, checkpoint, checkpoint_text, exercise
 
 BOOK = Path(__file__).resolve().parents[1] / "book"
 
@@ -26,7 +26,7 @@ def test_every_section_ends_with_its_checkpoint(page):
 def _own_exercises(page) -> bool:
     """A page written after the lecture states its exercises itself (directive, check cell, folded solution)."""
     text = "".join("".join(c["source"]) for c in _cells(page))
-    return "```{exercise}" in text and "check(" in text
+    return "{exercise}" in text and "check(" in text
 
 
 def test_sections_01_to_08_end_with_their_exercises_and_every_lecture_exercise_is_in_one():

@@ -65,7 +65,7 @@ def test_exceeding_M_raises_capacity_error_naming_what_is_held():
     chip = Chip(100, {"K": np.zeros((10, 8)), "V": np.zeros((10, 8))})
 
     def greedy(cta):
-        with cta.load("K") as K, cta.load("V") as V:
+        with cta.load("K"), cta.load("V"):
             pass
 
     with pytest.raises(SRAMCapacityError) as e:
@@ -80,7 +80,7 @@ def test_sram_is_released_at_the_end_of_the_with_block_and_the_peak_is_kept():
 
     def two_halves(cta):
         for r in ((0, 5), (5, 10)):
-            with cta.load("K", rows=r) as K_j, cta.buffer(20, name="acc") as acc:
+            with cta.load("K", rows=r), cta.buffer(20, name="acc"):
                 assert cta.sram.used == 60
         assert cta.sram.used == 0
 

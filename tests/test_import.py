@@ -20,19 +20,5 @@ def test_public_api_is_documented():
     assert not missing, f"public names without a docstring: {missing}"
 
 
-def test_the_engine_imports_no_presentation_library_and_not_flashbook():
-    """labcore is the engine: numpy, ml_dtypes and the standard library, never matplotlib, ipywidgets, PIL,
-    IPython or the presentation package (read from the source, so a lazy import inside a function counts)."""
-    import ast
-    from pathlib import Path
-
-    import labcore
-
-    banned = {"matplotlib", "ipywidgets", "PIL", "IPython", "flashbook"}
-    found = []
-    for path in Path(labcore.__file__).parent.rglob("*.py"):
-        for node in ast.walk(ast.parse(path.read_text())):
-            names = ([a.name for a in node.names] if isinstance(node, ast.Import)
-                     else [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level else [])
-            found += [f"{path.name}: {n}" for n in names if n.split(".")[0] in banned]
-    assert not found, f"labcore imports presentation code: {found}"
+# labcore's source importing no presentation library (a lazy import inside a function counts) is ruff's
+# banned-api rule (TID251, pyproject.toml), run by make lint.

@@ -6,6 +6,7 @@ import time
 import numpy as np
 import pytest
 
+import labcore as lc
 from labcore import prefill as P
 from labcore.published import published
 from labcore.waves import waves_time
@@ -237,3 +238,25 @@ def test_fp8_forward_on_hopper_above_the_papers_figure():
     assert r["fwd_tile"]["bound"] == "MMA"
     # the model (no block-scale or V-transpose work) is above FA3's "close to 1.2 PFLOP/s"
     assert 1.0 < float(r["tflops"]) * 1e12 / published("fa3.h100_fp8_peak").value < 1.2
+
+
+def test_fma_work_is_charged_on_b200():
+    """Review M-5: the polynomial exp is not free on B200 (128 FP32 lanes/clock/SM, architectural)."""
+    from labcore.prefill import _tile_cycles
+    p = dict(lc.PREFILL_DEFAULTS)
+    t = _tile_cycles(lc.get_gpu("B200"), "fa4", "forward", "bf16", 128, p, block_q=128, block_kv=128)
+    share = lc.published.published("fa4.exp_emulation_share").low      # the low end, as the model takes it
+    ops = p["fwd_fma_ops"] + share * p["emulation_fma_ops"]
+    assert t["fma"] == pytest.approx(128 * 128 * ops / 128)
+
+
+def test_fa4_emulation_balance():
+    b = lc.fa4_emulation_balance("B200")
+    assert b["share"] == pytest.approx(1 / 3)                    # (1024 - 384) / (1024 + 896)
+    assert b["mufu_cycles"] == pytest.approx(b["fma_cycles"])
+    rec = lc.published.published("fa4.exp_emulation_share")
+    lo, hi = rec.low, rec.high                                      # FlashAttention-4's 10-25%
+    assert lo < lc.fa4_emulation_balance("B200", fwd_fma_ops=4)["share"] < b["share"] and hi < b["share"]
+    assert b["sum_favours_full_emulation"]
+    with pytest.raises(TypeError):
+        lc.fa4_emulation_balance("B200", bogus=1)

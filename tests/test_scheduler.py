@@ -82,7 +82,7 @@ def test_schedule_invariants(costs, slots, order):
     assert np.isclose(s.slot_busy.sum(), sum(costs))
     for k in range(slots):                                    # items on one slot never overlap
         idx = np.where(s.slot == k)[0]
-        e = np.sort(s.end[idx]); b = np.sort(s.start[idx])
+        e, b = np.sort(s.end[idx]), np.sort(s.start[idx])
         assert np.all(b[1:] >= e[:-1] - 1e-9)
     if order != "launch":                                     # both sort by decreasing cost
         assert np.all(np.diff(s.costs[s.order]) <= 0)

@@ -46,8 +46,10 @@ def test_stripped_notebook_has_no_solution():
 
 
 def test_strip_handles_gated_blocks_and_inline_directives():
-    md = lambda s: {"cell_type": "markdown", "metadata": {}, "source": s}
-    code = lambda s: {"cell_type": "code", "metadata": {}, "source": s, "outputs": [{"x": 1}], "execution_count": 3}
+    def md(s):
+        return {"cell_type": "markdown", "metadata": {}, "source": s}
+    def code(s):
+        return {"cell_type": "code", "metadata": {}, "source": s, "outputs": [{"x": 1}], "execution_count": 3}
     nb = {"cells": [md("intro\n\n````{solution} ex-a\n:class: dropdown\n\nsecret 136.3\n```python\nx\n```\n````\nafter"),
                     md("```{solution-start} ex-b\n```\nhidden"), code("print(42)"), md("```{solution-end}\n```"),
                     code("with solution_output():\n    print(1)"), code("check(1, answer)")]}
@@ -147,7 +149,8 @@ def test_hashed_forms_grade_like_the_full_ones_in_both_graders(k, tmp_path):
     """For every precomputed variant: an answer at the statement's rounding is right, each known mistake at
     that rounding gets its feedback, a wrong value is "not right", in Python and grader.js, student and full."""
     fp, plain = E.form_payload(k, student=True), E.form_payload(k, student=False)
-    join = lambda f, i: {**{a: b for a, b in f.items() if a != "variants"}, **f["variants"][i]}
+    def join(f, i):
+        return {**{a: b for a, b in f.items() if a != "variants"}, **f["variants"][i]}
     cases = _cases(k, fp, plain)
     py = []
     for i, form in cases:

@@ -13,6 +13,13 @@ The book promises that every number on its pages is computed by ``labcore`` and 
 
 A result (a time, a ratio, a percentage, a published figure) must come from ``labcore`` (published ones
 from :mod:`labcore.published`) through an ``{eval}`` role, or be worded without a number.
+
+Numbers written as words count too (issue 20): a ratio word ("doubles", "roughly doubles", "twice", "halves"),
+"a hundred times", "several times less", "a few times", and a count from four up ("the first nine rows",
+"eight misconceptions", "over a hundred kernels", "thousands of cycles"). Two and three stay allowed as words
+(the two rules, three units: structure, not results); a structural count from four up goes on the short
+:data:`WORD_ALLOWED` list with its reason. The reading pages written in plain MyST Markdown (:data:`MD_PAGES`)
+cannot insert numbers, so they are scanned too.
 """
 from __future__ import annotations
 
@@ -42,7 +49,7 @@ NUM = re.compile(r"(?<![\w.\-/§^])(\d[\d,]*(?:\.\d+)?)(?:[xX×]|[kKM](?=\s))?(?
 #: "exercises 8–10", "Tables 1 and 3", "Algorithms 0 and 3")
 NAMED = (r"§|Sections?|sections?|Eqs?\.|Equations?|equations?|Algorithms?|algorithms?|Theorems?|theorem|"
          r"Propositions?|Lemma|[Ee]xercises?|Figures?|Figs?\.|Tables?|table|[Ss]teps?|[Ll]ectures?|Parts?|"
-         r"[Vv]ersions?|v|[Cc]hapters?|lines?|pages?|flash-attn|PyTorch|CUDA|Hopper|Blackwell|FlashAttention-?")
+         r"[Vv]ersions?|v|[Cc]hapters?|lines?|pages?|[Pp]itfalls?|flash-attn|PyTorch|CUDA|Hopper|Blackwell|FlashAttention-?")
 CONTEXT_OK = re.compile(rf"(?:{NAMED})\s*(?:[\d.]+\s*(?:,|and|or|to|–|-)\s*)*$")
 YEAR = re.compile(r"(19|20)\d\d")
 
@@ -93,6 +100,66 @@ ALLOWED: dict[str, list[tuple[str, str]]] = {
 }
 
 
+#: Word numbers from four up (a count a reader could check: "the first nine rows"), then ratio words.
+_WORD = (r"four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen|seventeen|"
+         r"eighteen|nineteen|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety|hundred|thousand|dozen")
+WORD_NUM = re.compile(rf"\b(?:{_WORD})\b(?:[\s-]+[A-Za-z]+)?", re.I)
+WORD_RATIO = re.compile(r"\b(?:doubles?|doubled|doubling|triples?|tripled|quadruples?|quadrupled|halves|halved|twice|"
+                        r"thrice|hundreds|thousands|dozens)\b|\b(?:a|one|two|three|several|many|some|a few)\s+times\b",
+                        re.I)
+
+#: Word counts from four up that name a structure rather than state a result, per page: (phrase, reason).
+WORD_ALLOWED: dict[str, list[tuple[str, str]]] = {
+    "01_bottlenecks.ipynb": [("both halves", "the section's two parts, not a ratio")],
+    "04_flash_forward.ipynb": [("the four tiles", "Eq. (fa-blocks)'s factor 4: Q, K, V, O tiles"),
+                               ("the four warps", "input: FlashAttention-2's warps per CTA")],
+    "04b_what_limits.ipynb": [("five matmuls", "the backward's structure (S, dV, dP, dQ, dK)")],
+    "05b_scheduling_prefill.ipynb": [
+        ("four CTAs on four SMs", "input: the hand-sized scheduling example"),
+        ("Six CTAs of one to six tiles on four SMs", "input: the second hand-sized example"),
+        ("the four shortest", "the hand-sized example's CTAs, counted by the reader"),
+        ("five matrix multiplications", "the backward's structure (S, dV, dP, dQ, dK)"),
+        ("eight query heads", "input: FlashAttention-4's MQA-8 setting"),
+        ("twice the slots", "definition: two resident CTAs per SM give SMs x 2 slots")],
+    "06_flash_decoding.ipynb": [("four to sixteen splits", "input: the split counts of the lecture's sweep")],
+    "07_fusion.ipynb": [("five separate operators", "the example's structure (max, subtract, exp, sum, divide)"),
+                        ("a few thousand", "input: the hidden sizes the kernels are written for")],
+    "08_megakernel.ipynb": [("six kinds", "the megakernel's instruction kinds (structure)"),
+                            ("these six", "the same list"), ("the six listed", "the same list"),
+                            ("half to double its default", "input: the sensitivity sweep's range"),
+                            ("hundreds of steps", "input: how long a schedule is reused")],
+    "09_state_of_the_field.ipynb": [("four changes", "the paper's list of FlashAttention-4's changes")],
+    "12_exercises.ipynb": [("halves the MMA", "a derivation step of exercise 13's solution"),
+                           ("the four shortest", "the CTAs of exercise 14's hand-sized example")],
+}
+
+#: Reading pages in plain MyST Markdown (no inline execution): scanned for typed digits and word numbers.
+MD_PAGES = ("intro.md", "10_summary.md", "13_further_reading.md", "14_next.md")
+
+#: Digits the Markdown pages may type (inputs), per page: (phrase, reason).
+MD_ALLOWED: dict[str, list[tuple[str, str]]] = {
+    "10_summary.md": [("about 100 KiB of SRAM", "input: the FlashAttention paper's SRAM size, M = 51,200 elements"),
+                      ("batch 1", "the setting the section studies")],
+    "13_further_reading.md": [("batch 1", "the setting the section studies")],
+    "intro.md": [('"100 KB" of SRAM (51,200 FP16 elements, 102,400 bytes) is written 100 KiB',
+                  "the units convention: the paper's SRAM size in its three spellings (an input)")],
+}
+
+
+def word_numbers(markdown: str, allowed=()) -> list[tuple[str, str]]:
+    """``(words, context)`` for every number or ratio written in words in ``markdown`` (see the module docstring).
+
+    ``allowed``: ``(phrase, reason)`` pairs whose phrases are blanked first (case-insensitive).
+    """
+    text = prose(markdown)
+    for phrase, _ in allowed:
+        text = re.sub(re.escape(phrase), lambda m: " " * len(m.group(0)), text, flags=re.I)
+    hits = []
+    for rx in (WORD_NUM, WORD_RATIO):
+        hits += [(m.group(0), text[max(0, m.start() - 40):m.end() + 30].replace("\n", " ")) for m in rx.finditer(text)]
+    return hits
+
+
 def strip(text: str) -> str:
     """The Markdown with everything that may hold digits legitimately blanked out."""
     for rx in (EXERCISE, FENCE_LINE, DMATH, ENV, ROLE, CODE, IMATH, LINK, DIRECTIVE_OPT, LABEL):
@@ -131,12 +198,64 @@ def notebook_markdown(path: Path) -> str:
 NOTEBOOKS = sorted(BOOK.glob("*.ipynb"))
 
 
+def _report(name: str, what: str, hits) -> str:
+    return f"{name}: {what}:\n" + "\n".join(f"  {s!r}: ...{ctx}..." for s, ctx in hits)
+
+
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
 def test_no_typed_results_in_prose(path):
     hits = typed_numbers(notebook_markdown(path), ALLOWED.get(path.name, ()))
-    assert not hits, (f"{path.name}: numbers typed into the prose (insert them with {{eval}} from labcore, "
-                      "or add an input parameter to ALLOWED with its reason):\n" +
-                      "\n".join(f"  {s!r}: ...{ctx}..." for s, ctx in hits))
+    assert not hits, _report(path.name, "numbers typed into the prose (insert them with {eval} from labcore, "
+                                        "or add an input parameter to ALLOWED with its reason)", hits)
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_no_word_numbers_in_prose(path):
+    hits = word_numbers(notebook_markdown(path), WORD_ALLOWED.get(path.name, ()))
+    assert not hits, _report(path.name, "numbers or ratios written in words (compute them with {eval}, word them "
+                                        "without a count, or add a structural count to WORD_ALLOWED with its "
+                                        "reason)", hits)
+
+
+@pytest.mark.parametrize("name", MD_PAGES)
+def test_markdown_pages_type_no_results(name):
+    md = (BOOK / name).read_text(encoding="utf-8")
+    hits = typed_numbers(md, MD_ALLOWED.get(name, ())) + word_numbers(md, WORD_ALLOWED.get(name, ()))
+    assert not hits, _report(name, "typed results", hits)
+
+
+@pytest.mark.parametrize("bad", ["the tensor column roughly doubles", "FlashAttention-3 doubles the throughput",
+                                 "a hundred times FP16's error", "several times less time", "twice as fast",
+                                 "the first nine rows", "over a hundred kernels", "eight misconceptions",
+                                 "thousands of cycles", "it halves the time", "a few times less"])
+def test_word_scanner_flags_word_numbers(bad):
+    assert word_numbers(bad) != []
+
+
+@pytest.mark.parametrize("ok", ["the two rules", "three units per SM", "one CTA per SM", "a second wave",
+                                "the 2-CTA tile", "{eval}`f\"{r:.2f}\"`x the throughput", "four", ])
+def test_word_scanner_allows_structure(ok):
+    assert word_numbers(ok, [("four", "test")]) == []
+
+
+def test_word_number_put_back_into_a_page_fails(tmp_path):
+    """Issue 20's typed ratios, put back into a notebook, fail the page test; the computed wording passes."""
+    typed = "On an H100 FlashAttention-3's overlap roughly doubles FlashAttention-2's throughput.\n"
+    computed = "On an H100 FlashAttention-3 reaches {eval}`f\"{n.fa3_over_fa2:.2f}\"`x FlashAttention-2's throughput.\n"
+    nb = {"cells": [{"cell_type": "markdown", "source": [typed]}]}
+    tmp = tmp_path / "99_synthetic.ipynb"
+    tmp.write_text(json.dumps(nb), encoding="utf-8")
+    assert [w for w, _ in word_numbers(notebook_markdown(tmp))] == ["doubles"]
+    assert word_numbers(computed) == []
+    with pytest.raises(AssertionError, match="doubles"):
+        test_no_word_numbers_in_prose(tmp)
+
+
+def test_word_allow_list_is_short_and_current():
+    assert sum(len(v) for v in WORD_ALLOWED.values()) <= 24
+    for name, entries in WORD_ALLOWED.items():
+        md = prose(notebook_markdown(BOOK / name)).lower()
+        assert all(phrase.lower() in md for phrase, _ in entries), name
 
 
 def test_allow_list_is_short_and_explained():
@@ -162,7 +281,7 @@ def test_scanner_catches_a_typed_result(tmp_path):
 
 
 @pytest.mark.parametrize("ok", [
-    "Exercises 8–10 of the lecture", "the paper's Tables 1 and 3", "flash-attn 2.5.7 doubles it",
+    "Exercises 8–10 of the lecture", "the paper's Tables 1 and 3", "flash-attn 2.5.7 changes it",
     "on an H100 in FP16", "Llama-3.1-8B and GPT-2 medium", "in 2025, FlashMLA", "$N = 4096$ keys",
     "a 2-CTA MMA", "see §6.4", "1. **First.** item", "{eval}`f\"{x:.1f}\"`% of peak",
 ])

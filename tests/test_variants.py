@@ -29,7 +29,7 @@ def _ref_answer(pl):
 
 
 # ------------------------------------------------------------------------------------- variant 0 = today
-@pytest.mark.parametrize("k", KS)
+@pytest.mark.parametrize("k", [k for k in KS if str(k) in SNAPSHOT])     # later exercises: their own tests
 def test_variant0_is_the_lecture_exercise(k):
     old, pl = SNAPSHOT[str(k)], E.payload(k)
     assert pl["statement"] == old["statement"] == E.exercise(k).statement() == E.exercise(k).statement(variant=0)

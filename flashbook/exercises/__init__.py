@@ -26,7 +26,7 @@ Sources: lecture §12 (exercises and answers); the numbers come from the labcore
 """
 from __future__ import annotations
 
-from . import definitions, form, grader, keys, variants
+from . import definitions, form, grader, keys, variants  # noqa: F401  (the submodules, as flashbook.exercises.<name>)
 from .cell import CHECKPOINTS, check, checkpoint, checkpoint_text, exercise_text, show_exercise
 from .definitions import D_EXAMPLE, EXERCISES, Exercise, Mistake, Part, exercise, fill, reference
 from .form import form_payload, solution_output, static_form

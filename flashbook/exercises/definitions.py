@@ -1,8 +1,8 @@
 """The exercises of lecture §12 (and one on §4b) in order: the registry both graders and the book read.
 
 The definitions live in :mod:`flashbook.exercises.defs_attention` (1-6),
-:mod:`flashbook.exercises.defs_hardware` (7-13) and :mod:`flashbook.exercises.defs_scheduling` (14-15), written
-with the records of :mod:`flashbook.exercises.model`.
+:mod:`flashbook.exercises.defs_hardware` (7-13), :mod:`flashbook.exercises.defs_scheduling` (14-15) and
+:mod:`flashbook.exercises.defs_decode_scheduling` (16-17), written with the records of :mod:`flashbook.exercises.model`.
 :data:`EXERCISES` holds them in order; :func:`exercise` looks one up by number, :func:`reference` computes the
 reference answers of a variant.
 
@@ -18,18 +18,31 @@ from __future__ import annotations
 
 import numbers
 
-from . import defs_attention, defs_hardware, defs_scheduling
+from . import defs_attention, defs_decode_scheduling, defs_hardware, defs_scheduling
 from .defs_attention import D_EXAMPLE
 from .model import Exercise, Mistake, Part
 from .variants import fill, solve
 
-__all__ = ["Part", "Mistake", "Exercise", "EXERCISES", "exercise", "reference", "D_EXAMPLE", "fill"]
+__all__ = ["Part", "Mistake", "Exercise", "EXERCISES", "exercise", "reference", "number_range", "D_EXAMPLE", "fill"]
 
-#: The exercise definitions, in order (``EXERCISES[k - 1].number == k``).
-EXERCISES: tuple = defs_attention.EXERCISES + defs_hardware.EXERCISES + defs_scheduling.EXERCISES
+#: The exercise definitions, in order of their numbers (1, 2, ...).
+EXERCISES: tuple = (defs_attention.EXERCISES + defs_hardware.EXERCISES + defs_scheduling.EXERCISES
+                    + defs_decode_scheduling.EXERCISES)
 
-if [ex.number for ex in EXERCISES] != list(range(1, len(EXERCISES) + 1)):
+_BY_NUMBER = {ex.number: ex for ex in EXERCISES}
+if [ex.number for ex in EXERCISES] != sorted(_BY_NUMBER) or EXERCISES[0].number != 1:
     raise ValueError("exercises defined out of order")
+
+
+def number_range() -> str:
+    """The exercise numbers as text: ``"1..17"``, or ``"1..13, 16..17"`` while a number is missing."""
+    runs, nums = [], sorted(_BY_NUMBER)
+    for k in nums:
+        if runs and k == runs[-1][1] + 1:
+            runs[-1][1] = k
+        else:
+            runs.append([k, k])
+    return ", ".join(f"{a}..{b}" for a, b in runs)
 
 
 def exercise(k) -> Exercise:
@@ -41,9 +54,9 @@ def exercise(k) -> Exercise:
         ValueError: ``k`` is not an integer in 1..len(EXERCISES).
     Source: lecture §12.
     """
-    if isinstance(k, bool) or not isinstance(k, numbers.Integral) or not 1 <= int(k) <= len(EXERCISES):
-        raise ValueError(f"exercise number must be an integer 1..{len(EXERCISES)}, got {k!r}")
-    return EXERCISES[int(k) - 1]
+    if isinstance(k, bool) or not isinstance(k, numbers.Integral) or int(k) not in _BY_NUMBER:
+        raise ValueError(f"exercise number must be an integer {number_range()}, got {k!r}")
+    return _BY_NUMBER[int(k)]
 
 
 def reference(k, variant=0) -> dict:

@@ -134,8 +134,8 @@ def _valid9(p, r, c):
 
 
 _CAUSE_OPTIONS = (
-    ("A", "{splits_b} splits give {ctas_b} CTAs on {num_sms} SMs: a second wave of only {last_wave_b} CTAs "
-     "costs a whole per-CTA time", ""),
+    ("A", "under the model's rule (one CTA per SM, a partial last wave charged in full), {splits_b} splits give "
+     "{ctas_b} CTAs on {num_sms} SMs, and a second wave of only {last_wave_b} CTAs costs a whole per-CTA time", ""),
     ("B", "64 splits do more floating-point work than 32",
      "Both split counts visit the same keys, so the FLOPs are the same; and decode attention here is bound by "
      "reading K and V, not by arithmetic."),
@@ -150,7 +150,8 @@ _CAUSE_OPTIONS = (
 _EX9 = Exercise(
     number=9, label="ex-num-splits", title="Choosing the number of splits", derive=_answer9,
     template="Batch {batch}, {keys} keys, {num_q_heads} query heads, {num_kv_heads} KV heads, d = {head_dim} on "
-             "{gpu_an} ({num_sms} SMs): the model's time with 32 and with 64 splits, and why 32 wins.",
+             "{gpu_an} ({num_sms} SMs): the model's time with 32 and with 64 splits, and why 32 wins in the "
+             "model (one CTA per SM, the last wave charged in full).",
     params={"gpu": "A100", **_DECODE}, ranges={"gpu": ("A100", "A100-80GB", "H100", "B200"), **_DECODE_RANGES},
     valid=_valid9,
     parts=(Part("t32_us", "32 splits", "µs", rtol=5e-2, digits=3), Part("t64_us", "64 splits", "µs", rtol=5e-2, digits=3),

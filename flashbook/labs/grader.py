@@ -76,7 +76,8 @@ def run_kernel(lab, kernel, shape, *, seed: int = 0, order="shuffled", **params)
                 kernel(chip, **kp)
     except Exception as exc:  # the reader's kernel may raise anything: report it, do not crash the notebook
         error = exc
-    read = lambda name: chip.read_back(name) if name in chip else np.full(lab.outputs(shape).get(name, 1), np.nan)
+    def read(name):
+        return chip.read_back(name) if name in chip else np.full(lab.outputs(shape).get(name, 1), np.nan)
     outputs = lab.collect(read) if lab.collect else {k: read(k) for k in lab.oracle(inputs, shape)}
     return chip, outputs, error, inputs
 

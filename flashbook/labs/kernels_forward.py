@@ -14,7 +14,7 @@ import numpy as np
 from .steps import (block_max_step, blocks, bottom_right, early_normalise_step, finish, finish_normalised,
                     no_rescale_step, online_step, rescale_new_step, top_left)
 
-__all__ = ["online_softmax_row", "fa1_forward", "fa2_forward", "fa2_rereads_q", "with_kv_whole",
+__all__ = ["online_softmax_row", "fa1_pair", "fa1_forward", "fa2_forward", "fa2_rereads_q", "with_kv_whole",
            "with_scores_in_hbm", "named", "ROW_MISTAKES", "FA1_MISTAKES", "FA2_MISTAKES"]
 
 
@@ -81,7 +81,7 @@ ROW_MISTAKES = {
 
 # --- lab 2: Algorithm 1 (outer loop over K/V blocks; O, l, m in HBM) ------------------------------------------
 
-def _fa1_pair(cta, r0, r1, K_j, V_j, scale, step, mask=None):
+def fa1_pair(cta, r0, r1, K_j, V_j, scale, step, mask=None):
     """One (j, i) pair of Algorithm 1: read Q_i, O_i, l_i, m_i; update; write O_i, l_i, m_i back."""
     with cta.load("Q", rows=(r0, r1)) as Q_i, cta.load("O", rows=(r0, r1)) as O_i, \
             cta.load("l", rows=(r0, r1)) as l_i, cta.load("m", rows=(r0, r1)) as m_i:
@@ -100,7 +100,7 @@ def fa1_forward(cta, *, block_q, block_kv, step=online_step):
     """FlashAttention's Algorithm 1 on the chip: Q (N, d), K, V (N_k, d) -> O (N, d), l, m (N,) in HBM.
 
     Line 2: O = 0, l = 0, m = -inf written to HBM. Outer loop over K/V blocks j (each read once), inner loop
-    over Q blocks i with ``_fa1_pair``. Traffic: :func:`labcore.hbm.flash_forward_io` (``"fa1"``).
+    over Q blocks i with ``fa1_pair``. Traffic: :func:`labcore.hbm.flash_forward_io` (``"fa1"``).
     """
     N, d = cta.shape("Q")
     N_k = cta.shape("K")[0]
@@ -111,13 +111,13 @@ def fa1_forward(cta, *, block_q, block_kv, step=online_step):
     for c0, c1 in blocks(N_k, block_kv):
         with cta.load("K", rows=(c0, c1)) as K_j, cta.load("V", rows=(c0, c1)) as V_j:
             for r0, r1 in blocks(N, block_q):
-                _fa1_pair(cta, r0, r1, K_j, V_j, scale, step)
+                fa1_pair(cta, r0, r1, K_j, V_j, scale, step)
 
 
 def with_kv_whole(kernel):
     """Mistake: K and V loaded whole onto the chip before the kernel's loop (capacity)."""
     def kv_whole(cta, **params):
-        with cta.load("K") as K, cta.load("V") as V:
+        with cta.load("K"), cta.load("V"):
             kernel(cta, **params)
     kv_whole.__name__ = f"{kernel.__name__}_kv_whole"
     return kv_whole
@@ -194,7 +194,7 @@ def fa2_rereads_q(cta, *, block_q, block_kv, causal=True):
             if causal and not vis.any():
                 continue
             with cta.load("K", rows=(c0, c1)) as K_j, cta.load("V", rows=(c0, c1)) as V_j:
-                _fa1_pair(cta, r0, r1, K_j, V_j, 1.0 / np.sqrt(d), online_step, vis if causal else None)
+                fa1_pair(cta, r0, r1, K_j, V_j, 1.0 / np.sqrt(d), online_step, vis if causal else None)
         with cta.load("l", rows=(r0, r1)) as l_i, cta.load("m", rows=(r0, r1)) as m_i:
             cta.store("lse", finish(m_i, l_i, np.zeros((r1 - r0, 1)))[1], rows=(r0, r1))
 

@@ -32,7 +32,8 @@ class ShapeResult:
 
     def traffic_total(self) -> tuple:
         """``(moved, expected)`` elements."""
-        tot = lambda t: sum(v["read"] + v["write"] for v in t.values())
+        def tot(t):
+            return sum(v["read"] + v["write"] for v in t.values())
         return tot(self.traffic), tot(self.expected)
 
     def traffic_lines(self) -> list:

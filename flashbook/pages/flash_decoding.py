@@ -10,7 +10,7 @@ import labcore as lc
 
 from . import Numbers
 
-__all__ = ["numbers", "last_wave_summary"]
+__all__ = ["numbers", "last_wave_summary", "occupancy_comparisons", "occupancy_summary", "kernel_gap_summary"]
 
 #: Llama-3.1-8B's BF16 weights from its configuration (hidden 4096, 32 layers, KV dim 1024, MLP 14336, vocab
 #: 128256, untied embeddings), bytes.
@@ -30,10 +30,13 @@ def numbers() -> Numbers:
       ``fa2_64k_measured_ms``, ``fa2_64k_GFLOP_per_cta``, ``fa2_padding_rows``, ``gqa_group``; measured speed-ups
       ``speedup_64k``, ``speedup_128k``, ``speedup_max`` (over FlashAttention) and ``speedup_eager_max``;
       flash-decoding errors ``fd_optimism_lo`` / ``fd_optimism_hi`` (base model, fractions), ``fd_refined_max_err``,
-      ``fd_base_mean_err``, ``fd_refined_mean_err``, ``fa2_refined_max_err``;
+      ``fd_base_mean_err``, ``fd_refined_mean_err``, ``fa2_refined_max_err``; ``n_rows`` (rows of the table),
+      ``n_const_rows`` (leading rows with the same batch x seqlen); ``fa2_b256_term_gap`` (batch 256, 256 keys:
+      how far apart FlashAttention-2's per-CTA compute and memory terms are, a fraction);
     - the worst row (batch 64, 1K keys): ``row3_best_splits``, ``row3_best_us``, ``row3_heuristic_ctas``,
       ``row3_heuristic_us``, ``row3_measured_us``;
-    - ``last_wave``: :func:`last_wave_summary` as a record;
+    - ``last_wave``: :func:`last_wave_summary` as a record; ``occupancy``: :func:`occupancy_summary`; ``gap``:
+      :func:`kernel_gap_summary`;
     - §6.4 splits: ``b64_unsplit_ctas``, ``b64_unsplit_us``, ``b64_4_splits_us``, ``b64_16_splits_us`` (batch 64,
       2K keys) and ``s32_ctas``, ``s32_us``, ``s32_GBs_per_sm``, ``s64_ctas``, ``s64_us`` (batch 1, 64K keys);
     - Llama-3.1-8B on an H100 at 128K tokens: ``l8_kv_MB`` (one layer), ``l8_floor_us``, ``l8_layers``,
@@ -104,6 +107,11 @@ def numbers() -> Numbers:
         row3_heuristic_us=h["model_fd"][2] * 1e6,
         row3_measured_us=c["flash_decoding"][2] * 1e6,
         last_wave=Numbers(**last_wave_summary()),
+        occupancy=Numbers(**occupancy_summary()),
+        n_rows=len(c["batch"]),
+        n_const_rows=int(np.sum(c["batch"] * c["seqlen"] == c["batch"][0] * c["seqlen"][0])),
+        fa2_b256_term_gap=_term_gap(lc.decode_attention_time(A100, batch=256, seqlen=256, method="fa2", **code)),
+        gap=Numbers(**kernel_gap_summary()),
         b64_unsplit_ctas=t[1].num_ctas,
         b64_unsplit_us=t[1].total * 1e6,
         b64_4_splits_us=t[4].total * 1e6,
@@ -123,6 +131,11 @@ def numbers() -> Numbers:
         l8_fd_splits=fd8.num_splits,
         l8_fa2_ms=fa8.total * 1e3,
     )
+
+
+def _term_gap(e) -> float:
+    """How far apart a CTA's compute and memory terms are: ``|t_c - t_m| / max(t_c, t_m)``."""
+    return abs(e.compute_time - e.memory_time) / max(e.compute_time, e.memory_time)
 
 
 def last_wave_summary(by_rule: dict | None = None, gpu="A100") -> dict:
@@ -192,3 +205,82 @@ def last_wave_summary(by_rule: dict | None = None, gpu="A100") -> dict:
         "fd_ref_max_shared": mx(s, "err_refined_fd"),
         "fd_fewer": int(np.sum(s["splits_fd"] < f["splits_fd"])),
     }
+
+
+#: The four (occupancy, last-wave rule) settings of §6.3's occupancy table, in column order: label -> assumptions.
+OCCUPANCY_SETTINGS = {
+    "full, 1 CTA/SM": dict(last_wave="full", ctas_per_sm=1),
+    "shared, 1 CTA/SM": dict(last_wave="shared", ctas_per_sm=1),
+    "full, derived": dict(last_wave="full", ctas_per_sm="derived"),
+    "shared, derived": dict(last_wave="shared", ctas_per_sm="derived"),
+}
+
+
+@cache
+def occupancy_comparisons(gpu="A100") -> dict:
+    """``{label: labcore.compare_flash_decoding_a100(**settings)}`` for the four :data:`OCCUPANCY_SETTINGS`."""
+    return {k: lc.compare_flash_decoding_a100(gpu, **a) for k, a in OCCUPANCY_SETTINGS.items()}
+
+
+def occupancy_summary(gpu="A100") -> dict:
+    """The numbers §6.3 quotes on occupancy (CTAs resident per SM) against the flash-decoding post's ten rows.
+
+    Returns:
+        dict: the derived occupancy of each kernel on ``gpu`` at d = 128 (``fa2_ctas_per_sm``,
+        ``fd_ctas_per_sm``), their shared memory per CTA (``fa2_smem``, ``fd_smem``, bytes), the GPU's
+        ``smem_per_sm`` (bytes) and the register-limited count (``by_registers``); for each of the four settings
+        of :data:`OCCUPANCY_SETTINGS`, keyed ``<kernel>_<mae|max>_<rule>_<occ>`` with kernel ``fa2``/``fd``, rule
+        ``full``/``shared``, occ ``one``/``derived``: the mean and largest absolute base-model error (fractions);
+        the worst row (batch 64, 1K keys) with flash-attn's unsplit choice under the derived occupancy:
+        ``row3_slots`` (CTA slots), ``row3_ctas``, ``row3_derived_us`` (base model, µs), ``row3_measured_us``;
+        and the batch-64, 2K-key unsplit call of §6.4 under the derived occupancy: ``b64_derived_waves``,
+        ``b64_derived_us``.
+    Source: :func:`labcore.decode_ctas_per_sm`; dao2023flashdecoding; flash-attn ``flash_api.cpp`` (>= 2.5.7).
+    """
+    g = lc.get_gpu(gpu)
+    code = lc.get_decode_shape("CodeLlama-34B (4-way TP)")
+    fa = lc.decode_ctas_per_sm(g, method="fa2", head_dim=code["head_dim"])
+    fd = lc.decode_ctas_per_sm(g, method="flash_decoding", head_dim=code["head_dim"])
+    out = dict(fa2_ctas_per_sm=fa["ctas_per_sm"], fd_ctas_per_sm=fd["ctas_per_sm"], fa2_smem=fa["smem_per_cta"],
+               fd_smem=fd["smem_per_cta"], smem_per_sm=g.smem_per_sm, by_registers=fd["by_registers"])
+    for label, c in occupancy_comparisons(g).items():
+        rule, occ = label.split(", ")
+        tag = f"{rule}_{'one' if occ.startswith('1') else 'derived'}"
+        for k in ("fa2", "fd"):
+            e = np.abs(c[f"err_model_{k}"])
+            out[f"{k}_mae_{tag}"], out[f"{k}_max_{tag}"] = float(e.mean()), float(e.max())
+    m = lc.load_flash_decoding_a100()
+    r3 = lc.decode_attention_time(g, batch=64, seqlen=1024, method="flash_decoding", num_splits=1,
+                                  ctas_per_sm="derived", **code)
+    b64 = lc.decode_attention_time(g, batch=64, seqlen=2048, method="flash_decoding", num_splits=1,
+                                   ctas_per_sm="derived", **code)
+    out.update(row3_slots=r3.num_sms * r3.ctas_per_sm, row3_ctas=r3.num_ctas, row3_derived_us=r3.total * 1e6,
+               row3_measured_us=float(m["flash_decoding"][2]) * 1e6, b64_derived_waves=b64.waves,
+               b64_derived_us=b64.total * 1e6)
+    return out
+
+
+def kernel_gap_summary(gpu="A100") -> dict:
+    """The share of the lecture's per-kernel cost in the flash-decoding estimates, and the errors at a graph gap.
+
+    Returns:
+        dict: ``launch_us`` (the lecture's ``kernel_overhead``, µs), ``graph_us`` (Hazy's empty-kernel gap inside a
+        CUDA graph, µs); ``fd_share_lo`` / ``fd_share_hi``: the fixed per-kernel cost as a fraction of the base
+        model's flash-decoding estimate over the ten rows; ``fd_mae_lecture`` / ``fd_mae_graph`` (mean absolute
+        base-model error with each gap) and ``fd_ref_mae_lecture`` / ``fd_ref_mae_graph`` (refined);
+        ``fa2_max_graph`` (largest FlashAttention-2 base-model error with the graph gap).
+    Source: lecture §6.3 (5 µs); spector2025nobubbles (1.3 µs in a CUDA graph); xformers
+    ``benchmarks/benchmark_attn_decoding.py`` (replays each call in a CUDA graph).
+    """
+    lecture = lc.MODEL_DEFAULTS["kernel_overhead"]
+    graph = lc.published.published("hazy.launch_time_graph").value
+    m = lc.load_flash_decoding_a100()
+    shape = {k: m[k] for k in ("num_q_heads", "num_kv_heads", "head_dim")}
+    fd = lc.decode_time_grid(gpu, batch=m["batch"], seqlen=m["seqlen"], method="flash_decoding", **shape)
+    share = np.where(fd["num_splits"] > 1, 2, 1) * lecture / fd["total"]
+    c, cg = lc.compare_flash_decoding_a100(gpu), lc.compare_flash_decoding_a100(gpu, kernel_overhead=graph)
+    mae = lambda x, k: float(np.abs(x[k]).mean())  # noqa: E731
+    return dict(launch_us=lecture * 1e6, graph_us=graph * 1e6, fd_share_lo=float(share.min()),
+                fd_share_hi=float(share.max()), fd_mae_lecture=mae(c, "err_model_fd"),
+                fd_mae_graph=mae(cg, "err_model_fd"), fd_ref_mae_lecture=mae(c, "err_refined_fd"),
+                fd_ref_mae_graph=mae(cg, "err_refined_fd"), fa2_max_graph=float(np.abs(cg["err_model_fa2"]).max()))

@@ -124,6 +124,12 @@ class MegakernelReport:
     down_chunks: int
     instruction_us: float
     layer_instruction_kinds: tuple
+    flop_per_byte: float = 0.0
+    multi_gap_share: float = 0.0
+    multi_gap_per_kernel_us: float = 0.0
+    ex11_util: float = 0.0
+    ex11_gap_share: float = 0.0
+    ex11_gap_us: float = 0.0
 
 
 def megakernel_report(model="Llama-3.2-1B", gpu="H100", faster_gpu="B200") -> MegakernelReport:
@@ -216,7 +222,21 @@ def megakernel_report(model="Llama-3.2-1B", gpu="H100", faster_gpu="B200") -> Me
         down_chunks=d["down_chunks"],
         instruction_us=d["instruction_overhead"] / _US,
         layer_instruction_kinds=tuple(sorted({w.kind for w in work_items(m, g, mode="megakernel") if w.layer == 0})),
+        **_gap_shares(m, mk),
     )
+
+
+def _gap_shares(m, mk) -> dict:
+    """The gaps' share of the multi-kernel step in the §8 model and in exercise 11's flat charge (fractions), and
+    batch-1 decode's arithmetic intensity (2 FLOP per weight over its bytes)."""
+    from flashbook.exercises import exercise
+
+    e = exercise(11).compute()[1]
+    gaps = mk.total - mk.ideal / mk.assumptions["bandwidth_efficiency"]
+    util = e["t"] / (e["t"] + e["overhead"])
+    return dict(flop_per_byte=2 * m.num_params / m.weight_bytes(), multi_gap_share=gaps / mk.total,
+                multi_gap_per_kernel_us=gaps / mk.num_kernels / _US, ex11_util=util, ex11_gap_share=1 - util,
+                ex11_gap_us=e["overhead_s"] / _US)
 
 
 @cache

@@ -11,7 +11,7 @@ from labcore.published import published
 
 from . import Numbers, published_values
 
-__all__ = ["numbers", "prefill_comparison_summary"]
+__all__ = ["numbers", "prefill_comparison_summary", "fa3_over_fa2_h100"]
 
 
 @cache
@@ -30,7 +30,11 @@ def numbers() -> Numbers:
       ``fa3_bwd_speedup``, ``fa3_fp16_TFLOPs``, ``fa3_fp16_pct``, ``fa3_figure_max_TFLOPs``, ``fa3_fp8_PFLOPs``,
       ``fa4_bf16_TFLOPs``, ``fa4_bf16_pct``, ``fa4_emulated_exp_pct``; ``fa4_rescale_threshold`` (log2 units);
     - ``mma_efficiency_pct`` (the model's one calibrated constant, %);
-    - ``check``: :func:`prefill_comparison_summary` of the default comparison, as a record.
+    - ``check``: :func:`prefill_comparison_summary` of the default comparison, as a record;
+    - ``tensor_growth`` (B200 over A100 tensor FLOP per clock per SM), ``tile_2cta_growth`` (2-CTA over 1-CTA tile
+      MMA cycles), ``fp32_lanes_b200`` (the FMA lanes charged on B200), ``fa4_balance``
+      (:func:`labcore.fa4_emulation_balance` on B200, a record), ``fa4_balance_with_cvt`` (its share with one more
+      FP32 op per score, the BF16 conversion); :func:`fa3_over_fa2_h100`'s fields.
 
     Source: the GPU presets' rate notes; Zadouri et al. 2026 (FlashAttention-4), Tables 1 and 3; labcore.published.
     """
@@ -73,7 +77,34 @@ def numbers() -> Numbers:
         fa4_rescale_threshold=published("fa4.rescale_threshold").value,
         mma_efficiency_pct=100 * lc.PREFILL_DEFAULTS["mma_efficiency"],
         check=Numbers(**prefill_comparison_summary()),
+        tensor_growth=B200.tensor_flop_per_clock_per_sm / A100.tensor_flop_per_clock_per_sm,
+        tile_2cta_growth=lc.tile_roofline("B200", M=256).mma / lc.tile_roofline("B200").mma,
+        fp32_lanes_b200=lc.PREFILL_DEFAULTS["fp32_lanes"],
+        fa4_balance=Numbers(**lc.fa4_emulation_balance("B200")),
+        fa4_balance_with_cvt=lc.fa4_emulation_balance(
+            "B200", fwd_fma_ops=lc.PREFILL_DEFAULTS["fwd_fma_ops"] + 1)["share"],
+        **fa3_over_fa2_h100(),
     )
+
+
+def fa3_over_fa2_h100() -> dict:
+    """The model's FlashAttention-3 / FlashAttention-2 throughput ratio on an H100 over the papers' settings.
+
+    Returns: dict: ``fa3_over_fa2_d128`` (forward, d = 128, 16k tokens, no mask), ``fa3_over_fa2_lo`` /
+    ``fa3_over_fa2_hi`` (over d in 64, 128, 256; 512 to 16k tokens; with and without a causal mask; forward and
+    forward + backward; batch x seqlen = 16k, hidden size 2048).
+    Source: :func:`labcore.prefill_time`.
+    """
+    r = {}
+    for d in (64, 128, 256):
+        for N in (512, 1024, 2048, 4096, 8192, 16384):
+            for causal in (False, True):
+                for pass_ in ("forward", "forward+backward"):
+                    kw = dict(batch=16384 // N, heads=2048 // d, seqlen=N, head_dim=d, causal=causal, pass_=pass_)
+                    r[d, N, causal, pass_] = float(lc.prefill_time("H100", generation="fa3", **kw)["tflops"]
+                                                   / lc.prefill_time("H100", generation="fa2", **kw)["tflops"])
+    return dict(fa3_over_fa2_d128=r[128, 16384, False, "forward"], fa3_over_fa2_lo=min(r.values()),
+                fa3_over_fa2_hi=max(r.values()))
 
 
 def prefill_comparison_summary(c: dict | None = None) -> dict:

@@ -29,7 +29,7 @@ from pathlib import Path
 
 import pytest
 
-from bookbrowser import CHROMIUM, CHROMIUM_ARGS, RAW_MATH, ROOT, SHOTS, is_local
+from bookbrowser import RAW_MATH, ROOT, SHOTS, is_local
 
 BOOK = ROOT / "book"
 NOTEBOOKS = sorted(p.name for p in BOOK.glob("*.ipynb"))
@@ -268,10 +268,54 @@ def _open_and_run_all(page, base, token, name):
     assert state["ok"], f"{name}: Run All stopped before the end: execution counts {state['counts']}"
     assert all(isinstance(n, int) for n in state["counts"] if n != "empty"), \
         f"{name}: cells left unexecuted after Run All: {state['counts']}"
-    # Markdown cells render their {eval} once the kernel answers: wait until the kernel is idle again
+    # Markdown cells render their {eval} once the kernel answers: wait until the kernel is idle again (then
+    # _rendered waits for the rendering itself)
     page.wait_for_function(_KERNEL_READY_JS, timeout=30_000, polling=100)
-    page.wait_for_timeout(300)
     print(f"{name}: open + kernel {t1 - t0:.1f} s, Run All {time.monotonic() - t1:.1f} s", flush=True)
+
+
+def _markdown_problems(cells: list[dict], source: list[dict]) -> list[str]:
+    """What the rendered Markdown cells get wrong: raw MyST or TeX, an {eval} showing its expression, an
+    admonition or exercise box not rendered."""
+    problems = []
+    for i, (c, s) in enumerate(zip(cells, source)):
+        if s["cell_type"] != "markdown":
+            continue
+        src = "".join(s["source"])
+        raw = RAW_MYST.search(c["text"]) or RAW_MATH.search(c["text"])
+        if raw:
+            problems.append(f"cell {i}: raw markup {raw.group(0)!r} in {c['text'][max(0, raw.start() - 60):raw.end() + 60]!r}")
+        for expr in EVAL_ROLE.findall(src):      # an {eval} left unevaluated shows its expression
+            if expr.strip() and expr.strip() in c["text"]:
+                problems.append(f"cell {i}: {{eval}} not evaluated, its expression {expr.strip()!r} shows")
+        if src.count("```{admonition}") > c["admonitions"]:
+            problems.append(f"cell {i}: {src.count('```{admonition}')} admonitions, {c['admonitions']} rendered")
+        if src.count("```{exercise}") > c["exercises"]:
+            problems.append(f"cell {i}: {src.count('```{exercise}')} exercises, {c['exercises']} rendered")
+    return problems
+
+
+def _explorer_cells(source: list[dict]) -> list[int]:
+    """Indices of the code cells that show an explorer (``show(...)``)."""
+    return [i for i, s in enumerate(source) if s["cell_type"] != "markdown" and "show(" in "".join(s["source"])]
+
+
+def _rendered(page, source: list[dict], timeout_s: float = 30.0) -> list[dict]:
+    """The notebook's cells as rendered (``_RENDERED_JS``), once every cell is there, every Markdown cell
+    shows its {eval} numbers and its boxes and every explorer its widgets and image, or as they are at the
+    deadline (the test then reports what is wrong).
+
+    jupyterlab-myst renders a Markdown cell's {eval} roles when the kernel answers them, and the widget
+    manager draws an explorer's controls when its comm opens, both after Run All: a condition polled with a
+    deadline, not a fixed pause, so a slow machine only waits longer."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        cells = page.evaluate(_RENDERED_JS)
+        done = (len(cells) == len(source) and not _markdown_problems(cells, source)
+                and all(cells[i]["widgets"] and cells[i]["images"] for i in _explorer_cells(source)))
+        if done or time.monotonic() > deadline:
+            return cells
+        page.wait_for_timeout(100)   # the polling interval
 
 
 def _image_src(cell):
@@ -307,7 +351,7 @@ def _move_first_control(page, cell) -> str | None:
     if slider.count():
         slider.first.focus()
         page.keyboard.press("ArrowRight")
-        if _image_changed(page, cell, before, 3_000):
+        if _image_changed(page, cell, before, 5_000):
             return None
         page.keyboard.press("ArrowLeft")   # a slider at its maximum: one step down instead
         page.keyboard.press("ArrowLeft")
@@ -319,7 +363,7 @@ def _move_first_control(page, cell) -> str | None:
         assert len(options) > 1
     else:
         return "no slider or dropdown"
-    if _image_changed(page, cell, before, 10_000):
+    if _image_changed(page, cell, before, 30_000):   # a deadline, not a pause: it returns once the image changes
         return None
     return "moving the first control did not change the image"
 
@@ -332,27 +376,16 @@ def test_live_notebook(lab, lab_page, name):
     t0 = time.monotonic()
     try:
         _open_and_run_all(page, base, token, name)
-        cells = page.evaluate(_RENDERED_JS)
-        t_run = time.monotonic()
         source = _cells(name)
+        cells = _rendered(page, source)
+        t_run = time.monotonic()
         assert len(cells) == len(source), f"{name}: {len(cells)} cells rendered, {len(source)} in the file"
-        problems = []
-        for i, (c, s) in enumerate(zip(cells, source)):
-            src = "".join(s["source"])
+        problems = _markdown_problems(cells, source)
+        explorers = _explorer_cells(source)
+        for i, c in enumerate(cells):
             if c["errors"]:
                 problems.append(f"cell {i}: error output {c['errorText'][:300]!r}")
-            if s["cell_type"] == "markdown":
-                raw = RAW_MYST.search(c["text"]) or RAW_MATH.search(c["text"])
-                if raw:
-                    problems.append(f"cell {i}: raw markup {raw.group(0)!r} in {c['text'][max(0, raw.start() - 60):raw.end() + 60]!r}")
-                for expr in EVAL_ROLE.findall(src):      # an {eval} left unevaluated shows its expression
-                    if expr.strip() and expr.strip() in c["text"]:
-                        problems.append(f"cell {i}: {{eval}} not evaluated, its expression {expr.strip()!r} shows")
-                if src.count("```{admonition}") > c["admonitions"]:
-                    problems.append(f"cell {i}: {src.count('```{admonition}')} admonitions, {c['admonitions']} rendered")
-                if src.count("```{exercise}") > c["exercises"]:
-                    problems.append(f"cell {i}: {src.count('```{exercise}')} exercises, {c['exercises']} rendered")
-            elif "show(" in src:
+            if i in explorers:
                 if not c["widgets"] or not c["images"]:
                     problems.append(f"cell {i}: explorer without widgets ({c['widgets']}) or image ({c['images']})")
                 else:
