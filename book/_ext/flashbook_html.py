@@ -15,6 +15,8 @@ Issue 23 (every page readable by a screen reader and a keyboard):
 - the static frame players (``flashbook.player``) write their frames as files into the HTML output's
   ``_static/frames/``: this sets ``FLASHBOOK_FRAMES_DIR`` before any notebook kernel starts (the kernels
   inherit it), and checks at the end of the build that every frame a page names is there;
+- the sidebar's section toggles: the theme writes each as an empty ``<summary>`` (an icon only; axe:
+  "summary-name"); each gets the name "Show or hide the subsections" (after the build, in every page);
 - the bibliography: docutils writes each entry of its ``role="list"`` as ``role="doc-biblioentry"``, a
   role ARIA 1.2 deprecates and that a list may not hold (axe: "list" must contain "listitem"); each entry
   becomes ``role="listitem"``.
@@ -76,14 +78,27 @@ def frames_env(app):
     os.environ["FLASHBOOK_FRAMES_URL"] = "/".join(FRAMES) + "/"
 
 
+_TOGGLE = '<summary><span class="toctree-toggle" role="presentation">'
+_NAMED_TOGGLE = '<summary aria-label="Show or hide the subsections"><span class="toctree-toggle" role="presentation">'
+
+
 def check_frames(app, exception):
-    """Every frame file a page's player names exists (a kernel that wrote elsewhere fails the build)."""
+    """Every frame file a page's player names exists (a kernel that wrote elsewhere fails the build); the
+    sidebar's section toggles get a name (see the module's docstring)."""
     if exception is not None or app.builder.format != "html":
         return
-    out = Path(app.outdir)
+    fix_pages(Path(app.outdir))
+
+
+def fix_pages(out: Path) -> None:
+    """Name the toggles of every page under ``out`` and check its frame files; raises RuntimeError naming
+    the frames that are missing."""
     missing = []
     for page in out.rglob("*.html"):
         text = page.read_text(encoding="utf-8", errors="replace")
+        if _TOGGLE in text:
+            text = text.replace(_TOGGLE, _NAMED_TOGGLE)
+            page.write_text(text, encoding="utf-8")
         if 'class="fb-frames"' not in text:
             continue
         for name in set(re.findall(r'"([\w-]+-[0-9a-f]{16}\.png)"', text)):
