@@ -6,6 +6,7 @@ import html
 import numbers
 
 from .explorer import Explorer
+from .figures.base import CSS_PX_PER_INCH
 from .live import LiveFigure
 from .mode import prefetch_enabled, static_mode
 from .player import StaticHTML, render_static
@@ -34,7 +35,7 @@ def _live_widget(explorer: Explorer):
             controls[s.name] = W.SelectionSlider(options=[(s.show_value(v), v) for v in vals], value=s.default,
                                                  description=s.text, continuous_update=False,
                                                  style={"description_width": "initial"},
-                                                 layout=W.Layout(width="480px"))
+                                                 layout=W.Layout(width="100%", max_width="30em"))
 
     live = LiveFigure(explorer)
     prefetch = Prefetcher(live) if prefetch_enabled() else None
@@ -42,7 +43,10 @@ def _live_widget(explorer: Explorer):
     def settings():
         return {**explorer.defaults(), **{k: c.value for k, c in controls.items()}}
 
-    image = W.Image(value=live.render(**settings()), format="png")
+    png = live.render(**settings())
+    # shown at CSS_PX_PER_INCH CSS px per figure inch (the static frames' size), never wider than the output
+    css_width = round(int.from_bytes(png[16:20], "big") * CSS_PX_PER_INCH / live.dpi)
+    image = W.Image(value=png, format="png", layout=W.Layout(width=f"{css_width}px", max_width="100%", height="auto"))
     image.add_class("fb-live-figure")
     if prefetch is not None:
         prefetch.request(settings())
@@ -107,8 +111,11 @@ class Table:
             f'<td class="fb-num">{html.escape(c)}</td>' if num(v) else f"<td>{html.escape(c)}</td>"
             for v, c in zip(r, self._cells(r))) + "</tr>" for r in self.rows)
         cap = f"<caption>{html.escape(self.caption)}</caption>" if self.caption else ""
-        # the wrapper scrolls sideways when a wide table does not fit the text column (_static/flashbook.css)
-        return (f'<div class="fb-table-wrap"><table class="fb-table">{cap}<thead><tr>{head}</tr></thead>'
+        # the wrapper scrolls sideways when a wide table does not fit the text column (_static/flashbook.css):
+        # a keyboard reaches it with Tab (then scrolls it with the arrows), a screen reader hears its name
+        name = html.escape(self.caption or "table: " + ", ".join(self.headers), quote=True)
+        return (f'<div class="fb-table-wrap" tabindex="0" role="region" aria-label="{name}">'
+                f'<table class="fb-table">{cap}<thead><tr>{head}</tr></thead>'
                 f"<tbody>{body}</tbody></table></div>")
 
     def __repr__(self):

@@ -12,9 +12,14 @@ import io
 __all__ = ["STATIC_DPI", "LIVE_DPI", "LIVE_PNG_COMPRESSION", "LAYOUT_PAD", "frozen_layout", "freeze", "encode_png",
            "draw_png"]
 
-#: PNG resolution of the static players' frames and of the live widgets' figures.
-STATIC_DPI = 80
-LIVE_DPI = 90
+from .figures.base import CSS_PX_PER_INCH
+
+#: PNG resolution of the static players' frames and of the live widgets' figures. A figure is shown at
+#: ``CSS_PX_PER_INCH`` CSS px per inch; the static frames carry 2 PNG pixels per CSS px (crisp on a 2x
+#: screen; their size is kept down by 256-colour PNGs, see ``flashbook.player``), the live ones 1.5 (a
+#: slider move's cost grows with the pixels drawn and encoded).
+STATIC_DPI = 2 * CSS_PX_PER_INCH
+LIVE_DPI = 3 * CSS_PX_PER_INCH // 2
 
 #: zlib level of the live figures' PNGs (0-9). Level 1 encodes the explorers' figures in 50-65% of the
 #: CPU time of PIL's default 6 (6-12 ms instead of 13-18 ms, measured under load), for files 0-12%

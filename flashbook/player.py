@@ -1,19 +1,46 @@
-"""The static face's frame player: every setting of an explorer rendered at build time into one HTML block."""
+"""The static face's frame player: every setting of an explorer rendered at build time, shown as one figure.
+
+:func:`render_static` writes a ``<figure class="fb-explorer">``: its controls (a switch for an on/off choice,
+a ``<select>`` for a categorical one, a range slider with ``aria-valuetext`` for a number), the default
+frame inline as a PNG data URI, a numbered caption (``Figure N. <the explorer's caption>``) and a small
+inline script. In the book build (``FLASHBOOK_FRAMES_DIR`` set by ``book/_ext/flashbook_html.py``) every
+other frame is a PNG file under the HTML output's ``_static/frames/``, fetched when a control moves (and
+its neighbours prefetched), so a page carries one frame per figure (issue 23); without it (a notebook, a
+test) every frame is inlined. The image's ``alt`` text names the setting shown and changes with it.
+"""
 from __future__ import annotations
 
 import base64
 import hashlib
 import html
+import io
 import itertools
 import json
+import os
+from pathlib import Path
 
-from .drawing import STATIC_DPI
+from .drawing import STATIC_DPI, draw_png
 from .explorer import Explorer
+from .figures.base import CSS_PX_PER_INCH, smallest_text
 
-__all__ = ["render_static", "StaticHTML", "MAX_FRAMES"]
+__all__ = ["render_static", "StaticHTML", "MAX_FRAMES", "FRAMES_DIR_ENV", "FRAMES_URL_ENV", "NOTE"]
 
-#: Upper bound on precomputed frames per explorer (page weight: ~20-40 KB per frame).
+#: Upper bound on precomputed frames per explorer (build time and the site's size: ~20-60 KB per frame).
 MAX_FRAMES = 96
+
+#: Environment variables of the book build: the folder the frame files go to, and its URL relative to the
+#: site's root (``<html data-content_root>``, Sphinx >= 7.2).
+FRAMES_DIR_ENV = "FLASHBOOK_FRAMES_DIR"
+FRAMES_URL_ENV = "FLASHBOOK_FRAMES_URL"
+
+#: The launch note, written once per page (under its first interactive figure).
+NOTE = ("Interactive figures: every setting was drawn when the book was built, by the same labcore code. "
+        "Launch this page (rocket icon, top of the page) for a live kernel with finer controls.")
+
+#: Per process (one notebook's kernel = one page): element ids handed out, figures numbered, note written.
+_IDS_USED: dict[str, int] = {}
+_PAGE = {"figures": 0, "note": False}
+
 
 def _png_data_uri(png: bytes) -> str:
     return "data:image/png;base64," + base64.b64encode(png).decode("ascii")
@@ -23,8 +50,55 @@ def _frame_key(indices) -> str:
     return "-".join(str(i) for i in indices)
 
 
-#: Element ids handed out in this process (one notebook run), so a repeated player gets a distinct id.
-_IDS_USED: dict[str, int] = {}
+def _compact(png: bytes, fig) -> bytes:
+    """``png`` in at most 256 colours (fast octree, no dithering; ~10 ms): a third of the bytes of the full-colour
+    file for these flat-coloured figures, deterministic (byte-identical builds). A figure with a colour map
+    (an image, a mesh, a colorbar) keeps its full colour: 256 colours would band its gradients."""
+    from matplotlib.collections import QuadMesh
+    from matplotlib.image import AxesImage
+    from PIL import Image
+
+    if fig.findobj(lambda a: isinstance(a, (AxesImage, QuadMesh))):
+        return png
+
+    im = Image.open(io.BytesIO(png)).convert("RGB")
+    buf = io.BytesIO()
+    im.quantize(256, method=Image.Quantize.FASTOCTREE, dither=Image.Dither.NONE).save(buf, format="png")
+    return buf.getvalue()
+
+
+def _png_size(png: bytes) -> tuple[int, int]:
+    """(width, height) in pixels from a PNG's IHDR chunk."""
+    return int.from_bytes(png[16:20], "big"), int.from_bytes(png[20:24], "big")
+
+
+def _value_labels(slider) -> list[str]:
+    if all(isinstance(v, bool) for v in slider.values):
+        return ["on" if v else "off" for v in slider.values]
+    return [slider.show_value(v) for v in slider.values]
+
+
+def _control(slider, i: int, labels: list[str]) -> str:
+    """One control's HTML at value index ``i``: switch, select or range slider, labelled with its name."""
+    name, text = html.escape(slider.name), html.escape(slider.text)
+    vals = slider.values
+    if len(vals) == 1:   # fixed in the static book: keeps its place in the frame key, shows no control
+        return f'<input type="hidden" value="0" data-fb-slider="{name}">'
+    if len(vals) == 2 and all(isinstance(v, bool) for v in vals):
+        on, off = vals.index(True), vals.index(False)
+        checked = " checked" if vals[i] else ""
+        return (f'<label class="fb-control fb-switch"><input type="checkbox" role="switch" data-fb-slider="{name}" '
+                f'data-fb-on="{on}" data-fb-off="{off}"{checked}> <span class="fb-label">{text}</span></label>')
+    if any(isinstance(v, (str, bool)) for v in vals):
+        options = "".join(f'<option value="{k}"{" selected" if k == i else ""}>{html.escape(lab)}</option>'
+                          for k, lab in enumerate(labels))
+        return (f'<label class="fb-control"><span class="fb-label">{text}</span> '
+                f'<select data-fb-slider="{name}">{options}</select></label>')
+    return (f'<label class="fb-control fb-range"><span class="fb-label">{text}</span> '
+            f'<input type="range" min="0" max="{len(vals) - 1}" step="1" value="{i}" data-fb-slider="{name}" '
+            f'aria-valuetext="{html.escape(labels[i])}"> '
+            f'<output data-fb-for="{name}" aria-hidden="true">{html.escape(labels[i])}</output></label>')
+
 
 _PLAYER_JS = """
 (function () {
@@ -32,70 +106,140 @@ _PLAYER_JS = """
   if (!root) { return; }
   var data = JSON.parse(root.querySelector('script.fb-frames').textContent);
   var img = root.querySelector('img.fb-frame');
-  var controls = root.querySelectorAll('[data-fb-slider]');
-  function update() {
-    var key = [];
-    controls.forEach(function (c) {
-      var i = parseInt(c.value, 10);
-      key.push(i);
-      var out = root.querySelector('output[data-fb-for="' + c.getAttribute('data-fb-slider') + '"]');
-      if (out) { out.textContent = data.labels[c.getAttribute('data-fb-slider')][i]; }
+  var first = img.getAttribute('src');
+  var controls = Array.prototype.slice.call(root.querySelectorAll('[data-fb-slider]'));
+  var base = data.base === null ? '' : (document.documentElement.getAttribute('data-content_root') || '') + data.base;
+  var fetched = {};
+  function index(c) {
+    if (c.type === 'checkbox') { return +c.getAttribute(c.checked ? 'data-fb-on' : 'data-fb-off'); }
+    return parseInt(c.value, 10);
+  }
+  function url(key) {
+    var f = data.frames[key];
+    if (f === null) { return first; }
+    if (f === undefined) { return null; }
+    return f.indexOf('data:') === 0 ? f : base + f;
+  }
+  function load(key) {
+    var u = url(key);
+    if (u && !fetched[key]) { var im = new Image(); im.src = u; fetched[key] = im; }
+  }
+  function neighbours(idx) {
+    idx.forEach(function (v, j) {
+      [1, -1].forEach(function (d) {
+        if (v + d >= 0 && v + d < data.sizes[j]) { var q = idx.slice(); q[j] = v + d; load(q.join('-')); }
+      });
     });
-    var src = data.frames[key.join('-')];
-    if (src) { img.src = src; img.setAttribute('data-fb-key', key.join('-')); }
+  }
+  function update() {
+    var idx = controls.map(index), shown = [];
+    controls.forEach(function (c, j) {
+      var name = c.getAttribute('data-fb-slider'), text = data.labels[name][idx[j]];
+      var out = root.querySelector('output[data-fb-for="' + name + '"]');
+      if (out) { out.textContent = text; }
+      if (c.type === 'range') { c.setAttribute('aria-valuetext', text); }
+      if (data.sizes[j] > 1) { shown.push(data.names[j] + ' ' + text); }
+    });
+    var key = idx.join('-'), u = url(key);
+    if (u) {
+      img.src = u;
+      img.setAttribute('data-fb-key', key);
+      img.alt = data.alt + (shown.length ? ' Shown: ' + shown.join(', ') + '.' : '');
+    }
+    neighbours(idx);
   }
   controls.forEach(function (c) { c.addEventListener('input', update); c.addEventListener('change', update); });
+  function early() { neighbours(controls.map(index)); }
+  root.addEventListener('pointerenter', early, {once: true});
+  root.addEventListener('focusin', early, {once: true});
 })();
 """
 
 
-def render_static(explorer: Explorer, *, dpi: int = STATIC_DPI) -> str:
-    """The self-contained HTML player for ``explorer`` (all frames precomputed as PNG data URIs)."""
+def _frames_target():
+    """(folder, URL prefix) the frame files go to in the book build, or None (inline every frame)."""
+    folder = os.environ.get(FRAMES_DIR_ENV, "")
+    if not folder:
+        return None
+    return Path(folder), os.environ.get(FRAMES_URL_ENV, "_static/frames/")
+
+
+def render_static(explorer: Explorer, *, dpi: int = STATIC_DPI, number: int | None = None) -> str:
+    """The HTML figure (controls, frames, numbered caption) for ``explorer``; see the module's docstring.
+
+    Args:
+        explorer: the explorer; at most :data:`MAX_FRAMES` combinations of its sliders' static values.
+        dpi: the frames' resolution (PNG pixels per figure inch); the image is shown at
+            :data:`flashbook.figures.base.CSS_PX_PER_INCH` CSS px per inch (at most the column's width).
+        number: the figure's number (default: the next in this process, i.e. this page).
+
+    Raises:
+        ValueError: too many frames.
+    """
     n = explorer.n_frames()
     if n > MAX_FRAMES:
         raise ValueError(f"explorer {explorer.name!r} has {n} static frames; at most {MAX_FRAMES} are allowed "
                          "(give its sliders fewer static values)")
-    frames, labels = {}, {}
+    target = _frames_target()
     names = [s.name for s in explorer.sliders]
-    for s in explorer.sliders:
-        labels[s.name] = [s.show_value(v) for v in s.values]
+    labels = {s.name: _value_labels(s) for s in explorer.sliders}
+    default_idx = tuple(s.values.index(s.default) for s in explorer.sliders)
+    frames, default_png, text_px = {}, None, None
     for idx in itertools.product(*(range(len(s.values)) for s in explorer.sliders)):
         params = {**explorer.fixed, **{nm: s.values[i] for nm, s, i in zip(names, explorer.sliders, idx)}}
-        frames[_frame_key(idx)] = _png_data_uri(explorer.png(explorer.compute(**params), params, dpi=dpi))
-    default_idx = [s.values.index(s.default) for s in explorer.sliders]
-    rows = []
-    for s, i in zip(explorer.sliders, default_idx):
-        if len(s.values) == 1:   # fixed in the static book: keep its place in the frame key, show no control
-            rows.append(f'<input type="hidden" value="0" data-fb-slider="{html.escape(s.name)}">')
-            continue
-        rows.append(
-            f'<label class="fb-control"><span class="fb-label">{html.escape(s.text)}</span> '
-            f'<input type="range" min="0" max="{len(s.values) - 1}" step="1" value="{i}" '
-            f'data-fb-slider="{html.escape(s.name)}" aria-label="{html.escape(s.text)}"> '
-            f'<output data-fb-for="{html.escape(s.name)}">{html.escape(labels[s.name][i])}</output></label>'
-        )
-    payload = json.dumps({"frames": frames, "labels": labels}).replace("</", "<\\/")
+        fig, png, _ = draw_png(explorer, explorer.compute(**params), params, dpi)
+        png = _compact(png, fig)
+        key = _frame_key(idx)
+        if idx == default_idx:
+            default_png, text_px = png, smallest_text(fig) * dpi / 72
+        if target is None:
+            frames[key] = None if idx == default_idx else _png_data_uri(png)
+        else:
+            fname = f"{explorer.name}-{hashlib.sha256(png).hexdigest()[:16]}.png"
+            target[0].mkdir(parents=True, exist_ok=True)
+            path = target[0] / fname
+            if not path.exists():
+                path.write_bytes(png)
+            frames[key] = None if idx == default_idx else fname
+    caption = explorer.caption or explorer.name.replace("_", " ")
+    shown = [f"{s.text} {labels[s.name][i]}" for s, i in zip(explorer.sliders, default_idx) if len(s.values) > 1]
+    alt = caption + (f" Shown: {', '.join(shown)}." if shown else "")
+    payload = json.dumps({"frames": frames, "labels": labels, "names": [s.text for s in explorer.sliders],
+                          "sizes": [len(s.values) for s in explorer.sliders], "alt": caption,
+                          "base": None if target is None else target[1]}).replace("</", "<\\/")
     # The element id comes from the content (explorer name + hash of its frames), never from a random
     # source, so two builds of the same commit write byte-identical HTML (issue 13).
-    uid = "fb-" + explorer.name.replace("_", "-") + "-" + hashlib.sha256(payload.encode()).hexdigest()[:8]
+    uid = ("fb-" + explorer.name.replace("_", "-") + "-"
+           + hashlib.sha256(payload.encode() + default_png).hexdigest()[:8])
     _IDS_USED[uid] = _IDS_USED.get(uid, 0) + 1   # the same player twice in one page: still unique, still stable
     if _IDS_USED[uid] > 1:
         uid += f"-{_IDS_USED[uid]}"
-    caption = html.escape(explorer.caption) if explorer.caption else ""
+    if number is None:
+        _PAGE["figures"] += 1
+        number = _PAGE["figures"]
+    note = ""
+    if not _PAGE["note"]:
+        _PAGE["note"] = True
+        note = f'<p class="fb-note"><small>{html.escape(NOTE)}</small></p>'
+    w, h = (round(v * CSS_PX_PER_INCH / dpi) for v in _png_size(default_png))   # CSS px: 2 PNG px each at 2x
+    rows = [_control(s, i, labels[s.name]) for s, i in zip(explorer.sliders, default_idx)]
     return (
-        f'<div class="fb-explorer" id="{uid}" data-explorer="{html.escape(explorer.name)}">'
-        f'<div class="fb-controls">{"".join(rows)}</div>'
-        f'<img class="fb-frame" alt="{caption or html.escape(explorer.name)}" '
-        f'data-fb-key="{_frame_key(default_idx)}" src="{frames[_frame_key(default_idx)]}">'
-        f'<p class="fb-note"><small>Interactive figure: {n} settings precomputed at build time with the same '
-        f'<code>labcore</code> code. Launch this page (rocket icon) for a live kernel with finer sliders.</small></p>'
+        f'<figure class="fb-explorer" id="{uid}" data-explorer="{html.escape(explorer.name)}">'
+        f'<div class="fb-controls" role="group" aria-label="Settings of figure {number}">{"".join(rows)}</div>'
+        f'<img class="fb-frame" alt="{html.escape(alt)}" width="{w}" height="{h}" '
+        f'data-fb-key="{_frame_key(default_idx)}" data-fb-text-px="{text_px:.2f}" '
+        f'src="{_png_data_uri(default_png)}">'
+        f'<figcaption><span class="fb-fignum">Figure {number}.</span> {html.escape(caption)}</figcaption>'
+        f'{note}'
         f'<script type="application/json" class="fb-frames">{payload}</script>'
         f'<script>{_PLAYER_JS % {"id": json.dumps(uid)}}</script>'
-        f"</div>"
+        f"</figure>"
     )
 
 
 class StaticHTML:
+    """A displayable HTML fragment (``_repr_html_``): what :func:`flashbook.display.show` returns in the build."""
+
     def __init__(self, markup: str):
         self.markup = markup
 

@@ -36,7 +36,8 @@ def test_every_section_registers_its_explorers():
 def test_static_player_has_every_frame():
     ex = EXPLORERS["merge_orders"]
     html = render_static(ex)
-    assert html.count("data:image/png;base64,") == ex.n_frames() + 1   # frames + the initial <img>
+    # every frame inlined (no FLASHBOOK_FRAMES_DIR): the default one in the <img>, the others in the JSON
+    assert html.count("data:image/png;base64,") == ex.n_frames()
     assert 'type="range"' in html and "jupyter-widgets" not in html
 
 
@@ -62,7 +63,8 @@ def test_table_html_and_text():
 
     t = Table([("a<b", 1.5, True), ("c", 2, False)], ["name", "value", "flag"], [None, ".2f", None], caption="cap")
     h = t._repr_html_()
-    assert h.startswith('<div class="fb-table-wrap"><table class="fb-table"><caption>cap</caption>')
+    assert h.startswith('<div class="fb-table-wrap" tabindex="0" role="region" aria-label="cap">'
+                        '<table class="fb-table"><caption>cap</caption>')
     assert '<th class="fb-num">value</th>' in h and "<th>flag</th>" in h          # bools are not numbers
     assert '<td class="fb-num">1.50</td>' in h and "<td>a&lt;b</td>" in h
     assert repr(t).splitlines()[1].split() == ["a<b", "1.50", "True"]

@@ -88,3 +88,104 @@ def test_png_keeps_the_frozen_layout_and_never_clips(monkeypatch):
     calls.clear()
     ex.png(ex.compute(words=12), {"words": 12})
     assert calls == [(True, False, True), (False, True, False)]   # overflow -> own constrained layout
+
+
+# --------------------------------------------------------------------- readable on every screen (issue 23)
+
+def test_every_explorer_figure_is_narrow_with_large_enough_text():
+    """Each explorer's default figure is at most MAX_WIDTH inches wide and its smallest drawn text is at least
+    MIN_FONT points: 12.5 CSS px on a desktop, >= 9 CSS px in a 390 px phone's 358 px column."""
+    from flashbook.drawing import STATIC_DPI, draw_png
+    from flashbook.explorer import all_explorers
+    from flashbook.figures.base import CSS_PX_PER_INCH, MAX_WIDTH, MIN_FONT, smallest_text
+
+    assert MIN_FONT / 72 * CSS_PX_PER_INCH >= 12 and MIN_FONT / 72 * 358 / MAX_WIDTH >= 9
+    bad = []
+    for name, ex in sorted(all_explorers().items()):
+        p = ex.defaults()
+        fig, png, _ = draw_png(ex, ex.compute(**p), p, STATIC_DPI)
+        width_in = int.from_bytes(png[16:20], "big") / STATIC_DPI
+        if width_in > MAX_WIDTH + 0.01 or smallest_text(fig) < MIN_FONT:
+            bad.append(f"{name}: {width_in:.2f} in wide, smallest text {smallest_text(fig)} pt")
+    assert not bad, "\n".join(bad)
+
+
+def test_a_row_of_panels_is_stacked_into_a_column():
+    from flashbook.figures.base import MAX_WIDTH, new_figure
+
+    fig, (a, b) = new_figure(1, 2, width=9.0, height=3.0, gridspec_kw={"width_ratios": [2, 1]})
+    assert fig.get_size_inches()[0] == MAX_WIDTH
+    assert a.get_subplotspec().rowspan.start == 0 and b.get_subplotspec().rowspan.start == 1
+    assert a.get_gridspec().get_height_ratios() == [2, 1]
+    with pytest.raises(ValueError, match="positive size"):
+        new_figure(width=0)
+
+
+def test_long_titles_are_wrapped_to_the_figure():
+    import io
+
+    from flashbook.figures.base import new_figure
+
+    fig, ax = new_figure(width=4.8, height=3)
+    ax.set_title("a title " * 20)
+    fig.savefig(io.BytesIO(), format="png")
+    lines = ax.get_title().split("\n")
+    assert len(lines) >= 3 and max(map(len, lines)) < 70
+
+
+def _kinds_explorer():
+    from flashbook.explorer import Explorer, Slider
+    from flashbook.figures.base import new_figure
+
+    def draw(y, **_):
+        fig, ax = new_figure(width=2, height=1.5)
+        ax.plot([0, y])
+        return fig
+
+    return Explorer("t_kinds", lambda n, order, causal: n + len(order) + causal, draw,
+                    (Slider("n", (1, 2, 4), 2, label="N", fmt=lambda v: f"{v} KiB"),
+                     Slider("order", ("fa1", "fa2"), "fa2", label="loop order"),
+                     Slider("causal", (False, True), True)), caption="A test figure.")
+
+
+def test_static_player_controls_speak_and_fit(monkeypatch):
+    """Categorical choices are <select>, on/off ones switches, numbers sliders with aria-valuetext; the
+    alt text names the setting; a numbered figcaption; the launch note once per page."""
+    import re
+
+    from flashbook import player
+
+    monkeypatch.setattr(player, "_PAGE", {"figures": 0, "note": False})
+    monkeypatch.delenv(player.FRAMES_DIR_ENV, raising=False)
+    ex = _kinds_explorer()
+    html = player.render_static(ex)
+    assert '<input type="checkbox" role="switch" data-fb-slider="causal" data-fb-on="1" data-fb-off="0" checked>' in html
+    assert re.search(r'<select data-fb-slider="order"><option value="0">fa1</option><option value="1" selected>fa2', html)
+    assert 'type="range" min="0" max="2" step="1" value="1" data-fb-slider="n" aria-valuetext="2 KiB"' in html
+    assert 'alt="A test figure. Shown: N 2 KiB, loop order fa2, causal on."' in html
+    assert '<figcaption><span class="fb-fignum">Figure 1.</span> A test figure.</figcaption>' in html
+    assert html.startswith('<figure class="fb-explorer"') and html.count('class="fb-note"') == 1
+    again = player.render_static(ex)
+    assert "Figure 2." in again and 'class="fb-note"' not in again
+
+
+def test_static_player_writes_frames_as_files(monkeypatch, tmp_path):
+    """In the book build the page holds only the default frame; the others are files the player fetches."""
+    import json
+    import re
+
+    from flashbook import player
+
+    monkeypatch.setenv(player.FRAMES_DIR_ENV, str(tmp_path))
+    monkeypatch.setenv(player.FRAMES_URL_ENV, "_static/frames/")
+    ex = _kinds_explorer()
+    html = player.render_static(ex)
+    assert html.count("data:image/png;base64,") == 1
+    data = json.loads(re.search(r'<script type="application/json" class="fb-frames">(.*?)</script>', html).group(1))
+    files = {f for f in data["frames"].values() if f}      # one file per distinct picture (content-addressed)
+    assert sum(1 for f in data["frames"].values() if f) == ex.n_frames() - 1 and data["base"] == "_static/frames/"
+    assert 1 < len(files) <= ex.n_frames() - 1
+    assert data["frames"]["1-1-1"] is None                      # the default: the <img>'s own inline src
+    assert all((tmp_path / f).read_bytes()[:4] == b"\x89PNG" for f in files)
+    m = re.search(r'width="(\d+)" height="(\d+)" data-fb-key="1-1-1" data-fb-text-px="([\d.]+)"', html)
+    assert int(m.group(1)) == 200 and float(m.group(3)) >= 24.9   # 2 in at 100 CSS px/in; 9 pt at 200 dpi

@@ -9,7 +9,21 @@ page, which the browser tests catch. This removes exact duplicates from each pag
 It also writes the footer: the licences (prose and figures CC BY 4.0, code MIT), the citation file and the
 changelog, with the version from ``labcore.__version__`` (its one home), so the footer cannot name a
 version other than the code's.
+
+Issue 23 (every page readable by a screen reader and a keyboard):
+
+- the static frame players (``flashbook.player``) write their frames as files into the HTML output's
+  ``_static/frames/``: this sets ``FLASHBOOK_FRAMES_DIR`` before any notebook kernel starts (the kernels
+  inherit it), and checks at the end of the build that every frame a page names is there;
+- the sidebar's section toggles: the theme writes each as an empty ``<summary>`` (an icon only; axe:
+  "summary-name"); each gets the name "Show or hide the subsections" (after the build, in every page);
+- the bibliography: docutils writes each entry of its ``role="list"`` as ``role="doc-biblioentry"``, a
+  role ARIA 1.2 deprecates and that a list may not hold (axe: "list" must contain "listitem"); each entry
+  becomes ``role="listitem"``.
 """
+import os
+import re
+from pathlib import Path
 
 REPO = "https://github.com/flashbook-org/flashbook/blob/main/"
 
@@ -47,7 +61,57 @@ def dedupe_scripts(app, pagename, templatename, context, doctree):
     scripts[:] = kept
 
 
+def valid_list_roles(app, pagename, templatename, context, doctree):
+    body = context.get("body")
+    if body and 'role="doc-biblioentry"' in body:
+        context["body"] = body.replace('role="doc-biblioentry"', 'role="listitem"')
+
+
+FRAMES = ("_static", "frames")
+
+
+def frames_env(app):
+    """Where the players' frame files go: ``<outdir>/_static/frames`` (set for the kernels to inherit)."""
+    if app.builder is not None and app.builder.format != "html":
+        return
+    os.environ["FLASHBOOK_FRAMES_DIR"] = str(Path(app.outdir, *FRAMES))
+    os.environ["FLASHBOOK_FRAMES_URL"] = "/".join(FRAMES) + "/"
+
+
+_TOGGLE = '<summary><span class="toctree-toggle" role="presentation">'
+_NAMED_TOGGLE = '<summary aria-label="Show or hide the subsections"><span class="toctree-toggle" role="presentation">'
+
+
+def check_frames(app, exception):
+    """Every frame file a page's player names exists (a kernel that wrote elsewhere fails the build); the
+    sidebar's section toggles get a name (see the module's docstring)."""
+    if exception is not None or app.builder.format != "html":
+        return
+    fix_pages(Path(app.outdir))
+
+
+def fix_pages(out: Path) -> None:
+    """Name the toggles of every page under ``out`` and check its frame files; raises RuntimeError naming
+    the frames that are missing."""
+    missing = []
+    for page in out.rglob("*.html"):
+        text = page.read_text(encoding="utf-8", errors="replace")
+        if _TOGGLE in text:
+            text = text.replace(_TOGGLE, _NAMED_TOGGLE)
+            page.write_text(text, encoding="utf-8")
+        if 'class="fb-frames"' not in text:
+            continue
+        for name in set(re.findall(r'"([\w-]+-[0-9a-f]{16}\.png)"', text)):
+            if not (out.joinpath(*FRAMES) / name).exists():
+                missing.append(f"{page.relative_to(out)}: {name}")
+    if missing:
+        raise RuntimeError("frame files missing from _static/frames:\n" + "\n".join(sorted(missing)[:20]))
+
+
 def setup(app):
+    app.connect("builder-inited", frames_env)
+    app.connect("build-finished", check_frames)
+    app.connect("html-page-context", valid_list_roles)
     app.connect("config-inited", set_footer)
     app.connect("html-page-context", dedupe_scripts, priority=900)
     return {"parallel_read_safe": True, "parallel_write_safe": True, "version": "1"}

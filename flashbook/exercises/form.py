@@ -111,7 +111,7 @@ def static_form(k) -> str:
     return (f'<form class="fb-exercise-form" id="{uid}" data-exercise="{ex.number}" onsubmit="return false">'
             f'<p><strong>Check your answer</strong> (graded in your browser, same rules as '
             f'<code>flashbook.exercises.check({ex.number}, answer)</code>)</p>'
-            f'{"".join(rows)}<button type="button" class="fb-check">Check</button> '
+            f'{"".join(rows)}<button type="submit" class="fb-check">Check</button> '
             f'<button type="button" class="fb-variant" title="the same exercise with other numbers">'
             f'Another variant</button>'
             f'<pre class="fb-verdict" aria-live="polite" style="white-space:pre-wrap"></pre>'

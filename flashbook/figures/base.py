@@ -6,12 +6,23 @@ Only the presentation package imports matplotlib, and it does so lazily (inside 
 from __future__ import annotations
 
 __all__ = ["new_figure", "axes_setup", "lean_log_ticks", "power_label", "remember_setup", "layout_of", "clear_content",
-           "colorbar", "PNG_DPI"]
+           "colorbar", "PNG_DPI", "MAX_WIDTH", "MIN_FONT", "CSS_PX_PER_INCH", "smallest_text", "wrap_titles"]
 
 _FIGURE_CLASS = None
 
-#: PNG resolution of figures shown in notebooks (the static players use their own, see ``widgets``).
-PNG_DPI = 100
+#: CSS pixels per figure inch: a figure is shown at ``width * CSS_PX_PER_INCH`` CSS px (or the column's width,
+#: if narrower). Its PNGs carry 2x that resolution (:data:`flashbook.drawing.STATIC_DPI`), crisp on 2x screens.
+CSS_PX_PER_INCH = 100
+
+#: PNG resolution of figures shown in notebooks (the static players use their own, see ``flashbook.drawing``).
+PNG_DPI = 2 * CSS_PX_PER_INCH
+
+#: Widest figure (inches) and smallest text (points) a figure may have (issue 23). Text of ``MIN_FONT`` pt in a
+#: figure ``MAX_WIDTH`` in wide reads at ``MIN_FONT / 72 * CSS_PX_PER_INCH`` = 12.5 CSS px on a desktop
+#: (the figure at its own size) and at ``MIN_FONT / 72 * 358 / MAX_WIDTH`` = 9.3 CSS px when it is shrunk to a
+#: 390 px phone's 358 px column. A row of panels is therefore stacked into a column (:func:`new_figure`).
+MAX_WIDTH = 4.8
+MIN_FONT = 9.0
 
 
 _SUPERSCRIPT = str.maketrans("0123456789-", "⁰¹²³⁴⁵⁶⁷⁸⁹⁻")
@@ -76,6 +87,7 @@ def _book_figure_class():
 
             def draw(self, renderer):
                 lean_log_ticks(self)
+                wrap_titles(self)
                 return super().draw(renderer)
 
             def _repr_png_(self):
@@ -91,14 +103,84 @@ def _book_figure_class():
 
 
 def new_figure(nrows: int = 1, ncols: int = 1, *, width: float = 7.0, height: float = 3.6, **kw):
-    """A matplotlib Figure and its axes, built without pyplot.
+    """A matplotlib Figure and its axes, built without pyplot, at most :data:`MAX_WIDTH` inches wide.
+
+    Args:
+        nrows, ncols: the grid of axes (``fig.subplots``). A single row of panels (``nrows == 1``) is
+            stacked into one column, ``width_ratios`` becoming ``height_ratios``: the axes come back in
+            the same order and shape (a 1-D array), and each panel keeps the column's full width, so its
+            text stays readable on a phone (issue 23).
+        width, height: the figure's size in inches as designed side by side; the figure is drawn
+            ``min(width, MAX_WIDTH)`` wide and about as tall as its panels need at that width.
+        kw: passed to ``fig.subplots`` (``sharex``, ``squeeze``, ``gridspec_kw``...).
 
     No global pyplot state: the figure is never auto-displayed twice (no stray ``<Figure size ...>``
     text) and needs no ``plt.close``. A notebook displays it by ending a cell with it.
     """
-    fig = _book_figure_class()(figsize=(width, height), layout="constrained")
+    if nrows < 1 or ncols < 1 or width <= 0 or height <= 0:
+        raise ValueError(f"new_figure needs nrows, ncols >= 1 and a positive size, got {nrows}x{ncols}, "
+                         f"{width}x{height} in")
+    w = min(width, MAX_WIDTH)
+    if nrows == 1 and ncols > 1:
+        grid = dict(kw.pop("gridspec_kw", None) or {})
+        if "width_ratios" in grid:
+            grid["height_ratios"] = grid.pop("width_ratios")
+        if grid:
+            kw["gridspec_kw"] = grid
+        # each panel was width/ncols x height; stacked, it is w wide and a little flatter than it was tall
+        h = ncols * min(max(0.85 * height, 0.45 * w), 0.7 * w)
+        nrows, ncols = ncols, 1
+    else:
+        h = height * (w / width) ** 0.5 if width > w and nrows == 1 else height
+    fig = _book_figure_class()(figsize=(w, h), layout="constrained")
     ax = fig.subplots(nrows, ncols, **kw)
     return fig, ax
+
+
+def smallest_text(fig) -> float:
+    """The size (points) of the smallest visible, non-empty text drawn in ``fig`` (tick labels, titles,
+    legends, annotations); draw the figure first (tick labels exist once drawn). ``inf`` if it has none."""
+    from matplotlib.text import Text
+
+    sizes = [t.get_fontsize() for t in fig.findobj(Text)
+             if t.get_visible() and t.get_text().strip() and (t.axes is None or t.axes.get_visible())
+             and _on_canvas(t)]
+    return min(sizes, default=float("inf"))
+
+
+def _on_canvas(text) -> bool:
+    """False for a tick label matplotlib keeps outside the axis' view (it is not drawn)."""
+    try:
+        x, y = text.get_position()
+        tr = text.get_transform()
+        px, py = tr.transform((x, y))
+    except (TypeError, ValueError):
+        return True
+    b = text.figure.bbox
+    return -1 <= px <= b.x1 + 1 and -1 <= py <= b.y1 + 1
+
+
+def wrap_titles(fig) -> None:
+    """Fit ``fig``'s words to its width (issue 23: figures at most :data:`MAX_WIDTH` wide, text at least
+    :data:`MIN_FONT`): each axes title, x-axis label and the suptitle broken into lines (by characters,
+    ~0.55 em each). Legends are the figures' own to size (their ``ncols``)."""
+    width_pt = fig.get_size_inches()[0] * 72
+
+    for ax in fig.axes:
+        for t in (ax.title, ax._left_title, ax._right_title, ax.xaxis.label):
+            _wrap(t, 0.82 * width_pt)   # an axes is narrower than its figure (the y labels beside it)
+    if getattr(fig, "_suptitle", None) is not None:
+        _wrap(fig._suptitle, width_pt)
+
+
+def _wrap(t, width_pt: float) -> None:
+    import textwrap
+
+    text = t.get_text()
+    cols = max(16, int(width_pt * 0.92 / (0.55 * t.get_fontsize())))
+    if not text or max(len(ln) for ln in text.split("\n")) <= cols:
+        return
+    t.set_text("\n".join(ln for part in text.split("\n") for ln in (textwrap.wrap(part, cols) or [""])))
 
 
 def axes_setup(width: float, height: float, **props):

@@ -118,12 +118,12 @@ def _occupancy_content(fig, data, splits=None, **_):
         why = ": efficiency has no effect" if e.bound == "memory" else ": efficiency sets the time"
         ax.set_title(f"{name}: {e.num_ctas:,} CTAs, {e.waves} wave(s), {e.wave_efficiency:.0%} of SM slots busy\n"
                      f"{e.rows_real}/{e.rows_padded} rows real, {fmt_seconds(e.total, unit='µs')} ({e.bound}-bound{why}){more}",
-                     fontsize=8)
+                     fontsize=9)
         ax.set_yticks(np.arange(grid.shape[0]) + 0.5 if grid.shape[0] <= 8 else [])
         if grid.shape[0] <= 8:
             ax.set_yticklabels([str(i + 1) for i in range(grid.shape[0])])
     axes[-1].set_xlabel(f"SM on {e.gpu} (colour: the K/V a CTA reads, i.e. its sequence and KV head; grey: idle)",
-                        fontsize=8)
+                        fontsize=9)
 
 
 # ------------------------------------------------------------------------------------------ splits
@@ -190,7 +190,7 @@ def _splits_content(fig, d, **_):
     ax.set_ylim(0, min(t.max(), 4 * t.min()) * 1.1)
     ax.set_title(f"{d['gpu']}, batch {d['batch']}, seqlen {d['seqlen']:,}: FlashAttention-2 would take "
                  f"{fmt_seconds(d['fa2'], unit='µs', digits=0)}\n{_bound_note(d)}", fontsize=9)
-    ax.legend(fontsize=7.5, loc="lower right", framealpha=0.9)
+    ax.legend(fontsize=9, loc="lower right", framealpha=0.9)
 
 
 def _bound_note(d) -> str:
@@ -216,7 +216,7 @@ def measured_figure(c, **params):
 
 
 def _measured_setup(**_):
-    fig, (ax, ax2) = new_figure(2, 1, width=7.6, height=5.6, sharex=True, gridspec_kw=dict(height_ratios=[3, 2]))
+    fig, (ax, ax2) = new_figure(2, 1, width=7.6, height=7.0, sharex=True, gridspec_kw=dict(height_ratios=[3, 2]))
     ax.set_yscale("log")
     ax.set_ylabel(unit_label("time per call", "µs"))
     ax2.set_ylabel("model / measured")
@@ -234,7 +234,7 @@ def _measured_content(fig, c, **_):
     ax.plot(x, c["model_fa2"] * us, "-", color=_C_FA2, label="model: FlashAttention-2")
     ax.plot(x, c["model_fd"] * us, "-", color=_C_FD, label="model: flash-decoding (base)")
     ax.plot(x, c["refined_fd"] * us, "--", color=_C_REF, label="model: flash-decoding (refined)")
-    ax.legend(fontsize=7, ncol=3, loc="lower center", bbox_to_anchor=(0.5, 1.01), frameon=False)   # above: no data hidden
+    ax.legend(fontsize=9, ncol=1, loc="lower center", bbox_to_anchor=(0.5, 1.01), frameon=False)   # above: no data hidden
     ax2.axhspan(0.88, 1.12, color="#eeeeee", lw=0, label="±12%")
     ax2.axhline(1, color="k", lw=0.8)
     ax2.plot(x, c["model_fa2"] / c["fa2"], "o-", color=_C_FA2, label="FA2 (base)")
@@ -242,9 +242,9 @@ def _measured_content(fig, c, **_):
     ax2.plot(x, c["model_fd"] / c["flash_decoding"], "s-", color=_C_FD, label="flash-decoding (base)")
     ax2.plot(x, c["refined_fd"] / c["flash_decoding"], "s--", color=_C_REF, label="flash-decoding (refined)")
     ax2.set_ylim(0.45, 1.35)
-    ax2.legend(fontsize=6.5, ncol=5, loc="lower center", columnspacing=0.8)
+    ax2.legend(fontsize=9, ncol=2, loc="lower center", columnspacing=0.8)
     ax2.set_xticks(x)
-    ax2.set_xticklabels([f"{b}\n{n // 1024}K" if n >= 1024 else f"{b}\n{n}" for b, n in zip(c["batch"], c["seqlen"])], fontsize=7)
+    ax2.set_xticklabels([f"{b}\n{n // 1024}K" if n >= 1024 else f"{b}\n{n}" for b, n in zip(c["batch"], c["seqlen"])], fontsize=9)
 
 
 # ------------------------------------------------------------------------------------------ heatmap
@@ -285,7 +285,7 @@ def _speedup_content(fig, d, **_):
     levels = [v for v in (2, 5, 10, 20, 50) if sp.min() < v < sp.max()]
     if levels:
         cs = ax.contour(d["n"], d["b"], sp, levels=levels, colors="white", linewidths=0.8)
-        ax.clabel(cs, fmt=lambda v: f"{v:g}x", fontsize=7)
+        ax.clabel(cs, fmt=lambda v: f"{v:g}x", fontsize=9)
     ax.set_title(f"model speedup of flash-decoding ({d['splits']}) over FlashAttention-2\n{d['gpu']}, {d['shape']}",
                  fontsize=9)
     ax.set_xscale("log", base=2)

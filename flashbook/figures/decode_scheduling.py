@@ -101,9 +101,9 @@ def split_plans_data(gpu="H100", *, batch: int = 64, mean: int = 1024, skew: int
 def _plans_setup(**_):
     fig, axes = new_figure(4, 1, width=7.2, height=6.6, gridspec_kw=dict(height_ratios=[1, 1, 1, 1.7]))
     for ax in axes[:3]:
-        ax.set_ylabel("keys", fontsize=8)
-        ax.tick_params(labelsize=7)
-    axes[2].set_xlabel("SM (one persistent CTA per SM; flash-attn's CTAs dealt to the SMs as launched)", fontsize=8)
+        ax.set_ylabel("keys", fontsize=9)
+        ax.tick_params(labelsize=9)
+    axes[2].set_xlabel("SM (one persistent CTA per SM; flash-attn's CTAs dealt to the SMs as launched)", fontsize=9)
     axes[3].set_xscale("log", base=2)
     axes[3].set_xlabel("skew: longest request / mean length (Zipf lengths clipped there)")
     axes[3].set_ylabel("makespan / ideal")
@@ -122,15 +122,15 @@ def _plans_content(fig, d, **_):
         ax.set_ylim(0, top)
         ax.set_title(f"{PLAN_LABELS[name]}: {r['ctas']:,} CTAs, makespan {r['makespan']:,.0f} keys = "
                      f"{r['ratio']:.2f} x ideal, {fmt_bytes(r['partial_bytes'], unit='KB', digits=0)} of FP32 partials",
-                     fontsize=8, loc="left")
+                     fontsize=9, loc="left")
     ax = axes[3]
     for name in SPLIT_PLANS:
         ax.plot(SKEWS, d["sweep"][name], "o-", color=_PLAN_COLOURS[name], label=PLAN_LABELS[name])
         ax.plot([d["skew"]], [d[name]["ratio"]], "o", ms=10, mfc="none", mec=_PLAN_COLOURS[name], mew=2)
     ax.axhline(1, color="k", ls=":", lw=0.8)
     ax.set_title(f"{d['gpu']}, {d['lengths'].size} requests, mean {d['lengths'].mean():,.0f} keys "
-                 f"(dotted: ideal, every SM the same work)", fontsize=8)
-    ax.legend(fontsize=7.5, loc="upper left")
+                 f"(dotted: ideal, every SM the same work)", fontsize=9)
+    ax.legend(fontsize=9, loc="upper left")
 
 
 register(Explorer(
@@ -191,10 +191,10 @@ def _waste_content(fig, d, **_):
     ax.axhline(100 * d["vllm"], color="k", ls=":", lw=0.8, label=f"vLLM: under {d['vllm']:.0%}")
     pt = d["point"]
     ax.plot([d["page_size"]], [100 * pt["waste_fraction"]], "o", ms=11, mfc="none", mec="#de2d26", mew=2)
-    ax.legend(fontsize=7, loc="upper left")
+    ax.legend(fontsize=9, loc="upper left")
     ax.set_title(f"page {d['page_size']}: {pt['waste_fraction']:.1%} wasted, {pt['mean_waste_per_request']:.1f} "
-                 f"slots per request", fontsize=8.5)
-    ax2.set_title(f"{d['batch']} Zipf requests per batch", fontsize=8.5)
+                 f"slots per request", fontsize=9)
+    ax2.set_title(f"{d['batch']} Zipf requests per batch", fontsize=9)
 
 
 register(Explorer(
@@ -270,7 +270,7 @@ def _mla_content(fig, d, **_):
     ax.plot(r, _ns(d["mla"]), "-", color="#1b9e77", lw=2, label="MLA absorbed (576-dim shared row)")
     ax.axvline(t["exact"], color="#1b9e77", ls="--", lw=1,
                label=f"MLA compute-bound from {t['exact']:.0f} rows (FlashMLA: {t['stated']:.0f})")
-    ax.legend(fontsize=7.5, loc="upper left")
+    ax.legend(fontsize=9, loc="upper left")
     ax.set_title(f"{d['gpu']}: ridge {fmt_intensity(d['ridge'])}; MLA at 1 row: "
                  f"{fmt_intensity(d['intensity']['mla'][0], digits=2)}", fontsize=9)
 
@@ -317,7 +317,7 @@ def _mixed_setup(**_):
     ax2.set_xlabel("prefill chunk (tokens)")
     for a in (ax, ax2):
         a.axvspan(512, 2048, color="#eeeeee", lw=0)
-    ax2.text(0.01, 0.04, "grey: POD's chunk sizes", transform=ax2.transAxes, fontsize=7, color="#555555")
+    ax2.text(0.01, 0.04, "grey: POD's chunk sizes", transform=ax2.transAxes, fontsize=9, color="#555555")
     return fig
 
 
@@ -330,14 +330,14 @@ def _mixed_content(fig, d, **_):
     ax.plot(c, d["prefill"] * us, "--", color="#7570b3", lw=1, label="prefill chunk alone")
     ax.plot(c, d["decode"] * us, "--", color="#999999", lw=1, label="decodes alone")
     ax.set_ylim(0, None)
-    ax.legend(fontsize=7, loc="upper left")
+    ax.legend(fontsize=9, loc="upper left")
     ax.set_title(f"{d['gpu']}, {d['shape']}: {d['decode_batch']} decodes of {d['context']:,} keys\n"
-                 f"+ one chunk after {d['context']:,} cached tokens", fontsize=8.5)
+                 f"+ one chunk after {d['context']:,} cached tokens", fontsize=9)
     ax2.plot(c, 100 * d["gain"], "o-", color="#1b9e77", label="model")
     ax2.axhline(100 * d["pod_mean"], color="k", ls="--", lw=0.8, label=f"POD, mean {d['pod_mean']:.0%}")
     ax2.axhline(100 * d["pod_max"], color="k", ls=":", lw=0.8, label=f"POD, max {d['pod_max']:.0%}")
     ax2.set_ylim(0, 100 * max(d["pod_max"], d["gain"].max()) * 1.15)
-    ax2.legend(fontsize=7, loc="upper right", ncol=3)
+    ax2.legend(fontsize=9, loc="upper right", ncol=1)
 
 
 register(Explorer(

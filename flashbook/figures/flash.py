@@ -94,8 +94,8 @@ def _tiling_content(fig, data, progress=None, **_):
     ax.add_collection(PatchCollection(side, match_original=True))
     ax.text(-0.9, -0.6, "Q", ha="center", va="center", fontsize=9)
     ax.text(T_c + 0.9, -0.6, "O, l, m" if sched.loop_order == "fa1" else "O, lse", ha="center", va="center",
-            fontsize=8)
-    ax.text(T_c / 2, -1.9, "K_j, V_j blocks", ha="center", va="bottom", fontsize=8)
+            fontsize=9)
+    ax.text(T_c / 2, -1.9, "K_j, V_j blocks", ha="center", va="bottom", fontsize=9)
     ax.set_xlim(-1.6, T_c + 1.6)
     ax.set_ylim(T_r + 0.2, -2.2)
     order = "outer loop over K/V blocks j" if sched.loop_order == "fa1" else "outer loop over Q blocks i"
@@ -118,8 +118,8 @@ def _tiling_content(fig, data, progress=None, **_):
     items = [f"read {k} {v:,}" for k, v in st["read"].items()] + [f"write {k} {v:,}" for k, v in st["write"].items()]
     just = "\n".join(", ".join(items[a:a + 4]) for a in range(0, len(items), 4))
     bx.set_title(f"HBM so far: {st['hbm_so_far']:,} of {data['total']:,} elements\nthis step: {just}",
-                 fontsize=8)
-    bx.legend(fontsize=8, loc="lower right")
+                 fontsize=9)
+    bx.legend(fontsize=9, loc="lower right")
 
 
 #: Static positions of the walk (% of its steps), and the live ones: one per step of the default walk
@@ -214,13 +214,13 @@ def _traffic_N_content(fig, data, d=64, sram_kb=100, causal=False, **_):
     for key in ("standard", "fa1", "fa2"):
         ax.plot(N, data[key] * 2 / MB, "o-", color=_C[key], label=key, ms=3)
     ax.plot(N, data["law"] * 2 / MB, "--", color=_C["law"], label="N²d²/M (Theorem 2)")
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=9)
     ax.set_title(f"d = {d}, M = {_kib(sram_kb)} = {data['M']:,} elements, B_r = {data['B_r']}, B_c = {data['B_c']}"
                  + (", causal" if causal else ""), fontsize=9)
     for key in ("fa1", "fa2"):
         bx.plot(N, data[key] / data["law"], "o-", color=_C[key], label=key, ms=3)
     bx.set_ylim(bottom=0)
-    bx.legend(fontsize=8)
+    bx.legend(fontsize=9)
 
 
 TRAFFIC_VS_N = register(Explorer(
@@ -263,7 +263,7 @@ def _traffic_M_content(fig, data, N=4096, d=64, causal=False, **_):
         ax.plot(data["kb"], data[key] * 2 / MB, "o-", color=_C[key], label=key, ms=3)
     ax.plot(data["kb"], data["law"] * 2 / MB, "--", color=_C["law"], label="N²d²/M")
     ax.set_title(f"N = {N:,}, d = {d}" + (", causal" if causal else "") + " (paper block sizes)", fontsize=9)
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=9)
 
 
 TRAFFIC_VS_M = register(Explorer(
@@ -295,7 +295,7 @@ def backward_traffic_figure(data, N=4096, d=128, block=128, causal=False, **para
 
 
 def _backward_setup(**_):
-    fig, ax = new_figure(width=8.0, height=3.4)
+    fig, ax = new_figure(width=8.0, height=4.6)
     ax.set_xlabel("elements ÷ N² (forward + backward, one head)")
     ax.set_yticks([0, 1], ["standard\n(Alg. 0 + 3)", "flash\n(fa2 + Alg. 4)"])
     ax.invert_yaxis()
@@ -318,12 +318,12 @@ def _backward_content(fig, data, N=4096, d=128, block=128, causal=False, **_):
                 ax.barh(y, v, left=left, color=cmap[n], edgecolor="white",
                         label=None if n in seen else n)
                 seen.add(n)
-                if v > 0.45:
-                    ax.text(left + v / 2, y, n, ha="center", va="center", fontsize=7, color="white")
+                if v > 1.0:
+                    ax.text(left + v / 2, y, n, ha="center", va="center", fontsize=9, color="white")
                 left += v
     ax.set_title(f"N = {N:,}, d = {d}, blocks {block}x{block}" + (", causal" if causal else "")
                  + f": standard / flash = {data['ratio']:.2f}", fontsize=9)
-    ax.legend(fontsize=7, ncol=8, loc="upper center", bbox_to_anchor=(0.5, -0.28), frameon=False)
+    ax.legend(fontsize=9, ncol=6, loc="upper center", bbox_to_anchor=(0.5, -0.28), frameon=False, columnspacing=1.0)
 
 
 BACKWARD_TRAFFIC = register(Explorer(
@@ -351,13 +351,13 @@ def gpt2_medium_figure(cmp: dict | None = None):
         a.bar(x - wd / 2, ours, wd, label="labcore (exact minimum)", color="#1f77b4")
         a.bar(x + wd / 2, theirs, wd, label="paper Fig. 2 (measured)", color="#ff7f0e")
         for xi, v in zip(x - wd / 2, ours):
-            a.text(xi, v, f"{v:.1f}", ha="center", va="bottom", fontsize=7)
+            a.text(xi, v, f"{v:.1f}", ha="center", va="bottom", fontsize=9)
         for xi, v in zip(x + wd / 2, theirs):
-            a.text(xi, v, f"{v:.1f}", ha="center", va="bottom", fontsize=7)
+            a.text(xi, v, f"{v:.1f}", ha="center", va="bottom", fontsize=9)
         a.set_xticks(x, ["standard", "FlashAttention"])
         a.set_yscale("log")
         a.set_ylabel(unit_label("", unit))
     ax.set_title("FLOPs, forward + backward", fontsize=9)
     bx.set_title("HBM reads + writes, forward + backward", fontsize=9)
-    ax.legend(fontsize=7, loc="lower right")
+    ax.legend(fontsize=9, loc="lower right")
     return fig

@@ -33,6 +33,13 @@ CAUSE_LABELS = {"weights": "weights", "kv_cache": "KV cache", "bandwidth_efficie
                 "uneven_bytes": "uneven bytes per SM", "imbalance": "unhidden waits", "other": "other"}
 
 
+
+def _wrap_label(text: str, width: int = 22) -> str:
+    """A tick label in lines of at most ``width`` characters (a 4.8 in figure has little room beside its axes)."""
+    import textwrap
+
+    return "\n".join(textwrap.wrap(text, width)) or text
+
 def _gap(cuda_graphs: bool) -> float:
     """Hazy's measured launch gap: inside a CUDA Graph, or on a plain stream (H100)."""
     return HAZY_MEASURED["launch_gap_graphs" if cuda_graphs else "launch_gap_stream"]
@@ -161,23 +168,23 @@ def _gantt_content(fig, data, zoom=100e-6, **_):
         span = (t_max or max(mk.total, pdl.total, mg.total)) / US
         _add_bars(ax, solid, tol=span / 2000, linewidths=0)       # ~600 px wide: merge sub-pixel gaps only
         _add_bars(ax, tails, pale=True, linewidths=0.4)
-        ax.set_yticks([y for y, _ in labels], [lab for _, lab in labels], fontsize=7)
+        ax.set_yticks([y for y, _ in labels], [_wrap_label(lab) for _, lab in labels], fontsize=9)
         ax.set_ylim(-0.6, n_rows - 0.4)
         ax.axhline(n_rows - len(rows) - 0.5, color="k", lw=0.5)
     t_end = max(mk.total, pdl.total, mg.total)
     axes[0].set_xlim(0, t_end / US * 1.13)
     for i, (_, tl) in enumerate(rows):
         axes[0].text(tl.total / US, n_rows - 1 - i, f" {fmt_seconds(tl.total, unit='µs', digits=0)} ({100 * tl.bandwidth_utilization:.0f}%)",
-                     va="center", fontsize=7)
+                     va="center", fontsize=9)
     axes[0].text(mg.total / US, n_rows - 1 - len(rows) - (len(lanes) - 1) / 2,
-                 f" {fmt_seconds(mg.total, unit='µs', digits=0)} ({100 * mg.bandwidth_utilization:.0f}%)", va="center", fontsize=7)
+                 f" {fmt_seconds(mg.total, unit='µs', digits=0)} ({100 * mg.bandwidth_utilization:.0f}%)", va="center", fontsize=9)
     axes[0].set_title(f"{mk.model.name}, batch-1 decode on {mk.gpu.name}: one forward pass", fontsize=9)
     axes[1].set_xlim(0, zoom / US)
     axes[1].set_title(f"the first {fmt_seconds(zoom, unit='µs', digits=0)}: white = launch gap or wait, grey = prologue, "
-                      "pale = tail", fontsize=8)
+                      "pale = tail", fontsize=9)
     from matplotlib.patches import Patch
     handles = [Patch(color=c, label=k) for k, c in KIND_COLORS.items()]
-    axes[1].legend(handles=handles, ncols=4, fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.22),
+    axes[1].legend(handles=handles, ncols=2, fontsize=9, loc="upper center", bbox_to_anchor=(0.5, -0.22),
                    frameon=False)
 
 
@@ -206,7 +213,7 @@ def breakdown_figure(data: dict):
     return fig
 
 
-_breakdown_setup = axes_setup(8.0, 3.4, xlabel=unit_label("time per forward pass", "µs"))
+_breakdown_setup = axes_setup(8.0, 4.6, xlabel=unit_label("time per forward pass", "µs"))
 
 
 def _breakdown_content(fig, data, **_):
@@ -224,12 +231,12 @@ def _breakdown_content(fig, data, **_):
             ax.barh(y, sec / US, left=left, color=CAUSE_COLORS[cause], label=lab, height=0.6)
             left += sec / US
         ax.text(left, y, f" {fmt_seconds(tl.total, unit='µs', digits=0)}, {100 * tl.bandwidth_utilization:.0f}% of peak",
-                va="center", fontsize=8)
-    ax.set_yticks(range(len(bars)), [b[0] for b in reversed(bars)], fontsize=8)
+                va="center", fontsize=9)
+    ax.set_yticks(range(len(bars)), [b[0] for b in reversed(bars)], fontsize=9)
     ax.set_xlim(0, max(tl.total for _, tl in bars) / US * 1.3)
     tl0 = bars[0][1]
     ax.set_title(f"{tl0.model.name} on {tl0.gpu.name}: where the time goes", fontsize=9)
-    ax.legend(fontsize=7, ncols=3, loc="upper center", bbox_to_anchor=(0.5, -0.25), frameon=False)
+    ax.legend(fontsize=9, ncols=2, loc="upper center", bbox_to_anchor=(0.5, -0.25), frameon=False)
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -279,7 +286,7 @@ def _sensitivity_content(fig, data, **_):
     ug = np.concatenate([d["util_gain"] for d in sens.values()])
     a1.set_title(f"speedup {sp.min():.2f}–{sp.max():.2f}x", fontsize=9)
     a2.set_title(f"gain {ug.min():.0f}–{ug.max():.0f} points", fontsize=9)
-    a1.legend(fontsize=7)
+    a1.legend(fontsize=9)
     fig.suptitle(f"{data['model']} on {data['gpu']}: one knob at a time", fontsize=9)
 
 

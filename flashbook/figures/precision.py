@@ -9,6 +9,7 @@ block-size move recomputes only the two per-block variants; the static book rend
 """
 from __future__ import annotations
 
+import textwrap
 from functools import lru_cache
 
 import numpy as np
@@ -56,14 +57,14 @@ def _fp8_content(fig, data, **_):
     ax.barh(y - 0.2, data["rmse"], height=0.38, color="C0", label="ours (numpy emulation)")
     paper_label = f"paper, Table 3 (outlier fraction {fp8.FA3_SETTING['outlier_fraction']:g})"
     ax.barh(y + 0.2, data["paper"], height=0.38, color="#bbbbbb", label=paper_label)
-    ax.set_yticks(y, [fp8.VARIANTS[v]["label"] for v in data["variants"]], fontsize=8)
+    ax.set_yticks(y, [textwrap.fill(fp8.VARIANTS[v]["label"], 18) for v in data["variants"]], fontsize=9)
     ax.set_title(f"outlier fraction {data['outlier_fraction']:g}, {data['block']} rows per scale: "
                  f"baseline / both = {data['ratio']:.1f}x (paper {data['paper_ratio']:.1f}x)", fontsize=9)
-    ax.legend(fontsize=7, loc="upper right")
+    ax.legend(fontsize=9, loc="upper center", bbox_to_anchor=(0.5, -0.22), frameon=False)
 
 
 def _fp8_setup(**_):
-    fig = axes_setup(6.6, 3.4, xscale="log", xlim=(1e-5, 1.0), xlabel="RMSE of O against float64 attention")()
+    fig = axes_setup(6.6, 5.2, xscale="log", xlim=(1e-5, 1.0), xlabel="RMSE of O against float64 attention")()
     fig.axes[0].invert_yaxis()
     return fig
 

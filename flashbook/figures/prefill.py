@@ -90,7 +90,7 @@ def _limits_available(gpu="H100-SXM", generation="newest", **_) -> bool:
 def _limits_axes(available: bool):
     fig, (ax, ax2) = new_figure(1, 2, width=8.6, height=3.7, gridspec_kw=dict(width_ratios=[2, 3]))
     if available:
-        ax.tick_params(axis="x", labelsize=7.5)
+        ax.tick_params(axis="x", labelsize=9)
     else:
         ax.set_axis_off()
     ax.set_ylabel("cycles per tile (one SM)")
@@ -108,10 +108,10 @@ def _limits_content(fig, d, **_):
         vals = [t["mma"], t["exp"], t["fma"], t["smem"]]
         ax.bar(names, vals, color=_UNIT_COLORS)
         ax.axhline(t["cycles"], color="k", lw=1, ls="--")
-        ax.text(-0.4, t["cycles"], f"tile: {t['cycles']:,.0f} cycles", va="bottom", fontsize=7.5)
+        ax.text(-0.4, t["cycles"], f"tile: {t['cycles']:,.0f} cycles", va="bottom", fontsize=9)
         ax.set_ylim(0, max(vals + [t["cycles"]]) * 1.25)
         ax.set_title(f"{d['generation'].upper()} forward tile 128 x 128, d = {d['head_dim']} (model: MMA at "
-                     f"{d['mma_efficiency']:.0%})\nbound: {t['bound']}", fontsize=8.5)
+                     f"{d['mma_efficiency']:.0%})\nbound: {t['bound']}", fontsize=9)
     else:
         ax.text(0.5, 0.5, f"{d['generation'].upper()} does not run on\n{d['gpu']} (not modelled)",
                 ha="center", va="center", fontsize=9, transform=ax.transAxes)
@@ -119,16 +119,16 @@ def _limits_content(fig, d, **_):
         lw = 2.2 if name == d["generation"] else 1.0
         ax2.plot(d["seqlens"], y, "o-", lw=lw, ms=3, color=_COLORS[name], label=name.upper())
     ax2.axhline(d["peak"], color="#999999", lw=0.8, ls=":")
-    ax2.text(d["seqlens"][0], d["peak"], "dense BF16 peak", fontsize=7, va="bottom", color="#666666")
+    ax2.text(d["seqlens"][0], d["peak"], "dense BF16 peak", fontsize=9, va="bottom", color="#666666")
     if d["point"] is not None:
         y = float(d["point"]["tflops"])
         ax2.plot([d["seqlen"]], [y], "o", ms=9, mfc="none", color="k")
         ax2.annotate(f"{fmt_flop_rate(y * 1e12, unit='TFLOP', digits=0)} ({float(d['point']['fraction_of_peak']):.0%})", (d["seqlen"], y),
-                     xytext=(0, -16), textcoords="offset points", ha="center", fontsize=7.5)
+                     xytext=(0, -16), textcoords="offset points", ha="center", fontsize=9)
     ax2.set_ylim(0, d["peak"] * 1.12)
     ax2.set_title(f"{d['gpu']}, {d['heads']} heads x d = {d['head_dim']}, "
-                  f"{'causal' if d['causal'] else 'non-causal'}, {d['pass_']}", fontsize=8.5)
-    ax2.legend(fontsize=7, loc="lower right")
+                  f"{'causal' if d['causal'] else 'non-causal'}, {d['pass_']}", fontsize=9)
+    ax2.legend(fontsize=9, loc="lower right")
 
 
 def measured_data(dataset="FA2 on A100, fwd+bwd (FA2 Fig. 4)", *, last_wave="full"):
@@ -150,7 +150,7 @@ def measured_figure(c, **_):
 
 
 def _measured_setup(**_):
-    fig, (ax, ax2) = new_figure(2, 1, width=7.6, height=5.4, sharex=True, gridspec_kw=dict(height_ratios=[3, 2]))
+    fig, (ax, ax2) = new_figure(2, 1, width=7.6, height=6.0, sharex=True, gridspec_kw=dict(height_ratios=[3, 2]))
     ax.set_ylabel(unit_label("", "TFLOP/s"))
     ax2.set_ylabel("model error (%)")
     ax2.set_xscale("log", base=2)
@@ -170,7 +170,7 @@ def _measured_content(fig, c, **_):
         ax2.plot(c["seqlen"][s], c["error"][s] * 100, "o-", color=cmap[k], ms=4)
     ax.set_ylim(0, None)
     ax.set_title(f"{c['dataset']}: dots measured, lines model", fontsize=9)
-    ax.legend(fontsize=6.5, ncol=2, loc="lower right")
+    ax.legend(fontsize=9, ncol=1, loc="lower right")   # the rates sit high, above the legend
     ax2.axhspan(-15, 15, color="#eeeeee", lw=0)
     ax2.axhline(0, color="k", lw=0.8)
     ax2.set_xticks(list(dict.fromkeys(c["seqlen"].tolist())))

@@ -81,12 +81,12 @@ def _bits_content(fig, data, **_):
     x = np.arange(counts.size)
     ax.bar(x, counts, color=["#999999"] + ["#d95f02"] * (counts.size - 1))
     ax.set_xticks(x)
-    ax.set_xticklabels(labels, fontsize=7)
+    ax.set_xticklabels(labels, fontsize=9)
     mask = "causal" if data["causal"] else "no mask"
     ax.set_title(f"N = {data['N']}, d = {data['d']}, {data['T_c']} K/V-block CTAs, {mask}: {data['trials']} atomic "
                  f"orders give {data['distinct_atomic']} distinct dQ, the fixed order 1\n"
                  f"{data['differ_share']:.0%} of elements differ from the fixed order's; largest difference "
-                 f"{data['rel_diff']:.1e} of max |dQ|", fontsize=8)
+                 f"{data['rel_diff']:.1e} of max |dQ|", fontsize=9)
 
 
 # ------------------------------------------------------------------------------------------ dQ chain
@@ -130,9 +130,9 @@ def _chain_content(fig, d, **_):
     ax.plot(d["seqlen"], d["full"], "o-", color=_C["full"], label="no mask")
     ax.plot(d["seqlen"], d["descending"], "s-", color=_C["lpt"], label="causal, query blocks descending")
     ax.plot(d["seqlen"], d["ascending"], "^-", color=_C["launch"], label="causal, query blocks ascending")
-    ax.legend(fontsize=7, loc="lower right", framealpha=0.9)
+    ax.legend(fontsize=9, loc="lower right", framealpha=0.9)
     ax.set_title(f"{d['gpu']} ({d['slots']} SMs), one dQ add = {d['add_share']:g} x a tile's compute: "
-                 "what the semaphore chain keeps", fontsize=8.5)
+                 "what the semaphore chain keeps", fontsize=9)
 
 
 # ------------------------------------------------------------------------------------------ causal
@@ -198,17 +198,17 @@ def _causal_content(fig, d, **_):
         _gantt(ax, s, cmax)
         ax.set_xlim(0, top * 1.02)
         ax.set_title(f"{_ORDER_NAMES[o]}: makespan {s.ratio:.3f} x the ideal, slots idle {s.slot_idle.mean() / s.makespan:.1%} "
-                     "of the time", fontsize=8)
+                     "of the time", fontsize=9)
     sw, lo_hi = d["sweep"], d["published"]
     ax = axes[3]
     for o in lc.SCHEDULE_ORDERS:
         ax.plot(sw["seqlen"], sw[f"ratio_{o}"], "o-" if o != "longest_first" else "x--", color=_C[o],
                 label=_ORDER_NAMES[o])
     ax.axvline(d["seqlen"], color="#bbbbbb", lw=3, zorder=0)
-    ax.legend(fontsize=7, loc="upper left", framealpha=0.9)
+    ax.legend(fontsize=9, loc="upper left", framealpha=0.9)
     gains = sw["lpt_gain"]
     ax.set_title(f"{d['gpu']}, {d['ctas_per_sm']} CTA(s) per SM: the LPT gain is {gains.min():.1%}-{gains.max():.1%} "
-                 f"(FlashAttention-4 measured {lo_hi[0]:.0%}-{lo_hi[1]:.0%} for MHA on an H200)", fontsize=8)
+                 f"(FlashAttention-4 measured {lo_hi[0]:.0%}-{lo_hi[1]:.0%} for MHA on an H200)", fontsize=9)
     fig.suptitle(f"causal forward, seqlen {d['seqlen']:,}, batch {d['batch']}, {d['heads']} heads: "
                  f"{d['schedules']['launch'].costs.size:,} CTAs on {d['schedules']['launch'].slots} slots", fontsize=9)
 
@@ -251,17 +251,17 @@ def _varlen_content(fig, d, **_):
     x = np.arange(n.size)
     a.bar(x, np.full(n.size, n.max()), color="#eeeeee", edgecolor="#bbbbbb", lw=0.5, label="padding")
     a.bar(x, n, color="#1b9e77", label="real tokens")
-    a.legend(fontsize=7, loc="center right")
+    a.legend(fontsize=9, loc="center right")
     s, g = d["savings"], d["grid"]
     a.set_title(f"{d['kind']} lengths, mean {n.mean():.0f}, longest {n.max():,}: FA2 launches {g['launched']:,} CTAs "
-                f"for {g['working']:,} with work", fontsize=8)
+                f"for {g['working']:,} with work", fontsize=9)
     vals = [s["flops_packed"] / s["flops_padded"], s["bytes_packed"] / s["bytes_padded"]]
     bars = b.bar([0, 1], vals, color=["#d95f02", "#7570b3"])
     for r, v in zip(bars, vals):
-        b.annotate(f"{1 - v:.0%} saved", (r.get_x() + r.get_width() / 2, v), ha="center", va="bottom", fontsize=8)
+        b.annotate(f"{1 - v:.0%} saved", (r.get_x() + r.get_width() / 2, v), ha="center", va="bottom", fontsize=9)
     b.set_xticks([0, 1])
     b.set_xticklabels(["tensor-core FLOPs", "HBM bytes"])
-    b.set_title(f"packed / padded, {'causal' if d['causal'] else 'no mask'}", fontsize=8)
+    b.set_title(f"packed / padded, {'causal' if d['causal'] else 'no mask'}", fontsize=9)
 
 
 # ------------------------------------------------------------------------------------------ explorers

@@ -42,10 +42,10 @@ def _roofline_content(fig, data, **_):
     ax = fig.axes[0]
     ax.plot(data["x"], data["y"] / 1e12, color="C0", lw=2, label=f"{data['name']} roofline")
     ax.axvline(data["ridge"], color="C0", ls=":", lw=1)
-    ax.annotate(f"ridge {fmt_intensity(data['ridge'])}", (data["ridge"], data["peak"] / 1e12 / 3), fontsize=8)
+    ax.annotate(f"ridge {fmt_intensity(data['ridge'])}", (data["ridge"], data["peak"] / 1e12 / 3), fontsize=9)
     ax.plot([data["att"]], [data["att_perf"] / 1e12], "o", color="C3",
             label=f"standard attention: {fmt_intensity(data['att'])}")
-    ax.legend(loc="lower right", fontsize=8)
+    ax.legend(loc="lower right", fontsize=9)
 
 
 ROOFLINE = register(Explorer(
@@ -83,8 +83,8 @@ def _io_content(fig, data, **_):
     ax.plot(data["Ns"], data["nn"] / 1e6, label="4N² term (S, P round trips)", color="C3")
     ax.plot(data["Ns"], (data["nd"] + data["nn"]) / 1e6, "k--", lw=1, label="total")
     ax.axvline(data["N"], color="gray", lw=1)
-    ax.set_title(_io_title(data), fontsize=8)
-    ax.legend(fontsize=8)
+    ax.set_title(_io_title(data), fontsize=9)
+    ax.legend(fontsize=9)
 
 
 def _io_title(data):
@@ -140,7 +140,7 @@ def _trace_content(fig, data, **_):
     b = data["block"]
     axs[0].step(b, data["m"], where="post", label="running max m")
     axs[0].plot(b, data["block_max"], ".", label="block max")
-    axs[0].legend(fontsize=7)
+    axs[0].legend(fontsize=9)
     axs[1].bar(b, data["alpha"], color="C2")
     axs[2].plot(b, data["l"], "o-", color="C1", ms=3)
 
@@ -189,7 +189,7 @@ def _merge_content(fig, data, **_):
     names, vals = zip(*data["errors"].items())
     axs[1].bar(names, np.maximum(vals, 1e-18), color="C2")
     axs[1].axhline(np.finfo(float).eps, color="k", ls=":", lw=1, label="float64 eps")
-    axs[1].legend(fontsize=7)
+    axs[1].legend(fontsize=9)
 
 
 MERGE = register(Explorer(
@@ -229,7 +229,7 @@ def _precision_content(fig, data, **_):
     ax.plot(j, data["acc"], color="C3", label=f"accumulated in {data['dtype']}")
     err = abs(data["acc"][-1] - data["exact"][-1]) / data["exact"][-1]
     ax.set_title(f"relative error of l after {j[-1]:,} keys: {err:.1e}", fontsize=9)
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=9)
 
 
 PRECISION_L = register(Explorer(

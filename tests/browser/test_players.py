@@ -9,37 +9,49 @@ _STATE_JS = """
 root => ({
   src: root.querySelector('img.fb-frame').src,
   key: root.querySelector('img.fb-frame').getAttribute('data-fb-key'),
+  alt: root.querySelector('img.fb-frame').alt,
   outputs: Array.from(root.querySelectorAll('output')).map(o => o.textContent),
-  sliders: Array.from(root.querySelectorAll('input[type=range]')).map(s => ({value: +s.value, max: +s.max})),
+  controls: Array.from(root.querySelectorAll('[data-fb-slider]')).filter(c => c.type !== 'hidden').map(c => ({
+      kind: c.tagName === 'SELECT' ? 'select' : c.type, value: c.type === 'checkbox' ? (c.checked ? 1 : 0) : +c.value,
+      max: c.tagName === 'SELECT' ? c.options.length - 1 : c.type === 'checkbox' ? 1 : +c.max,
+      valuetext: c.getAttribute('aria-valuetext')})),
 })
 """
 
+#: The key that moves a control one step forward / back (a switch toggles with Space either way).
+_KEYS = {"range": ("ArrowRight", "ArrowLeft"), "select": ("ArrowDown", "ArrowUp"), "checkbox": ("Space", "Space")}
+
 
 def _wiggle_every_slider(page, where: str) -> list[str]:
-    """Move each slider of each player one step with the keyboard; return what did not respond."""
+    """Move each control of each player one step with the keyboard (a slider with the arrows, a select with
+    the arrows, a switch with Space) and back; return what did not respond."""
     dead = []
     players = page.locator(".fb-explorer")
     for p in range(players.count()):
         root = players.nth(p)
         name = root.get_attribute("data-explorer")
-        sliders = root.locator("input[type=range]")
-        for s in range(sliders.count()):
+        controls = root.locator("[data-fb-slider]:not([type=hidden])")
+        for s in range(controls.count()):
             before = root.evaluate(_STATE_JS)
-            slider = before["sliders"][s]
-            slider_el = sliders.nth(s)
-            slider_el.focus()
-            key = "ArrowRight" if slider["value"] < slider["max"] else "ArrowLeft"
-            page.keyboard.press(key)
+            c = before["controls"][s]
+            forward, back = _KEYS[c["kind"]]
+            if c["value"] >= c["max"]:
+                forward, back = back, forward
+            controls.nth(s).focus()
+            page.keyboard.press(forward)
             after = root.evaluate(_STATE_JS)
-            if after["sliders"][s]["value"] == slider["value"]:
-                dead.append(f"{where}: {name}: slider {s} did not move")
+            if after["controls"][s]["value"] == c["value"]:
+                dead.append(f"{where}: {name}: {c['kind']} {s} did not move")
             elif after["src"] == before["src"] or after["key"] == before["key"]:
-                dead.append(f"{where}: {name}: slider {s} moved but the figure did not change")
-            elif after["outputs"] == before["outputs"]:
-                dead.append(f"{where}: {name}: slider {s} moved but its value label did not change")
-            page.keyboard.press("ArrowLeft" if key == "ArrowRight" else "ArrowRight")
+                dead.append(f"{where}: {name}: {c['kind']} {s} moved but the figure did not change")
+            elif after["alt"] == before["alt"]:
+                dead.append(f"{where}: {name}: {c['kind']} {s} moved but the alt text did not change")
+            elif c["kind"] == "range" and (after["outputs"] == before["outputs"]
+                                           or after["controls"][s]["valuetext"] == c["valuetext"]):
+                dead.append(f"{where}: {name}: slider {s} moved but its value label / aria-valuetext did not change")
+            page.keyboard.press(back)
             if root.evaluate(_STATE_JS)["src"] != before["src"]:
-                dead.append(f"{where}: {name}: slider {s} moved back but the figure did not return")
+                dead.append(f"{where}: {name}: {c['kind']} {s} moved back but the figure did not return")
     return dead
 
 
@@ -58,14 +70,26 @@ def test_player_mechanism(browser):
         ax.set_title(f"a={a}, b={b}")
         return fig
 
-    ex = Explorer("test_mechanism", compute, draw, sliders=(Slider("a", (1, 2, 3), 2), Slider("b", (0, 1), 0)))
+    ex = Explorer("test_mechanism", lambda a, b, order, causal: compute(a, b) * (1 + (order == "fa2")) + causal,
+                  lambda y, **p: draw(y, p["a"], f"{p['b']} {p['order']} {p['causal']}"),
+                  sliders=(Slider("a", (1, 2, 3), 2), Slider("b", (0, 1), 0), Slider("order", ("fa1", "fa2"), "fa1"),
+                           Slider("causal", (False, True), False)))
     page = new_offline_page(browser)
     errors = []
     page.on("pageerror", lambda e: errors.append(str(e)))
     page.set_content(f"<html><body>{render_static(ex)}</body></html>")
     assert page.locator(".fb-explorer input[type=range]").count() == 2
+    assert page.locator(".fb-explorer select").count() == 1
+    assert page.locator(".fb-explorer input[role=switch]").count() == 1
     assert page.evaluate("document.querySelector('img.fb-frame').naturalWidth") > 0
     assert _wiggle_every_slider(page, "test page") == []
+    # Tab walks the controls in order
+    controls = page.locator("[data-fb-slider]:not([type=hidden])")
+    controls.first.focus()
+    for k in range(1, controls.count()):
+        page.keyboard.press("Tab")
+        assert page.evaluate("document.activeElement.getAttribute('data-fb-slider')") == \
+            controls.nth(k).get_attribute("data-fb-slider")
     assert errors == []
     page.context.close()
 

@@ -1,0 +1,216 @@
+"""Every figure readable on every screen (issue 23), in Debian's Chromium over the built book.
+
+At 390 px (a phone), 768 px (a tablet) and 1280 px (a desktop), in the light and the dark theme: no element
+of a frame player wider than the player, figure text at least 12 CSS px on a desktop and 9 on a phone
+(computed from the frame's resolution, its smallest text and its displayed width), axe-core with no
+critical and no serious violation (390 and 1280 px, both themes), every page's own first load at most
+1.5 MB, and Enter in an exercise's text field checks it. What was measured goes to
+``artifacts/readability/`` (``measurements.json``, screenshots at the three widths).
+
+axe-core comes from the npm registry (``npm install axe-core`` into ``node_modules/`` at the repository
+root, done here if missing); the test fails, not skips, when it cannot be found or installed.
+"""
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+
+import pytest
+
+from bookbrowser import PAGES, ROOT, is_local, pages_showing
+
+ART = ROOT / "artifacts" / "readability"
+AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"
+WIDTHS = (390, 768, 1280)
+#: A page's own bytes on its first load (its HTML, its images, what it fetches itself), the theme's shared
+#: assets (``_static/``: fonts, icons, MathJax, CSS) aside.
+OWN_BUDGET = 1.5e6
+#: Pages with a budget of their own, and why: the API reference is autodoc's text of every public name (no
+#: figure, no frame), one long page by design.
+BUDGETS = {"book/api": 2.5e6}
+_RESULTS: dict = {}
+
+
+def _record(key, value):
+    _RESULTS[key] = value
+    ART.mkdir(parents=True, exist_ok=True)
+    (ART / "measurements.json").write_text(json.dumps(_RESULTS, indent=1, sort_keys=True))
+
+
+def _axe_source() -> str:
+    if not AXE.exists():
+        npm = shutil.which("npm")
+        if npm is None:
+            pytest.fail("axe-core is missing and npm is not installed (apt-get install npm)")
+        subprocess.run([npm, "install", "--no-save", "--no-audit", "--no-fund", "--prefix", str(ROOT), "axe-core@4"],
+                       check=True, capture_output=True, timeout=300)
+    return AXE.read_text(encoding="utf-8")
+
+
+def _page(browser, width: int, theme: str):
+    """A page at ``width`` px in ``theme`` (the theme's own switch: localStorage ``mode``/``theme``, then
+    ``data-theme`` on <html>), every host but localhost blocked."""
+    context = browser.new_context(viewport={"width": width, "height": 900})
+    context.add_init_script(f"try {{ localStorage.setItem('mode', '{theme}'); localStorage.setItem('theme', '{theme}'); }}"
+                            f" catch (e) {{}}")
+    context.route("**/*", lambda r: r.continue_() if is_local(r.request.url) else r.abort())
+    return context.new_page()
+
+
+def _open(page, url: str, theme: str):
+    page.goto(url, wait_until="load")
+    page.evaluate(f"document.documentElement.setAttribute('data-theme', '{theme}');"
+                  f"document.documentElement.setAttribute('data-mode', '{theme}')")
+    page.wait_for_timeout(150)
+    assert page.evaluate("document.documentElement.dataset.theme") == theme
+
+
+_FIT_JS = """
+() => Array.from(document.querySelectorAll('.fb-explorer')).map(root => {
+  const box = root.getBoundingClientRect();
+  const article = (root.closest('article') || document.body).getBoundingClientRect();
+  const wide = Array.from(root.querySelectorAll('*')).filter(e => {
+      const r = e.getBoundingClientRect();
+      return r.width > 0 && (r.left < box.left - 1 || r.right > box.right + 1);
+    }).map(e => e.tagName + '.' + e.className + ' ' + Math.round(e.getBoundingClientRect().width) + ' px');
+  const img = root.querySelector('img.fb-frame');
+  return {name: root.dataset.explorer, width: box.width, article: article.width, wide: wide,
+          textPx: +img.dataset.fbTextPx * img.clientWidth / img.naturalWidth,
+          imgCss: img.clientWidth, imgNatural: img.naturalWidth,
+          sliders: root.querySelectorAll('input[type=range]').length};
+})
+"""
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_players_fit_and_their_text_reads(site, browser, visit, width):
+    """At ``width``: every player inside the column, nothing in it wider than it, its figure's smallest text
+    at least 12 CSS px (768, 1280) or 9 CSS px (390); a screenshot of each player page."""
+    docs = pages_showing(visit, "explorers")
+    page = _page(browser, width, "light")
+    bad, text = [], {}
+    for doc in docs:
+        _open(page, site + doc + ".html", "light")
+        for p in page.evaluate(_FIT_JS):
+            text[f"{doc}:{p['name']}"] = round(p["textPx"], 2)
+            if p["wide"] or p["width"] > p["article"] + 1:
+                bad.append(f"{doc}: {p['name']} ({p['width']:.0f} px in {p['article']:.0f}): {p['wide'][:4]}")
+            if p["textPx"] < (9 if width < 500 else 12):
+                bad.append(f"{doc}: {p['name']}: figure text {p['textPx']:.1f} CSS px")
+        page.screenshot(path=str(ART / f"{doc.replace('/', '__')}-{width}.png"))
+    page.context.close()
+    _record(f"figure_text_px_{width}", {"min": min(text.values()), "max": max(text.values()), "each": text})
+    assert not bad, "\n".join(bad)
+
+
+@pytest.mark.parametrize("theme", ["light", "dark"])
+@pytest.mark.parametrize("width", [390, 1280])
+def test_axe_finds_nothing_serious(site, browser, width, theme):
+    """axe-core (its WCAG 2.0 A and AA rules, the audit of issue 23) on every page: no critical and no serious
+    violation."""
+    source = _axe_source()
+    page = _page(browser, width, theme)
+    found, counts = [], {}
+    for doc in PAGES:
+        _open(page, site + doc + ".html", theme)
+        page.add_script_tag(content=source)
+        res = page.evaluate("""async () => {
+            const r = await axe.run(document, {runOnly: {type: 'tag', values: ['wcag2a', 'wcag2aa']}});
+            return r.violations.map(v => ({id: v.id, impact: v.impact, n: v.nodes.length,
+                                           where: v.nodes.slice(0, 3).map(x => x.target.join(' ') + ' ' +
+                                                  (x.failureSummary || '').split('\\n').slice(1, 2).join(''))}));
+        }""")
+        for v in res:
+            counts.setdefault(v["impact"], 0)
+            counts[v["impact"]] += v["n"]
+            if v["impact"] in ("critical", "serious"):
+                found.append(f"{doc}: {v['impact']} {v['id']} x{v['n']}: {v['where']}")
+    page.context.close()
+    _record(f"axe_{width}_{theme}", counts)
+    assert not found, "\n".join(found)
+
+
+def test_first_load_weight_per_page(site, browser):
+    """Each page's own first load (the HTML and what it loads from outside ``_static/``, plus frame files it
+    fetches unasked) is at most 1.5 MB; the shared assets are recorded beside it."""
+    page = _page(browser, 1280, "light")
+    weights, heavy = {}, []
+    for doc in PAGES:
+        page.goto(site + doc + ".html", wait_until="load")
+        page.wait_for_timeout(300)
+        entries = page.evaluate("""() => [performance.getEntriesByType('navigation')[0]]
+              .concat(performance.getEntriesByType('resource'))
+              .map(e => ({url: e.name, bytes: e.encodedBodySize || e.transferSize || 0}))""")
+        own = sum(e["bytes"] for e in entries if ("/_static/" not in e["url"] or "/_static/frames/" in e["url"])
+                  and not e["url"].endswith("/searchindex.js"))
+        shared = sum(e["bytes"] for e in entries) - own
+        weights[doc] = {"own": own, "shared": shared}
+        if own > BUDGETS.get(doc, OWN_BUDGET):
+            heavy.append(f"{doc}: {own / 1e6:.2f} MB of its own")
+    page.context.close()
+    _record("page_weight_bytes", weights)
+    assert not heavy, "\n".join(heavy)
+
+
+_STEP_JS = """
+async root => {
+  const img = root.querySelector('img.fb-frame');
+  const c = root.querySelector('input[type=range]');
+  if (!c) { return null; }
+  const times = [], dir = +c.value < +c.max ? 1 : -1;
+  for (let k = 0; k < 4 && +c.value + dir >= 0 && +c.value + dir <= +c.max; k++) {
+    const t0 = performance.now();
+    const loaded = new Promise(r => img.addEventListener('load', r, {once: true}));
+    c.value = String(+c.value + dir);
+    c.dispatchEvent(new Event('input'));
+    await loaded;
+    times.push(performance.now() - t0);
+    await new Promise(r => setTimeout(r, 50));   // the neighbours' prefetch
+  }
+  return times;
+}
+"""
+
+
+def test_a_step_answers_quickly_and_says_what_it_shows(site, browser, visit):
+    """Moving a control fetches its frame (files in ``_static/frames/``) and changes the image's alt text;
+    the times from the move to the new frame's load are recorded (goals belong to bench/, not here)."""
+    page = _page(browser, 1280, "light")
+    steps, stale = {}, []
+    for doc in pages_showing(visit, "explorers"):
+        page.goto(site + doc + ".html", wait_until="load")
+        players = page.locator(".fb-explorer")
+        for k in range(players.count()):
+            root = players.nth(k)
+            alt = root.locator("img.fb-frame").get_attribute("alt")
+            times = root.evaluate(_STEP_JS)
+            if times is None:
+                continue
+            steps[f"{doc}:{root.get_attribute('data-explorer')}"] = [round(t, 1) for t in times]
+            if root.locator("img.fb-frame").get_attribute("alt") == alt:
+                stale.append(f"{doc}: {root.get_attribute('data-explorer')}: alt text did not change")
+    page.context.close()
+    flat = sorted(t for ts in steps.values() for t in ts)
+    _record("step_ms", {"median": flat[len(flat) // 2], "max": flat[-1], "each": steps})
+    assert flat and not stale, "\n".join(stale)
+
+
+def test_enter_in_an_exercise_field_checks_it(site, browser):
+    """An exercise form's text field: Enter grades the answer (as the Check button does)."""
+    page = _page(browser, 1280, "light")
+    checked = 0
+    for doc in PAGES:
+        if 'class="fb-exercise-form"' not in (ROOT / "_build" / "html" / (doc + ".html")).read_text(encoding="utf-8"):
+            continue
+        page.goto(site + doc + ".html", wait_until="load")
+        field = page.locator("form.fb-exercise-form input[type=text]").first
+        field.fill("1")
+        field.press("Enter")
+        verdict = field.locator("xpath=ancestor::form").locator(".fb-verdict")
+        assert verdict.inner_text().strip(), f"{doc}: Enter in the exercise's field did not check it"
+        checked += 1
+        if checked >= 2:
+            break
+    page.context.close()
+    assert checked >= 1
