@@ -10,7 +10,7 @@ import io
 from .definitions import get_lab
 from .grader import run_kernel
 
-__all__ = ["ledger_sweep", "ledger_figure", "show"]
+__all__ = ["ledger_sweep", "ledger_figure", "show_figure"]
 
 
 def ledger_sweep(lab, sizes=None, *, shape_index: int = 0) -> dict:
@@ -63,7 +63,7 @@ def ledger_figure(lab, sizes=None):
     return fig
 
 
-def show(fig) -> None:
+def show_figure(fig) -> None:
     """Display a Figure as a PNG (IPython.display), without pyplot."""
     from IPython.display import Image, display
 
