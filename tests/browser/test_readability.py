@@ -33,9 +33,14 @@ _RESULTS: dict = {}
 
 
 def _record(key, value):
-    _RESULTS[key] = value
+    """Keep ``value`` under ``key`` in ``artifacts/readability/measurements.json`` (other keys kept: a run of a
+    few of these tests updates its own rows)."""
     ART.mkdir(parents=True, exist_ok=True)
-    (ART / "measurements.json").write_text(json.dumps(_RESULTS, indent=1, sort_keys=True))
+    path = ART / "measurements.json"
+    if not _RESULTS and path.exists():
+        _RESULTS.update(json.loads(path.read_text()))
+    _RESULTS[key] = value
+    path.write_text(json.dumps(_RESULTS, indent=1, sort_keys=True))
 
 
 def _axe_source() -> str:
