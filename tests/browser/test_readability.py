@@ -33,9 +33,14 @@ _RESULTS: dict = {}
 
 
 def _record(key, value):
-    _RESULTS[key] = value
+    """Keep ``value`` under ``key`` in ``artifacts/readability/measurements.json`` (other keys kept: a run of a
+    few of these tests updates its own rows)."""
     ART.mkdir(parents=True, exist_ok=True)
-    (ART / "measurements.json").write_text(json.dumps(_RESULTS, indent=1, sort_keys=True))
+    path = ART / "measurements.json"
+    if not _RESULTS and path.exists():
+        _RESULTS.update(json.loads(path.read_text()))
+    _RESULTS[key] = value
+    path.write_text(json.dumps(_RESULTS, indent=1, sort_keys=True))
 
 
 def _axe_source() -> str:
@@ -86,7 +91,7 @@ _FIT_JS = """
 @pytest.mark.parametrize("width", WIDTHS)
 def test_players_fit_and_their_text_reads(site, browser, visit, width):
     """At ``width``: every player inside the column, nothing in it wider than it, its figure's smallest text
-    at least 12 CSS px (768, 1280) or 9 CSS px (390); a screenshot of each player page."""
+    at least 12 CSS px (768, 1280) or 9 CSS px (390); screenshots of each player page's top and first figure."""
     docs = pages_showing(visit, "explorers")
     page = _page(browser, width, "light")
     bad, text = [], {}
@@ -99,6 +104,7 @@ def test_players_fit_and_their_text_reads(site, browser, visit, width):
             if p["textPx"] < (9 if width < 500 else 12):
                 bad.append(f"{doc}: {p['name']}: figure text {p['textPx']:.1f} CSS px")
         page.screenshot(path=str(ART / f"{doc.replace('/', '__')}-{width}.png"))
+        page.locator(".fb-explorer").first.screenshot(path=str(ART / f"{doc.replace('/', '__')}-{width}-figure.png"))
     page.context.close()
     _record(f"figure_text_px_{width}", {"min": min(text.values()), "max": max(text.values()), "each": text})
     assert not bad, "\n".join(bad)
