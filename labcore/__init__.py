@@ -27,42 +27,26 @@ from .forward_timeline import *  # noqa: F401,F403
 from .megakernel import *  # noqa: F401,F403
 from .prefill import *  # noqa: F401,F403
 from .units import *  # noqa: F401,F403
+from .scheduler import *  # noqa: F401,F403
+from .backward_schedule import *  # noqa: F401,F403
+from .causal_schedule import *  # noqa: F401,F403
+from .varlen import *  # noqa: F401,F403
+from .split_plans import *  # noqa: F401,F403
+from .paged import *  # noqa: F401,F403
+from .mla import *  # noqa: F401,F403
+from .mixed_batch import *  # noqa: F401,F403
 
 from . import chip  # noqa: F401  (the labs' simulated chip: ``labcore.chip.Chip``)
 from . import (attention, blocks, decode, decode_model, decode_time, flash, flops, forward_timeline, forward_work, fp8, hardware, hbm,
-               megakernel, models, precision, prefill, published, softmax, splits, units, waves)
+               megakernel, models, precision, prefill, published, softmax, splits, units, waves,
+               scheduler, backward_schedule, causal_schedule, varlen, split_plans, paged, mla, mixed_batch)
 
 #: Every public name of the engine (the union of its modules' ``__all__``).
 __all__ = sorted({name for mod in (hbm, attention, softmax, flops, precision, fp8, hardware, blocks, flash, decode, splits,
                                    decode_time, decode_model, models, waves, forward_work, forward_timeline,
-                                   megakernel, prefill, units) for name in mod.__all__})
+                                   megakernel, prefill, units, scheduler, backward_schedule, causal_schedule, varlen, split_plans, paged, mla, mixed_batch)
+           for name in mod.__all__})
 # labcore.published (the store of published figures) stays a module: ``from labcore.published import published``.
 
 #: The book's version (one home: pyproject.toml, the footer and CITATION.cff read or are checked against it).
 __version__ = "0.3.0"
-
-# Schedulers and batch layouts (issues 24-25): star-imports appended; each module's __all__ joins labcore.__all__.
-from .scheduler import *  # noqa: F401,F403,E402
-from . import scheduler  # noqa: E402
-__all__ = sorted(set(__all__) | set(scheduler.__all__))
-from .backward_schedule import *  # noqa: F401,F403,E402
-from . import backward_schedule  # noqa: E402
-__all__ = sorted(set(__all__) | set(backward_schedule.__all__))
-from .causal_schedule import *  # noqa: F401,F403,E402
-from . import causal_schedule  # noqa: E402
-__all__ = sorted(set(__all__) | set(causal_schedule.__all__))
-from .varlen import *  # noqa: F401,F403,E402
-from . import varlen  # noqa: E402
-__all__ = sorted(set(__all__) | set(varlen.__all__))
-from .split_plans import *  # noqa: F401,F403,E402
-from . import split_plans  # noqa: E402
-__all__ = sorted(set(__all__) | set(split_plans.__all__))
-from .paged import *  # noqa: F401,F403,E402
-from . import paged  # noqa: E402
-__all__ = sorted(set(__all__) | set(paged.__all__))
-from .mla import *  # noqa: F401,F403,E402
-from . import mla  # noqa: E402
-__all__ = sorted(set(__all__) | set(mla.__all__))
-from .mixed_batch import *  # noqa: F401,F403,E402
-from . import mixed_batch  # noqa: E402
-__all__ = sorted(set(__all__) | set(mixed_batch.__all__))
