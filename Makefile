@@ -35,7 +35,8 @@ book: $(STAMP)  ## build the HTML book (re-executes every notebook) and print wh
 	@echo "The book is at $(CURDIR)/_build/html/index.html"
 
 book-strict: $(STAMP)  ## clean build with -n -W --keep-going: any warning or execution error fails
-	rm -rf _build
+	@# everything but _build/.frame-cache: frames an earlier build drew from this same source (flashbook.player)
+	rm -rf _build/html _build/.doctrees _build/jupyter_execute
 	$(BIN)/jupyter-book build . -n -W --keep-going
 	@! grep -rl 'class="output traceback\|class="output stderr' _build/html --include=*.html \
 	  || (echo "error output in the built HTML (files above)" && false)

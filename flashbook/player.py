@@ -11,6 +11,7 @@ test) every frame is inlined. The image's ``alt`` text names the setting shown a
 from __future__ import annotations
 
 import base64
+import functools
 import hashlib
 import html
 import io
@@ -23,7 +24,8 @@ from .drawing import STATIC_DPI, draw_png
 from .explorer import Explorer
 from .figures.base import CSS_PX_PER_INCH, smallest_text
 
-__all__ = ["render_static", "StaticHTML", "MAX_FRAMES", "FRAMES_DIR_ENV", "FRAMES_URL_ENV", "NOTE"]
+__all__ = ["render_static", "StaticHTML", "MAX_FRAMES", "FRAMES_DIR_ENV", "FRAMES_URL_ENV", "FRAME_CACHE_ENV",
+           "source_fingerprint", "tree_fingerprint", "NOTE"]
 
 #: Upper bound on precomputed frames per explorer (build time and the site's size: ~20-60 KB per frame).
 MAX_FRAMES = 96
@@ -32,6 +34,10 @@ MAX_FRAMES = 96
 #: site's root (``<html data-content_root>``, Sphinx >= 7.2).
 FRAMES_DIR_ENV = "FLASHBOOK_FRAMES_DIR"
 FRAMES_URL_ENV = "FLASHBOOK_FRAMES_URL"
+#: A folder of frames already drawn (the book build sets ``_build/.frame-cache``), keyed by the source of
+#: ``labcore`` and ``flashbook``, the drawing libraries' versions, the explorer, its setting and the resolution:
+#: a rebuild of unchanged code draws nothing again; any change to either package draws every frame anew.
+FRAME_CACHE_ENV = "FLASHBOOK_FRAME_CACHE"
 
 #: The launch note, written once per page (under its first interactive figure).
 NOTE = ("Interactive figures: every setting was drawn when the book was built, by the same labcore code. "
@@ -156,6 +162,73 @@ _PLAYER_JS = """
 """
 
 
+@functools.lru_cache(maxsize=1)
+def source_fingerprint() -> str:
+    """A SHA-256 (hex) of every file of the ``labcore`` and ``flashbook`` packages (sources and data, by path)
+    and the versions of numpy, matplotlib, PIL and ml_dtypes: what a drawn frame can depend on."""
+    import labcore
+
+    return tree_fingerprint((Path(labcore.__file__).parent, Path(__file__).parent),
+                            ("numpy", "matplotlib", "pillow", "ml_dtypes"))
+
+
+def tree_fingerprint(roots, dists=()) -> str:
+    """SHA-256 (hex) of every file under the folders ``roots`` (each file's path below its root's name and its
+    bytes; ``__pycache__`` skipped) and of the installed versions of the distributions ``dists``."""
+    from importlib.metadata import version
+
+    h = hashlib.sha256()
+    for root in roots:
+        for f in sorted(Path(root).rglob("*")):
+            if f.is_file() and "__pycache__" not in f.parts:
+                h.update(f"{Path(root).name}/{f.relative_to(root).as_posix()}\0".encode() + f.read_bytes() + b"\0")
+    for dist in dists:
+        h.update(f"{dist}={version(dist)}\0".encode())
+    return h.hexdigest()
+
+
+@functools.lru_cache(maxsize=1)
+def _cache_folder() -> Path | None:
+    """This source's folder of the frame cache (one per :func:`source_fingerprint`; the folders of other
+    sources are removed, so the cache holds one build's frames), or None when no cache is set."""
+    import shutil
+
+    top = os.environ.get(FRAME_CACHE_ENV, "")
+    if not top:
+        return None
+    folder = Path(top) / source_fingerprint()[:24]
+    if not folder.is_dir():
+        for old in Path(top).glob("*"):
+            shutil.rmtree(old, ignore_errors=True)
+        folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+def _drawn_frame(explorer: Explorer, params: dict, dpi: int, text: bool) -> tuple[bytes, float | None]:
+    """``(compact PNG, smallest text in PNG px or None)`` of ``explorer`` at ``params``: from the frame cache
+    (:data:`FRAME_CACHE_ENV`) when it holds this frame of this source, else drawn (and kept there)."""
+    folder = _cache_folder()
+    path = None
+    if folder is not None:
+        key = json.dumps([explorer.name, dpi, sorted(params.items())], default=repr)
+        path = folder / hashlib.sha256(key.encode()).hexdigest()
+        try:
+            meta = json.loads(path.with_suffix(".json").read_text())
+            if not text or meta["text_px"] is not None:
+                return path.with_suffix(".png").read_bytes(), meta["text_px"]
+        except (OSError, ValueError, KeyError):
+            pass
+    fig, png, _ = draw_png(explorer, explorer.compute(**params), params, dpi)
+    png = _compact(png, fig)
+    text_px = smallest_text(fig) * dpi / 72 if text else None
+    if path is not None:   # written whole, then renamed: a parallel build never reads half a frame
+        for suffix, data in ((".png", png), (".json", json.dumps({"text_px": text_px}).encode())):
+            tmp = path.with_suffix(f"{suffix}.{os.getpid()}.tmp")
+            tmp.write_bytes(data)
+            os.replace(tmp, path.with_suffix(suffix))
+    return png, text_px
+
+
 def _frames_target():
     """(folder, URL prefix) the frame files go to in the book build, or None (inline every frame)."""
     folder = os.environ.get(FRAMES_DIR_ENV, "")
@@ -187,11 +260,10 @@ def render_static(explorer: Explorer, *, dpi: int = STATIC_DPI, number: int | No
     frames, default_png, text_px = {}, None, None
     for idx in itertools.product(*(range(len(s.values)) for s in explorer.sliders)):
         params = {**explorer.fixed, **{nm: s.values[i] for nm, s, i in zip(names, explorer.sliders, idx)}}
-        fig, png, _ = draw_png(explorer, explorer.compute(**params), params, dpi)
-        png = _compact(png, fig)
+        png, px = _drawn_frame(explorer, params, dpi, text=idx == default_idx)
         key = _frame_key(idx)
         if idx == default_idx:
-            default_png, text_px = png, smallest_text(fig) * dpi / 72
+            default_png, text_px = png, px
         if target is None:
             frames[key] = None if idx == default_idx else _png_data_uri(png)
         else:

@@ -189,3 +189,62 @@ def test_static_player_writes_frames_as_files(monkeypatch, tmp_path):
     assert all((tmp_path / f).read_bytes()[:4] == b"\x89PNG" for f in files)
     m = re.search(r'width="(\d+)" height="(\d+)" data-fb-key="1-1-1" data-fb-text-px="([\d.]+)"', html)
     assert int(m.group(1)) == 200 and float(m.group(3)) >= 24.9   # 2 in at 100 CSS px/in; 9 pt at 200 dpi
+
+
+def test_frame_cache_draws_each_frame_once_per_source(monkeypatch, tmp_path):
+    """With a frame cache (the book build's ``_build/.frame-cache``) a second render of the same source draws
+    nothing and writes the same HTML; another source fingerprint draws every frame again and drops the old
+    folder; a damaged entry is drawn again."""
+    from flashbook import player
+
+    def fresh(fingerprint):
+        player._cache_folder.cache_clear()
+        monkeypatch.setattr(player, "source_fingerprint", lambda: fingerprint)
+
+    drawn = []
+    real = player.draw_png
+    monkeypatch.setattr(player, "draw_png", lambda *a, **k: drawn.append(a[2]) or real(*a, **k))
+    monkeypatch.setenv(player.FRAME_CACHE_ENV, str(tmp_path / "cache"))
+    monkeypatch.delenv(player.FRAMES_DIR_ENV, raising=False)
+    ex = _kinds_explorer()
+    fresh("a" * 64)
+    monkeypatch.setattr(player, "_IDS_USED", {})
+    monkeypatch.setattr(player, "_PAGE", {"figures": 0, "note": False})
+    first = player.render_static(ex, number=1)
+    assert len(drawn) == ex.n_frames() == 12
+    monkeypatch.setattr(player, "_IDS_USED", {})
+    monkeypatch.setattr(player, "_PAGE", {"figures": 0, "note": False})
+    second = player.render_static(ex, number=1)
+    assert len(drawn) == 12 and second == first             # every frame from the cache, byte-identical HTML
+    victim = next((tmp_path / "cache" / ("a" * 24)).glob("*.json"))
+    victim.write_text("{broken")
+    player.render_static(ex, number=1)
+    assert len(drawn) == 13                                  # the damaged entry alone is drawn again
+    fresh("b" * 64)
+    player.render_static(ex, number=1)
+    assert len(drawn) == 25 and [p.name for p in (tmp_path / "cache").iterdir()] == ["b" * 24]
+    player._cache_folder.cache_clear()
+
+
+def test_the_fingerprint_changes_with_any_file_of_the_packages(tmp_path):
+    """A byte, a new file or a renamed file changes the fingerprint; compiled caches do not; the packages'
+    own fingerprint is a full SHA-256, stable in a process."""
+    from flashbook import player
+
+    (tmp_path / "pkg" / "sub").mkdir(parents=True)
+    (tmp_path / "pkg" / "a.py").write_text("x = 1\n")
+    (tmp_path / "pkg" / "sub" / "data.csv").write_text("n,t\n1,2\n")
+    seen = {player.tree_fingerprint([tmp_path / "pkg"])}
+    (tmp_path / "pkg" / "a.py").write_text("x = 2\n")
+    seen.add(player.tree_fingerprint([tmp_path / "pkg"]))
+    (tmp_path / "pkg" / "b.py").write_text("")
+    seen.add(player.tree_fingerprint([tmp_path / "pkg"]))
+    (tmp_path / "pkg" / "b.py").rename(tmp_path / "pkg" / "c.py")
+    seen.add(player.tree_fingerprint([tmp_path / "pkg"]))
+    assert len(seen) == 4
+    (tmp_path / "pkg" / "__pycache__").mkdir()
+    (tmp_path / "pkg" / "__pycache__" / "a.cpython-311.pyc").write_bytes(b"\0")
+    assert player.tree_fingerprint([tmp_path / "pkg"]) in seen
+    assert player.tree_fingerprint([tmp_path / "pkg"], ["numpy"]) not in seen
+    fp = player.source_fingerprint()
+    assert len(fp) == 64 and fp == player.source_fingerprint()

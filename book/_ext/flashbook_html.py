@@ -14,7 +14,9 @@ Issue 23 (every page readable by a screen reader and a keyboard):
 
 - the static frame players (``flashbook.player``) write their frames as files into the HTML output's
   ``_static/frames/``: this sets ``FLASHBOOK_FRAMES_DIR`` before any notebook kernel starts (the kernels
-  inherit it), and checks at the end of the build that every frame a page names is there;
+  inherit it), and checks at the end of the build that every frame a page names is there; frames already
+  drawn by an earlier build of the same source are taken from ``_build/.frame-cache`` (``FLASHBOOK_FRAME_CACHE``,
+  see ``flashbook.player``);
 - the sidebar's section toggles: the theme writes each as an empty ``<summary>`` (an icon only; axe:
   "summary-name"); each gets the name "Show or hide the subsections" (after the build, in every page);
 - the bibliography: docutils writes each entry of its ``role="list"`` as ``role="doc-biblioentry"``, a
@@ -76,6 +78,7 @@ def frames_env(app):
         return
     os.environ["FLASHBOOK_FRAMES_DIR"] = str(Path(app.outdir, *FRAMES))
     os.environ["FLASHBOOK_FRAMES_URL"] = "/".join(FRAMES) + "/"
+    os.environ["FLASHBOOK_FRAME_CACHE"] = str(Path(app.outdir).parent / ".frame-cache")
 
 
 _TOGGLE = '<summary><span class="toctree-toggle" role="presentation">'
