@@ -10,8 +10,8 @@ kept by hand: the page is the **first page in ``_toc.yml`` order that uses the n
 - a ``{py:func}`` (or ``py:class``, ``py:data``) role in the page's Markdown.
 
 A name no page uses is explained where its module is first used (then its parent package's), so a
-dataclass that a function returns lands beside that function. The API reference (``book/api.md``, rendered by
-``book/_ext/flashbook_api.py``, itself not scanned) prints "Explained in <section>" under each entry;
+dataclass that a function returns lands beside that function. The API reference (the pages below ``book/api/``,
+rendered by ``book/_ext/flashbook_api.py``, themselves not scanned) prints "Explained in <section>" under each entry;
 ``tests/test_sections.py`` checks that every public name resolves and that every page exists.
 
 Names: a top-level name (``"reference_attention"``) or, below ``labcore`` or ``flashbook``, the dotted path
@@ -32,8 +32,8 @@ ROOT = Path(__file__).resolve().parents[1]
 #: Presentation modules (below ``flashbook``) whose names no section explains: they map to None.
 PLUMBING = ("display", "explorer", "live", "player", "prefetch", "drawing", "mode", "sections", "figures",
             "figures.base")
-#: Pages that are not explanations (the API reference links to the others).
-_NOT_SCANNED = ("book/api",)
+#: The folder of pages that are not explanations (the API reference links to the others).
+_NOT_SCANNED = "book/api/"
 _ROLE = re.compile(r"\{py:(?:func|class|data|obj|meth|attr)\}`~?([\w.]+)`")
 _PACKAGES = ("labcore", "flashbook")
 
@@ -126,7 +126,7 @@ def page_uses() -> dict[str, str]:
     """Every used API key -> the first page (in ``_toc.yml`` order) that uses it. Source: the pages themselves."""
     first: dict[str, str] = {}
     for page in toc_pages(ROOT / "_toc.yml"):
-        if page in _NOT_SCANNED:
+        if page.startswith(_NOT_SCANNED):
             continue
         path = next((p for p in (ROOT / f"{page}.ipynb", ROOT / f"{page}.md") if p.exists()), None)
         if path is None:

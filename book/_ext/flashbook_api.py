@@ -1,8 +1,12 @@
-"""Sphinx extension: the ``labcore-api`` directive that renders the API reference (``book/api.md``).
+"""Sphinx extension: the ``labcore-api`` directives that render the API reference (``book/api/``).
 
-The page is generated, never hand-maintained: every public module of ``labcore`` and then of ``flashbook`` (found with
-``pkgutil``; private ``_*`` modules skipped) gets a section, and every name in its ``__all__`` an autodoc
-entry built from its docstring. A name re-exported at the top level is documented as ``labcore.NAME``
+The reference is one page per group of modules (``book/api/algorithms.md``, ...), each generated, never
+hand-maintained: its ``{labcore-api}`` directive names its modules (``:modules:``, dotted prefixes: ``labcore.chip``
+is that package and every module below it), and every selected public module of ``labcore`` or ``flashbook``
+(found with ``pkgutil``; private ``_*`` modules skipped) gets a section, every name in its ``__all__`` an autodoc
+entry built from its docstring. ``{labcore-api-index}`` (``book/api/index.md``) lists the pages with their
+modules, read from those options; ``tests/test_api_pages.py`` checks that each public module is on exactly one
+page. A name re-exported at the top level is documented as ``labcore.NAME``
 (what notebooks call) and is also resolvable under its defining module (``labcore.attention.NAME``), so
 ``{py:func}`labcore.reference_attention``` and ``:func:`reference_attention``` inside docstrings both
 link here. Under each entry, "Explained in" links to the section named in ``flashbook.sections`` (d2l's
@@ -13,14 +17,23 @@ from __future__ import annotations
 import importlib
 import inspect
 import pkgutil
+import re
+from functools import cache
+from pathlib import Path
 
 from docutils import nodes
+from docutils.parsers.rst import directives
 from docutils.statemachine import StringList
 from sphinx.util.docutils import SphinxDirective
 from sphinx.util.nodes import nested_parse_with_titles
 
 #: Presentation-layer packages documented after the algorithm modules (their names keep the dotted path).
 PACKAGES = ("labcore", "flashbook")
+ROOT = Path(__file__).resolve().parents[2]
+#: The API pages: ``_toc.yml`` entries below this folder (the index and one page per group of modules).
+API_DIR = "book/api"
+_BLOCK = re.compile(r"^```\{labcore-api\}[^\n]*\n(.*?)^```", re.M | re.S)
+_OPTION = re.compile(r"^:modules:(.*)$", re.M)
 
 
 def _public_modules():
@@ -35,11 +48,13 @@ def _public_modules():
     return out
 
 
+@cache
 def api_entries():
     """[(module name, module, [(documented name, section_for key, canonical name, object, kind)])].
 
-    Each object appears once (the first module whose ``__all__`` lists it wins), so no duplicate
-    descriptions. ``kind`` is the autodoc directive: function, class or data.
+    Each object appears once in the whole reference (the first module whose ``__all__`` lists it wins, over
+    every module, whichever page shows it), so no duplicate descriptions. ``kind`` is the autodoc directive:
+    function, class or data.
     """
     import labcore
 
@@ -57,6 +72,57 @@ def api_entries():
             kind = "class" if inspect.isclass(obj) else "function" if callable(obj) else "data"
             rows.append((documented, key, f"{modname}.{name}", obj, kind))
         out.append((modname, mod, rows))
+    return out
+
+
+def covers(prefix: str, modname: str) -> bool:
+    """True when the dotted ``prefix`` selects module ``modname``: the module itself or one below it
+    (``labcore.chip`` covers ``labcore.chip.tile``; ``labcore.decode`` does not cover ``labcore.decode_time``)."""
+    return modname == prefix or modname.startswith(prefix + ".")
+
+
+def select(prefixes):
+    """The :func:`api_entries` of the modules the dotted ``prefixes`` cover, in the prefixes' order (each
+    prefix's modules alphabetically), each module once.
+
+    Args:
+        prefixes: a sequence of dotted module names such as ``["labcore.attention", "labcore.chip"]``.
+    Returns:
+        list of :func:`api_entries` rows.
+    Raises:
+        TypeError: ``prefixes`` is a string, not a sequence of them.
+        ValueError: no prefix given, or one covers no public module (a typo would otherwise drop a page's modules).
+    """
+    if isinstance(prefixes, str):
+        raise TypeError(f"prefixes must be a sequence of dotted module names, got the string {prefixes!r}")
+    if not prefixes:
+        raise ValueError("select needs at least one dotted module prefix, such as 'labcore.attention'")
+    out, seen = [], set()
+    for prefix in prefixes:
+        found = [e for e in api_entries() if covers(prefix, e[0])]
+        if not found:
+            raise ValueError(f"{prefix!r} covers no public module of {' or '.join(PACKAGES)}")
+        out += [e for e in found if e[0] not in seen]
+        seen.update(e[0] for e in found)
+    return out
+
+
+def page_modules(root: Path = ROOT) -> dict[str, list[str]]:
+    """{API page (docname as in ``_toc.yml``): the prefixes of its ``{labcore-api}`` ``:modules:`` options}, in
+    reading order; pages below :data:`API_DIR` without the directive (the index) are left out.
+
+    Args: root: the repository root (``_toc.yml`` and the pages). Returns: dict of str -> list of str.
+    """
+    from flashbook.sections import toc_pages
+
+    out: dict[str, list[str]] = {}
+    for page in toc_pages(root / "_toc.yml"):
+        path = root / f"{page}.md"
+        if not page.startswith(API_DIR + "/") or not path.exists():
+            continue
+        for block in _BLOCK.findall(path.read_text(encoding="utf-8")):
+            for option in _OPTION.findall(block):
+                out.setdefault(page, []).extend(option.replace(",", " ").split())
     return out
 
 
@@ -81,17 +147,32 @@ def _is_myst(state) -> bool:
     return type(state).__module__.startswith("myst_parser")
 
 
+def _parse(directive, lines, node):
+    """Parse reStructuredText ``lines`` into ``node`` (through MyST's eval-rst in a Markdown page)."""
+    if _is_myst(directive.state):  # autodoc output is reStructuredText: hand it to MyST's eval-rst
+        fence = "`" * 4
+        lines = [f"{fence}{{eval-rst}}", *lines, fence]
+    nested_parse_with_titles(directive.state, StringList(lines, source=directive.get_location()), node)
+
+
 class LabcoreAPI(SphinxDirective):
-    """``{labcore-api}``: one section per public labcore module, one autodoc entry per public name."""
+    """``{labcore-api}`` with ``:modules: labcore.attention labcore.softmax ...``: one section per public module
+    the prefixes cover, one autodoc entry per public name."""
 
     has_content = False
+    option_spec = {"modules": directives.unchanged_required}
 
     def run(self):
         from flashbook.sections import section_for
 
+        prefixes = self.options.get("modules", "").replace(",", " ").split()
+        try:
+            entries = select(prefixes)
+        except (TypeError, ValueError) as e:
+            raise self.error(f"labcore-api :modules: {e}") from None
         result = []
         py = self.env.get_domain("py")
-        for modname, mod, rows in api_entries():
+        for modname, mod, rows in entries:
             if not rows:
                 continue
             sec = nodes.section()
@@ -113,11 +194,7 @@ class LabcoreAPI(SphinxDirective):
                 page = section_for(key)
                 if page:
                     lines += [f"   *Explained in* :doc:`/{page}`.", ""]
-            if _is_myst(self.state):  # autodoc output is reStructuredText: hand it to MyST's eval-rst
-                fence = "`" * 4
-                lines = [f"{fence}{{eval-rst}}", *lines, fence]
-            body = StringList(lines, source=self.get_location())
-            nested_parse_with_titles(self.state, body, sec)
+            _parse(self, lines, sec)
             result.append(sec)
             # Also resolve the canonical (defining-module) name of re-exported objects.
             for documented, _key, canon, _obj, kind in rows:
@@ -127,7 +204,26 @@ class LabcoreAPI(SphinxDirective):
         return result
 
 
+class LabcoreAPIIndex(SphinxDirective):
+    """``{labcore-api-index}``: each API page (its title as a link) and the modules it documents, read from the
+    pages' ``:modules:`` options (:func:`page_modules`)."""
+
+    has_content = False
+
+    def run(self):
+        root = Path(self.env.srcdir)
+        lines = []
+        for page, prefixes in page_modules(root).items():
+            self.env.note_dependency(str(root / f"{page}.md"))   # a page's modules change: the index is rebuilt
+            mods = ", ".join(f":mod:`{name}`" for name, _mod, rows in select(prefixes) if rows)
+            lines += [f"- :doc:`/{page}`: {mods}", ""]
+        container = nodes.container()
+        _parse(self, lines, container)
+        return container.children
+
+
 def setup(app):
     app.setup_extension("sphinx.ext.autodoc")
     app.add_directive("labcore-api", LabcoreAPI)
+    app.add_directive("labcore-api-index", LabcoreAPIIndex)
     return {"parallel_read_safe": True, "parallel_write_safe": True, "version": "1"}

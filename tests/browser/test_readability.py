@@ -26,9 +26,6 @@ WIDTHS = (390, 768, 1280)
 #: A page's own bytes on its first load (its HTML, its images, what it fetches itself), the theme's shared
 #: assets (``_static/``: fonts, icons, MathJax, CSS) aside.
 OWN_BUDGET = 1.5e6
-#: Pages with a budget of their own, and why: the API reference is autodoc's text of every public name (no
-#: figure, no frame), one long page by design.
-BUDGETS = {"book/api": 2.5e6}
 _RESULTS: dict = {}
 
 
@@ -152,7 +149,7 @@ def test_first_load_weight_per_page(site, browser):
                   and not e["url"].endswith("/searchindex.js"))
         shared = sum(e["bytes"] for e in entries) - own
         weights[doc] = {"own": own, "shared": shared}
-        if own > BUDGETS.get(doc, OWN_BUDGET):
+        if own > OWN_BUDGET:
             heavy.append(f"{doc}: {own / 1e6:.2f} MB of its own")
     page.context.close()
     _record("page_weight_bytes", weights)
