@@ -55,8 +55,9 @@ class Chip:
             in sequence): the order in which the CTAs of every launch run.
         seed: seed of the ``"shuffled"`` order (int).
     Attributes:
-        M, ledger (:class:`labcore.hbm.Ledger`, per-tensor elements read and written), launches (list of
-        :class:`Launch`).
+        M (int): SRAM capacity of each CTA in elements.
+        ledger (labcore.hbm.Ledger): the elements read and written, per tensor.
+        launches (list): the :class:`Launch` record of every launch, in order.
     Raises:
         TypeError/ValueError: bad M, names, arrays or order.
     Source: the memory hierarchy of the FlashAttention paper (Dao et al. 2022, §2.1: HBM and on-chip SRAM
