@@ -129,8 +129,9 @@ class AttentionFlops:
     """FLOPs of one attention head, split into matrix-multiply (Tensor Core) and non-matmul work.
 
     Attributes:
-        matmul: FLOP in matrix multiplies (2 per multiply-add). non_matmul: FLOP in exp, max, sums,
-        rescales and divides (one per elementwise operation; see :func:`attention_flops`).
+        matmul: FLOP in matrix multiplies (2 per multiply-add).
+        non_matmul: FLOP in exp, max, sums, rescales and divides (one per elementwise operation; see
+            :func:`attention_flops`).
     """
 
     matmul: int

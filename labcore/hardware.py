@@ -32,9 +32,10 @@ class GPU:
         fp32_flops: FP32 non-matmul (CUDA-core) throughput in FLOP/s, or None where not published.
         smem_per_sm: shared memory per SM in bytes (the configurable shared part, not L1+smem combined).
         smem_per_block: the largest shared memory one thread block can use, bytes.
-        source: where the numbers come from. as_of: date of the source (ISO).
+        source: where the numbers come from.
+        as_of: date of the source (ISO).
         tensor_clock: the clock (Hz) at which the quoted tensor peak is reached (per-SM rates below: None
-        where no source states the value, with the reason in ``rate_notes``; ``labcore.prefill`` uses them).
+            where no source states the value, with the reason in ``rate_notes``; ``labcore.prefill`` uses them).
         tensor_flop_per_clock_per_sm: dense FP16/BF16 tensor-core FLOP per clock per SM.
         fp8_tensor_flops: quoted dense FP8 tensor throughput, FLOP/s (None where there is no FP8).
         fp8_flop_per_clock_per_sm: dense FP8 tensor-core FLOP per clock per SM.

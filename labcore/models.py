@@ -24,8 +24,9 @@ class Matrix:
 
     Attributes:
         name: e.g. ``"q"``, ``"gate"``, ``"lm_head"``.
-        rows: output features (int). cols: input features (int). bias: whether it has a bias vector
-        (``rows`` extra parameters; GPT-2 does, Llama does not).
+        rows: output features (int).
+        cols: input features (int).
+        bias: whether it has a bias vector (``rows`` extra parameters; GPT-2 does, Llama does not).
     """
 
     name: str

@@ -115,9 +115,11 @@ class Verdict:
     """Verdict on one exercise.
 
     Attributes:
-        exercise: the number. status: ``correct``, ``not_attempted``, ``incomplete``, ``wrong`` or
-        ``malformed``. parts: per-part :class:`PartVerdict`. message: the text shown. html: what a notebook
-        displays for it (the static book's self-grading form), "" in a live kernel.
+        exercise: the number.
+        status: ``correct``, ``not_attempted``, ``incomplete``, ``wrong`` or ``malformed``.
+        parts: per-part :class:`PartVerdict`.
+        message: the text shown.
+        html: what a notebook displays for it (the static book's self-grading form), "" in a live kernel.
     """
 
     exercise: int

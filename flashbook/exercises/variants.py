@@ -60,10 +60,13 @@ class Instance:
     """One variant of one exercise, computed.
 
     Attributes:
-        number, variant: the exercise and the variant. params: its parameters. ref: reference answers by
-        part key. ctx: parameters and intermediate quantities (what the texts are filled from). windows:
-        :func:`flashbook.exercises.rounding.windows`. statement, example: the filled texts. labels: the
-        filled part labels by key.
+        number, variant: the exercise and the variant.
+        params: its parameters.
+        ref: reference answers by part key.
+        ctx: parameters and intermediate quantities (what the texts are filled from).
+        windows: :func:`flashbook.exercises.rounding.windows`.
+        statement, example: the filled texts.
+        labels: the filled part labels by key.
     """
 
     number: int

@@ -43,12 +43,13 @@ class MegakernelReport:
             (%); speedup: multi / mega; multi_rate, mega_rate: tokens/s.
         mega_sync_us, mega_overhead_us, mega_imbalance_us: the megakernel's µs beyond streaming: sync waits,
             instruction overhead, and uneven bytes + imbalance.
-        faster_multi_util_pct, faster_mega_util_pct, faster_speedup, faster_multi_total_us,
-            faster_mega_total_us, faster_mega_sync_us: the same on the faster GPU (%, x, µs).
+        faster_multi_util_pct, faster_mega_util_pct, faster_speedup, faster_multi_total_us, faster_mega_total_us: the
+            same on the faster GPU (%, x, µs); faster_mega_sync_us: its megakernel's sync waits (µs).
             faster_bandwidth_ratio: its bandwidth / the GPU's.
-        hazy_util_pct, hazy_h100_ms, hazy_speedup_vs_vllm, hazy_speedup_vs_sglang, hazy_b200_us,
-            hazy_b200_speedup_vs_vllm, hazy_engines_util_pct, hazy_b200_step_us, hazy_lm_head_share_pct: Hazy's
-            measurements (%, ms, x, µs); hazy_b200_activations_us, hazy_b200_rmsnorm_matvec_us,
+        hazy_util_pct, hazy_h100_ms, hazy_speedup_vs_vllm, hazy_speedup_vs_sglang: Hazy's H100 measurements (%, ms, x).
+        hazy_b200_us, hazy_b200_speedup_vs_vllm, hazy_b200_step_us: its B200 measurements (µs, x, µs);
+            hazy_engines_util_pct: the serving engines' bandwidth utilisation (%); hazy_lm_head_share_pct: the LM
+            head's share of the weight wait (%); hazy_b200_activations_us, hazy_b200_rmsnorm_matvec_us,
             hazy_b200_weight_wait_us, hazy_b200_warp_sync_us, hazy_b200_setup_us: their B200 step breakdown (µs).
         pages, page_KiB, buffer_KB, down_chunks, instruction_us: the megakernel's default page buffer (pages of
             KiB, KB in all), down-projection chunks and instruction overhead (µs).
