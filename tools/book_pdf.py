@@ -24,6 +24,11 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-
                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 #: Text that must never reach a printed page: an unevaluated role, a directive fence, TeX left untypeset.
 RAW_MARKUP = re.compile(r"\{(eval|cite|doc|ref|numref|math|py:func)\}`|^```|^:::|\$\$|\\begin\{|\\frac\{", re.M)
+#: The printed page: A4 (210 mm wide) with these margins; Chromium lays the page out at the width between them,
+#: ``PRINTABLE_WIDTH_PX`` CSS px (96 per inch), the width tests/browser/test_print.py checks the print layout at.
+PAGE_FORMAT, PAGE_WIDTH_MM = "A4", 210.0
+MARGIN = {"top": "1.5cm", "bottom": "1.5cm", "left": "1.6cm", "right": "1.6cm"}
+PRINTABLE_WIDTH_PX = (PAGE_WIDTH_MM - 10 * (float(MARGIN["left"][:-2]) + float(MARGIN["right"][:-2]))) * 96 / 25.4
 
 
 def pages() -> list[str]:
@@ -70,13 +75,13 @@ def print_book(html_dir: Path, out: Path) -> list[str]:
                                    ".then(() => true)", timeout=60_000)
             page.evaluate("() => window.MathJax && MathJax.startup ? MathJax.startup.promise : null")
             titles.append(_title(page) or name)
-            parts.append(page.pdf(format="A4", print_background=True, display_header_footer=True,
+            parts.append(page.pdf(format=PAGE_FORMAT, print_background=True, display_header_footer=True,
                                   header_template="<span></span>",
                                   footer_template="<div style='font-size:8pt;width:100%;text-align:center'>"
                                                   "<span class='title'></span> &middot; <span class='pageNumber'></span></div>",
-                                  margin={"top": "1.5cm", "bottom": "1.5cm", "left": "1.6cm", "right": "1.6cm"}))
+                                  margin=MARGIN))
         page.set_content(_cover_html(titles, labcore.__version__))
-        cover = page.pdf(format="A4")
+        cover = page.pdf(format=PAGE_FORMAT)
         browser.close()
     writer = PdfWriter()
     for blob in [cover]:
