@@ -133,3 +133,28 @@ def test_bad_arguments():
         grade(2, _do_nothing, block_q=0)
     with pytest.raises(TypeError, match="choose_splits"):
         decode_race(3)
+
+
+def test_the_ledger_figure_reads_like_the_books_figures(monkeypatch):
+    """The lab page's ledger figure: the traffic per tensor sums to the closed form at every block size; the
+    figure is at most a column wide with text of at least 9 pt, and it is shown at 2 PNG px per CSS px."""
+    import io
+
+    from PIL import Image
+
+    from flashbook.figures.base import MAX_WIDTH, smallest_text
+    from flashbook.labs import figures
+
+    lab = get_lab("fa1_forward")
+    data = figures.ledger_sweep(lab)
+    assert len(data["sizes"]) >= 3
+    for k in range(len(data["sizes"])):
+        assert sum(ys[k] for ys in data["tensors"].values()) == data["expected"][k]
+    fig = figures.ledger_figure(lab)
+    assert fig.get_figwidth() <= MAX_WIDTH
+    shown = []
+    monkeypatch.setattr("IPython.display.display", lambda obj: shown.append(obj))
+    figures.show_figure(fig)
+    assert smallest_text(fig) >= 9
+    png = Image.open(io.BytesIO(shown[0].data))
+    assert shown[0].width == round(fig.get_figwidth() * 100) and png.width == 2 * shown[0].width

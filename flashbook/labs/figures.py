@@ -44,29 +44,35 @@ def ledger_sweep(lab, sizes=None, *, shape_index: int = 0) -> dict:
 
 
 def ledger_figure(lab, sizes=None):
-    """A Figure of :func:`ledger_sweep`: one line per tensor, and the closed-form total (dashed)."""
-    from matplotlib.figure import Figure
+    """A Figure of :func:`ledger_sweep`: one line per tensor, and the closed-form total (dashed); the book's
+    figure style (:func:`flashbook.figures.base.new_figure`: at most a column wide, text at least 9 pt)."""
+    from ..figures.base import new_figure
 
     lab = get_lab(lab)
     data = ledger_sweep(lab, sizes)
-    fig = Figure(figsize=(6.4, 3.4), layout="constrained")
-    ax = fig.add_subplot()
+    fig, ax = new_figure(width=4.8, height=3.4)
     for name, ys in data["tensors"].items():
         ax.plot(data["sizes"], ys, marker="o", label=name)
     ax.plot(data["sizes"], data["expected"], "k--", label="closed form, total")
     ax.set_xlabel("block_kv (B_c, rows of K and V per tile)")
     ax.set_ylabel("HBM elements (read + written)")
     ax.set_yscale("log")
-    ax.set_title(f"Lab {lab.number}: reference kernel's ledger ({data['shape']}, M = {lab.M:,})", fontsize=10)
-    ax.legend(fontsize=8, ncol=2)
+    ax.set_title(f"Lab {lab.number}: reference kernel's ledger ({data['shape']}, M = {lab.M:,})", fontsize=10,
+                 wrap=True)
+    ax.legend(fontsize=9, ncol=2)
     ax.grid(alpha=0.3)
     return fig
 
 
 def show_figure(fig) -> None:
-    """Display a Figure as a PNG (IPython.display), without pyplot."""
+    """Display a Figure as a PNG (IPython.display), without pyplot: drawn at the static frames' resolution
+    (:data:`flashbook.drawing.STATIC_DPI`, 2 PNG px per CSS px) and shown at the book's
+    :data:`flashbook.figures.base.CSS_PX_PER_INCH`, as crisp on screen and in print as the players' frames."""
     from IPython.display import Image, display
 
+    from ..drawing import STATIC_DPI
+    from ..figures.base import CSS_PX_PER_INCH
+
     buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=110)
-    display(Image(data=buf.getvalue()))
+    fig.savefig(buf, format="png", dpi=STATIC_DPI)
+    display(Image(data=buf.getvalue(), width=round(fig.get_figwidth() * CSS_PX_PER_INCH)))
