@@ -96,7 +96,10 @@ def bare_reprs(text: str) -> list[str]:
 
 def long_floats(text: str, limit: int = MAX_SIGNIFICANT) -> list[str]:
     """The floats in ``text`` printed with more than ``limit`` significant digits (``1.2569317824925514``)."""
-    return [m.group(0) for m in _FLOAT.finditer(text) if len((m.group(1) + m.group(2)).replace(",", "").lstrip("0")) > limit]
+    def significant(m):
+        return len((m.group(1) + m.group(2)).replace(",", "").lstrip("0"))
+
+    return [m.group(0) for m in _FLOAT.finditer(text) if significant(m) > limit]
 
 
 def test_the_checks_can_fail():
@@ -114,6 +117,17 @@ def test_the_checks_can_fail():
     assert long_floats("ratio 4.00048828125") == ["4.00048828125"]
     assert long_floats("7.8e-16, 0.000123, 136.3 MB, 1,041 µs, flash-attn 2.5.7, 12,345.6") == []
     assert long_floats("8650752.0 adds, 1,234,567.8 bytes") == ["8650752.0", "1,234,567.8"]
+    # the markup myst-nb and flashbook write: a result, a printed line, a worked solution, a Table
+    page = ('<div class="output text_plain highlight-myst-ansi notranslate"><div class="highlight"><pre>'
+            '<span></span>(64, <span class="mi">200</span>)</pre></div></div>'
+            '<div class="output stream highlight-myst-ansi notranslate"><div class="highlight"><pre>'
+            '<span></span>T_c = 21\n</pre></div></div>'
+            '<details class="fb-solution"><summary>Show the worked solution</summary><pre>'
+            '{&#x27;launched&#x27;: 1024}</pre></details>'
+            '<table class="fb-table"><thead><tr><th>x</th></tr></thead><tbody><tr>'
+            '<td class="fb-num">0.25693178249255144</td></tr></tbody></table>')
+    assert plain_outputs(page) == ["(64, 200)", "T_c = 21\n", "{'launched': 1024}"]
+    assert table_cells(page) == ["x", "0.25693178249255144"]
 
 
 @pytest.fixture(scope="module")
