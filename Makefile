@@ -72,13 +72,17 @@ browser-book: $(STAMP) $(CHROMIUM)  ## the built-book browser suites alone (page
 live: $(STAMP) $(CHROMIUM)  ## the live-notebook suite alone: every notebook, Run All in JupyterLab in headless Chromium
 	$(BIN)/python -m pytest -q -p no:cacheprovider tests/browser/test_live_notebooks.py
 
-# The stages that do not depend on one another run two at a time (the book build keeps one core busy, its kernel
-# the other part of the time): the strict build beside nbval and then the live notebooks, then the built-book
-# browser suites over the fresh _build/html. Each stage's output is printed whole when it ends.
-test: lint unit  ## run every test: lint, unit, then book-strict beside nbval and live, then browser-book
-	$(MAKE) --no-print-directory -j2 --output-sync=target book-strict nbval live
-	$(MAKE) --no-print-directory browser-book
+# After lint, two stages run at a time, in the order of this list: the strict build and then the built-book
+# browser suites over its fresh _build/html (the longest chain, started first), beside the unit tests, then nbval,
+# then the live notebooks. Each stage's output is printed whole when it ends; the first failure stops the rest.
+test: lint  ## run every test: lint; then book-strict + browser-book beside unit, nbval and live (2 at a time)
+	$(MAKE) --no-print-directory -j2 --output-sync=target book-and-browser unit nbval live
 	@echo "all tests passed"
+
+.PHONY: book-and-browser
+book-and-browser:  # (a stage of make test) the strict build, then the browser suites over it
+	$(MAKE) --no-print-directory book-strict
+	$(MAKE) --no-print-directory browser-book
 
 bench: $(STAMP)  ## performance budget: notebook times, explorer latency, build time, import time, page weight
 	$(BIN)/python bench/run.py

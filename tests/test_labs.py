@@ -158,3 +158,24 @@ def test_the_ledger_figure_reads_like_the_books_figures(monkeypatch):
     assert smallest_text(fig) >= 9
     png = Image.open(io.BytesIO(shown[0].data))
     assert shown[0].width == round(fig.get_figwidth() * 100) and png.width == 2 * shown[0].width
+
+
+def test_nan_in_an_output_is_named_with_its_count():
+    """A kernel whose O holds NaN is told which tensor, how many entries and what usually causes it; one that
+    never stores O is told so."""
+    from flashbook.labs import LABS
+
+    lab = LABS["fa1_forward"]
+
+    def nan_rows(cta, *, block_q, block_kv):
+        lab.reference(cta, block_q=block_q, block_kv=block_kv)
+        cta.store("O", np.full((1, cta.shape("O")[1]), np.nan), rows=(0, 1))   # one row of O ruined
+
+    r = grade(lab, nan_rows)
+    text = str(r)
+    assert not r.passed and "O holds NaN or inf in" in text and "0 / 0" in text
+    rows, d = lab.outputs(lab.shapes[0])["O"]
+    first = next(n for n in r.shapes[0].notes if n.startswith("O holds"))
+    assert first.startswith(f"O holds NaN or inf in {d:,} of {rows * d:,} entries")
+    r = grade(lab, _do_nothing)
+    assert all(any(n.startswith("O was never written") for n in s.notes) for s in r.shapes)

@@ -100,6 +100,24 @@ def _max_error(outputs, expected):
     return worst
 
 
+def _nonfinite_notes(outputs, expected, traffic) -> list:
+    """A line for each output that holds NaN or inf where the float64 reference is finite (or was never written)."""
+    lines = []
+    for name, ref in expected.items():
+        got = np.asarray(outputs[name], dtype=float)
+        bad = ~np.isfinite(got) & np.isfinite(ref)
+        if not bad.any():
+            continue
+        written = traffic.get(name, {}).get("write", 0)
+        if written == 0:
+            lines.append(f"{name} was never written to HBM: store it (cta.store) once it is final.")
+        else:
+            lines.append(f"{name} holds NaN or inf in {int(bad.sum()):,} of {bad.size:,} entries where the reference "
+                         f"is finite ({written:,} elements written): look for 0 / 0 (a row whose l is still 0) or exp "
+                         "of a score not shifted by the running maximum m; one NaN spreads to the rest of its row.")
+    return lines
+
+
 def _matches(a, b):
     return all(np.allclose(a[k], b[k], rtol=1e-7, atol=1e-9, equal_nan=True) for k in a)
 
@@ -192,7 +210,8 @@ def grade(lab, kernel, *, seed: int = 0, gpu="A100", choose_splits=None, **param
         res = ShapeResult(lab.shape_label(shape), error, error <= TOLERANCE and err is None, traffic, expected_io,
                           traffic == expected_io, chip.sram_peak, lab.M,
                           None if err is None else f"{type(err).__name__}: {err}",
-                          lab.notes(shape, kp, lab.M) if lab.notes else [])
+                          (lab.notes(shape, kp, lab.M) if lab.notes else [])
+                          + _nonfinite_notes(outputs, expected_out, traffic))
         results.append(res)
         fails |= not res.ok
         keys |= _rules(lab, shape, chip, err, traffic, expected_io, outputs)
