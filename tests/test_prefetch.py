@@ -128,7 +128,9 @@ def test_the_helper_steps_aside_while_a_move_is_answered():
     assert _wait_for_state(pid, "T") == "T"               # stopped while the move's image travels
     first = Prefetcher._resume
     Prefetcher.step_aside(0.05)                           # the next move: a new, short stop
-    assert not first.is_alive() and Prefetcher._resume is not first
+    assert first.finished.is_set() and Prefetcher._resume is not first   # cancelled at once: it never sends SIGCONT
+    first.join(60)                                        # its thread ends when it next wakes (a deadline, not a race)
+    assert not first.is_alive()
     assert _wait_for_state(pid, "SR") in "SR"             # and going on afterwards
     Prefetcher._resume.join(60)
     assert not Prefetcher._resume.is_alive() and _wait_for_state(pid, "SR") in "SR"
