@@ -93,7 +93,6 @@ bench: $(STAMP)  ## performance budget: notebook times, explorer latency, build 
 
 pdf: $(STAMP) $(CHROMIUM)  ## the whole book as one PDF (_build/pdf/flashbook.pdf): Debian's Chromium prints the built HTML
 	@test -f _build/html/index.html || (echo "no _build/html: run 'make book' first" && false)
-	$(BIN)/python -m pip install -q "pypdf>=4,<7"
 	$(BIN)/python tools/book_pdf.py --check
 
 clean:  ## remove the build output (keeps .venv)
