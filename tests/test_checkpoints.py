@@ -67,3 +67,24 @@ def test_in_the_static_book_the_checkpoint_shows_the_statement_and_the_form(monk
     statements, forms = shown[::2], shown[1::2]
     assert all(s._repr_markdown_().startswith("**Exercise ") for s in statements)
     assert all('class="fb-exercise' in f.data or "fb-exercise" in f.data for f in forms)
+
+
+@pytest.mark.parametrize("static", [False, True])
+def test_the_checkpoints_check_call_runs_as_written(monkeypatch, static):
+    """What a checkpoint tells a reader to type works in a fresh namespace (the page itself imports only
+    ``checkpoint``): its import line, then its ``check(k, answer)`` with an answer in place of ``answer``."""
+    import re
+
+    from flashbook import mode
+
+    monkeypatch.setattr(mode, "static_mode", lambda: static)
+    monkeypatch.setattr("flashbook.exercises.cell.static_mode", lambda: static)
+    for k in sorted({k for ks in CHECKPOINTS.values() for k in ks}):
+        text = checkpoint_text(k)
+        code = re.findall(r"`([^`]+)`", text.split("Answer format:", 1)[1])
+        imports = [c for c in code if c.startswith("from ")]
+        calls = [c for c in code if c.startswith("check(")]
+        assert imports and calls == [f"check({k}, answer)"], text
+        namespace: dict = {}
+        exec(imports[0], namespace)                       # noqa: S102 (the sentence a reader copies)
+        assert namespace["check"] is check

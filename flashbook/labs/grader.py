@@ -100,21 +100,20 @@ def _max_error(outputs, expected):
     return worst
 
 
-def _nonfinite_notes(outputs, expected, traffic) -> list:
-    """A line for each output that holds NaN or inf where the float64 reference is finite (or was never written)."""
-    lines = []
+def _nonfinite_notes(stored, outputs, expected, traffic) -> list:
+    """A line for each output tensor the kernel never wrote (``stored``: the lab's output names), then for each
+    compared quantity that holds NaN or inf where the float64 reference is finite."""
+    unwritten = [n for n in stored if traffic.get(n, {}).get("write", 0) == 0]
+    lines = [f"{n} was never written to HBM: store it (cta.store) once it is final." for n in unwritten]
     for name, ref in expected.items():
         got = np.asarray(outputs[name], dtype=float)
         bad = ~np.isfinite(got) & np.isfinite(ref)
-        if not bad.any():
+        if not bad.any() or name in unwritten or (name not in stored and unwritten):
             continue
-        written = traffic.get(name, {}).get("write", 0)
-        if written == 0:
-            lines.append(f"{name} was never written to HBM: store it (cta.store) once it is final.")
-        else:
-            lines.append(f"{name} holds NaN or inf in {int(bad.sum()):,} of {bad.size:,} entries where the reference "
-                         f"is finite ({written:,} elements written): look for 0 / 0 (a row whose l is still 0) or exp "
-                         "of a score not shifted by the running maximum m; one NaN spreads to the rest of its row.")
+        made = "" if name in stored else f" (computed from the stored {', '.join(stored)})"
+        lines.append(f"{name}{made} holds NaN or inf in {int(bad.sum()):,} of {bad.size:,} entries where the "
+                     "reference is finite: look for 0 / 0 (a row whose l is still 0) or exp of a score not shifted "
+                     "by the running maximum m; one NaN spreads to the rest of its row.")
     return lines
 
 
@@ -211,7 +210,7 @@ def grade(lab, kernel, *, seed: int = 0, gpu="A100", choose_splits=None, **param
                           traffic == expected_io, chip.sram_peak, lab.M,
                           None if err is None else f"{type(err).__name__}: {err}",
                           (lab.notes(shape, kp, lab.M) if lab.notes else [])
-                          + _nonfinite_notes(outputs, expected_out, traffic))
+                          + _nonfinite_notes(list(lab.outputs(shape)), outputs, expected_out, traffic))
         results.append(res)
         fails |= not res.ok
         keys |= _rules(lab, shape, chip, err, traffic, expected_io, outputs)
