@@ -60,8 +60,15 @@ def _page(browser, width: int, theme: str):
     return context.new_page()
 
 
+#: CSS that ends every transition at once: a theme switched on a loaded page must be measured in its final
+#: colours, not half-way through the theme's colour transitions (axe once read #3e4550, a blend, in dark mode).
+NO_TRANSITIONS = "*, *::before, *::after { transition: none !important; animation: none !important; }"
+
+
 def _set_theme(page, theme: str):
-    """The theme's switch on a loaded page (``data-theme``/``data-mode`` on <html>), then a pause for it to apply."""
+    """The theme's switch on a loaded page (``data-theme``/``data-mode`` on <html>), transitions off, then a pause
+    for it to apply."""
+    page.add_style_tag(content=NO_TRANSITIONS)
     page.evaluate(f"document.documentElement.setAttribute('data-theme', '{theme}');"
                   f"document.documentElement.setAttribute('data-mode', '{theme}')")
     page.wait_for_timeout(150)
