@@ -50,3 +50,13 @@ def test_scanner_catches_a_raw_label():
     assert RAW_REF.findall("see {numref}`Exercise <ex-num-splits>`") == ["ex-num-splits"]
     assert DOC_REF.findall("{doc}`Exercise 2 (HBM traffic of standard attention) <12_exercises>`") == [
         ("2", "HBM traffic of standard attention")]
+
+
+BARE_DOC = re.compile(r"\{doc\}`([^`<]+)`")
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS + sorted(BOOK.glob("labs/*.ipynb")), ids=lambda p: p.name)
+def test_page_links_name_their_page(path):
+    """A ``{doc}`` link without its own text shows the page's title in the HTML but its file name
+    ("12_exercises", "../04_flash_forward") in JupyterLab: every page link writes the page's name itself."""
+    assert BARE_DOC.findall(markdown(path)) == []
