@@ -87,6 +87,15 @@ def test_display_math_fits_the_column(visit, doc):
 
 
 @pytest.mark.parametrize("doc", PAGES)
+def test_equations_are_numbered_from_one_on_each_page(doc):
+    """Numbered equations count (1), (2), ... on each page, as jupyterlab-myst numbers them live, so "Eq. (2)"
+    means the same equation in the HTML and in JupyterLab."""
+    html = (HTML / (doc + ".html")).read_text(encoding="utf-8")
+    numbers = [int(n) for n in re.findall(r'class="eqno">\((\d+)\)', html)]
+    assert numbers == list(range(1, len(numbers) + 1)), f"{doc}: equation numbers {numbers}"
+
+
+@pytest.mark.parametrize("doc", PAGES)
 def test_tables_are_styled_and_scroll(visit, doc):
     """Every labcore Table has padded cells and sits in a wrapper that scrolls when it is too wide."""
     bad = visit(doc)["badTables"]
