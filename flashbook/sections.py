@@ -215,9 +215,13 @@ def toc_pages(toc_path) -> list[str]:
     """Every page of the book's table of contents in reading order, root first, as docnames
     (``["book/intro", "book/01_bottlenecks", ...]``).
 
-    Args: toc_path: path of ``_toc.yml``. Returns: list of str.
-    Raises: ``sphinx_external_toc``'s errors for a malformed table of contents; ImportError without it
-    (it comes with Jupyter Book, which parses the same file the same way).
+    Args:
+        toc_path: path of ``_toc.yml``.
+    Returns:
+        list of str.
+    Raises:
+        ``sphinx_external_toc``'s errors: for a malformed table of contents.
+        ImportError: without it (it comes with Jupyter Book, which parses the same file the same way).
     """
     from sphinx_external_toc.parsing import parse_toc_yaml
 

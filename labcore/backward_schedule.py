@@ -89,9 +89,12 @@ def flash_backward_kernel_order(Q, K, V, O, dO, lse, *, block_q: int, block_kv: 
             :func:`labcore.flash.flash_attention_backward`. block_q, block_kv: B_r, B_c (ints >= 1).
         causal, scale: as the forward. mode: ``"atomic"`` or ``"deterministic"``. seed: int >= 0 (atomic only).
         ledger: optional :class:`~labcore.hbm.Ledger`.
-    Returns: :class:`KernelOrderBackward`.
-    Raises: TypeError/ValueError: as :func:`labcore.flash.flash_attention_backward`; an unknown mode.
-    Source: Dao 2023, Algorithm 2; flash-attn ``flash_bwd_kernel.h`` and ``flash_bwd_preprocess_kernel.h``.
+    Returns:
+        :class:`KernelOrderBackward`.
+    Raises:
+        TypeError/ValueError: as :func:`labcore.flash.flash_attention_backward`; an unknown mode.
+    Source:
+        Dao 2023, Algorithm 2; flash-attn ``flash_bwd_kernel.h`` and ``flash_bwd_preprocess_kernel.h``.
     """
     causal = flag(causal, "causal")
     mode = choice(mode, "mode", DQ_MODES)
@@ -159,8 +162,13 @@ def count_distinct_dq(Q, K, V, O, dO, lse, *, block_q: int, block_kv: int, causa
     """How many bitwise-distinct ``dq_accum`` buffers :func:`flash_backward_kernel_order` gives over
     ``trials`` completion orders (seeds ``0 .. trials - 1``). ``"deterministic"`` always gives 1.
 
-    Args: as :func:`flash_backward_kernel_order`; trials: int >= 1. Returns: int in ``[1, trials]``.
-    Source: flash-attn ``flash_bwd_kernel.h`` (atomicAdd of dQ; the ``deterministic`` flag).
+    Args:
+        Q, K, V, O, dO, lse, block_q, block_kv, causal, scale, mode: as :func:`flash_backward_kernel_order`.
+        trials: int >= 1.
+    Returns:
+        int in ``[1, trials]``.
+    Source:
+        flash-attn ``flash_bwd_kernel.h`` (atomicAdd of dQ; the ``deterministic`` flag).
     """
     trials = positive_int(trials, "trials")
     seen = {flash_backward_kernel_order(Q, K, V, O, dO, lse, block_q=block_q, block_kv=block_kv, causal=causal,
@@ -171,9 +179,15 @@ def count_distinct_dq(Q, K, V, O, dO, lse, *, block_q: int, block_kv: int, causa
 def dq_ulp_differences(a, b) -> np.ndarray:
     """Distance in float32 units in the last place between two dQ buffers, element by element.
 
-    Args: a, b: float32 arrays of one shape (finite). Returns: int64 array (0 where the bits agree).
-    Raises: TypeError: not float32. ValueError: shapes differ or non-finite values.
-    Source: IEEE 754 binary32 (ordered integer view of the bit patterns).
+    Args:
+        a, b: float32 arrays of one shape (finite).
+    Returns:
+        int64 array (0 where the bits agree).
+    Raises:
+        TypeError: not float32.
+        ValueError: shapes differ or non-finite values.
+    Source:
+        IEEE 754 binary32 (ordered integer view of the bit patterns).
     """
     a, b = np.asarray(a), np.asarray(b)
     if a.dtype != np.float32 or b.dtype != np.float32:
@@ -196,9 +210,14 @@ def dq_atomic_counts(N: int, d: int, *, block_q: int, block_kv: int, causal: boo
     divides N. Each add reads and writes 4 B (``rmw_bytes = 8 x adds``); the pre-kernel zeroes the buffer
     (``4 N d``) and the post-kernel reads it (``4 N d``) and writes dQ in 2 B (``2 N d``).
 
-    Args: N: queries, d: head dim, block_q, block_kv: B_r, B_c (ints >= 1). causal: bool. N_k: keys (default N).
-    Returns: dict ``atomic_adds``, ``rmw_bytes``, ``init_bytes``, ``convert_bytes``, ``total_bytes``, ``T_r``, ``T_c``.
-    Source: flash-attn ``flash_bwd_kernel.h`` (dQaccum in FP32, ``atomicAdd``); Dao 2023, Algorithm 2.
+    Args:
+        N: queries, d: head dim, block_q, block_kv: B_r, B_c (ints >= 1).
+        causal: bool.
+        N_k: keys (default N).
+    Returns:
+        dict ``atomic_adds``, ``rmw_bytes``, ``init_bytes``, ``convert_bytes``, ``total_bytes``, ``T_r``, ``T_c``.
+    Source:
+        flash-attn ``flash_bwd_kernel.h`` (dQaccum in FP32, ``atomicAdd``); Dao 2023, Algorithm 2.
     """
     d = positive_int(d, "d")
     rows, J, _ = causal_block_counts(N, block_q=block_q, block_kv=block_kv, causal=causal, N_k=N_k)
@@ -238,8 +257,9 @@ def dq_serialisation_time(N: int, *, block_q: int, block_kv: int, tile_time: flo
     Raises:
         TypeError/ValueError: sizes not integers >= 1, negative times, an unknown row order.
 
-    Source: flash-attn ``flash_bwd_kernel.h`` (deterministic mode); Zadouri et al. 2026 §5.2 (the semaphore
-        ordering of the deterministic backward and its cost); Graham 1969 (list scheduling).
+    Source:
+        flash-attn ``flash_bwd_kernel.h`` (deterministic mode); Zadouri et al. 2026 §5.2 (the semaphore ordering of the
+        deterministic backward and its cost); Graham 1969 (list scheduling).
     """
     t = positive_float(tile_time, "tile_time")
     a = positive_float(add_time, "add_time", allow_zero=True)

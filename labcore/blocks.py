@@ -55,7 +55,8 @@ def flash_forward_io_at_sram(N: int, d: int, *, M: int, loop_order: str = "fa1",
     """Elements the FlashAttention forward moves with the paper's block sizes for an SRAM of ``M`` elements:
     :func:`labcore.hbm.flash_forward_io` at ``(block_q, block_kv) = paper_block_sizes(M, d)``.
 
-    Example: N = 4096, d = 64, 100 KiB of FP16 (M = 51,200): 17,653,760 elements in the fa1 order (35.3 MB).
+    Example:
+        N = 4096, d = 64, 100 KiB of FP16 (M = 51,200): 17,653,760 elements in the fa1 order (35.3 MB).
 
     Args:
         N, d: ints >= 1.
@@ -63,8 +64,10 @@ def flash_forward_io_at_sram(N: int, d: int, *, M: int, loop_order: str = "fa1",
         loop_order, causal, N_k: as :func:`~labcore.hbm.flash_forward_io`.
     Returns:
         int, elements (x 2 for FP16 bytes).
-    Raises: TypeError/ValueError: as :func:`paper_block_sizes` and :func:`~labcore.hbm.flash_forward_io`.
-    Source: Dao et al. 2022, Algorithm 1 and Theorem 2; lecture §4.3-§4.4.
+    Raises:
+        TypeError/ValueError: as :func:`paper_block_sizes` and :func:`~labcore.hbm.flash_forward_io`.
+    Source:
+        Dao et al. 2022, Algorithm 1 and Theorem 2; lecture §4.3-§4.4.
     """
     B_r, B_c = paper_block_sizes(M, d)
     return flash_forward_io(N, d, block_q=B_r, block_kv=B_c, loop_order=loop_order, causal=causal, N_k=N_k)

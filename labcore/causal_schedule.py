@@ -80,8 +80,9 @@ def causal_cta_costs(seqlen: int, *, batch: int, heads: int, block_q: int = 128,
     Raises:
         TypeError/ValueError: sizes not integers >= 1, tile_time <= 0.
 
-    Source: flash-attn ``flash_fwd_launch_template.h`` (``dim3 grid(num_m_block, params.b, params.h)``); Dao 2023
-        §3.1.1 (causal block skipping).
+    Source:
+        flash-attn ``flash_fwd_launch_template.h`` (``dim3 grid(num_m_block, params.b, params.h)``); Dao 2023 §3.1.1
+        (causal block skipping).
     """
     _, J, _ = causal_block_counts(seqlen, block_q=block_q, block_kv=block_kv, causal=True)
     reps = positive_int(batch, "batch") * positive_int(heads, "heads")
@@ -159,7 +160,8 @@ def l2_section(seqlen_k: int, *, head_dim: int, head_dim_v: int | None = None, e
     Raises:
         TypeError/ValueError: sizes not integers >= 1, an unknown rule.
 
-    Source: flash-attn ``hopper/tile_scheduler.hpp`` (``size_l2 = 32 * 1024 * 1024; // 32 MB for K & V``) and
+    Source:
+        flash-attn ``hopper/tile_scheduler.hpp`` (``size_l2 = 32 * 1024 * 1024; // 32 MB for K & V``) and
         ``flash_attn/cute/tile_scheduler.py`` (``SingleTileLPTScheduler``).
     """
     budget, factor = L2_SECTION_RULES[choice(rule, "rule", tuple(L2_SECTION_RULES))]

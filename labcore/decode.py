@@ -163,9 +163,14 @@ def split_kv_attention(q, K, V, *, num_splits: int = 1, split_sizes=None, scale=
 def gqa_group_size(num_q_heads: int, num_kv_heads: int) -> int:
     """Query heads per KV head under GQA: ``g = H_q / H_kv`` (MHA: 1; MQA: ``H_q``).
 
-    Args: num_q_heads, num_kv_heads: ints >= 1. Returns: int >= 1.
-    Raises: TypeError/ValueError: sizes not integers >= 1, or ``H_q`` not a multiple of ``H_kv``.
-    Source: Ainslie et al. 2023 (GQA); flash-attn's ``num_heads % num_heads_k == 0`` check.
+    Args:
+        num_q_heads, num_kv_heads: ints >= 1.
+    Returns:
+        int >= 1.
+    Raises:
+        TypeError/ValueError: sizes not integers >= 1, or ``H_q`` not a multiple of ``H_kv``.
+    Source:
+        Ainslie et al. 2023 (GQA); flash-attn's ``num_heads % num_heads_k == 0`` check.
     """
     hq = positive_int(num_q_heads, "num_q_heads")
     hkv = positive_int(num_kv_heads, "num_kv_heads")

@@ -128,8 +128,10 @@ def compare_flash_decoding_a100(gpu="A100", *, num_splits=None, last_wave="full"
         ``model_fd`` (base), ``refined_fa2``, ``refined_fd``; the split counts ``splits_fd``,
         ``splits_fd_refined``; relative errors ``err_*`` = model / measured - 1 for each of the four;
         and ``last_wave``, the rule used.
-    Raises: ValueError for an unknown ``last_wave`` rule; otherwise as :func:`decode_time_grid`.
-    Source: dao2023flashdecoding; lecture §6.3.
+    Raises:
+        ValueError for an unknown ``last_wave`` rule; otherwise as :func:`decode_time_grid`.
+    Source:
+        dao2023flashdecoding; lecture §6.3.
     """
     gpu, last_wave = get_gpu(gpu), choice(last_wave, "last_wave", LAST_WAVE_RULES)
     m = load_flash_decoding_a100()

@@ -203,8 +203,10 @@ def decode_ctas_per_sm(gpu, *, method, head_dim, **assumptions) -> dict:
         dict: ``ctas_per_sm`` (int >= 0; 0 if one CTA's tiles exceed ``gpu.smem_per_block``), ``smem_per_cta``
         (bytes), ``threads_per_cta``, ``registers_per_cta``, the count each limit allows (``by_smem``,
         ``by_threads``, ``by_registers``, ``by_ctas``) and ``limit`` (the name of the binding one).
-    Raises: ValueError for an unknown GPU or method or a bad assumption; TypeError for an unknown keyword.
-    Source: :data:`SM_LIMITS` (CUDA C++ Programming Guide); :data:`KERNEL_RESOURCES` (flash-attn source).
+    Raises:
+        ValueError for an unknown GPU or method or a bad assumption; TypeError for an unknown keyword.
+    Source:
+        :data:`SM_LIMITS` (CUDA C++ Programming Guide); :data:`KERNEL_RESOURCES` (flash-attn source).
     """
     gpu = get_gpu(gpu)
     method = choice(method, "method", DECODE_METHODS)

@@ -318,8 +318,10 @@ def finite_difference_gap(Q, K, V, dO, *, block_q: int, block_kv: int, causal: b
         scale: as :func:`flash_attention_backward`. h: step (float > 0).
     Returns:
         float, max over all elements of ``|finite difference - gradient|``.
-    Raises: TypeError/ValueError: as :func:`flash_attention_backward`.
-    Source: the standard central-difference gradient check (e.g. CS231n notes); lecture §5.1.
+    Raises:
+        TypeError/ValueError: as :func:`flash_attention_backward`.
+    Source:
+        the standard central-difference gradient check (e.g. CS231n notes); lecture §5.1.
     """
     Q, K, V, dO, _, _ = _check_grad_inputs(Q, K, V, dO)
     h = positive_float(h, "h")

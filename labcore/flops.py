@@ -40,9 +40,14 @@ __all__ = ["attention_matmul_flops", "forward_nonmatmul_terms", "nonmatmul_ops",
 def attention_matmul_flops(N_q: int, N_k: int, d: int, *, d_v: int | None = None) -> int:
     """Matmul FLOPs of one head's forward: ``2 N_q N_k d`` (Q K^T) + ``2 N_q N_k d_v`` (P V).
 
-    Args: N_q, N_k, d, d_v: positive ints (d_v defaults to d). Returns: int, FLOP.
-    Raises: TypeError/ValueError for non-positive or non-integer sizes.
-    Source: lecture §2 (4 N^2 d); FlashAttention paper §3.2.
+    Args:
+        N_q, N_k, d, d_v: positive ints (d_v defaults to d).
+    Returns:
+        int, FLOP.
+    Raises:
+        TypeError/ValueError for non-positive or non-integer sizes.
+    Source:
+        lecture §2 (4 N^2 d); FlashAttention paper §3.2.
     """
     N_q, N_k, d = positive_int(N_q, "N_q"), positive_int(N_k, "N_k"), positive_int(d, "d")
     d_v = d if d_v is None else positive_int(d_v, "d_v")
@@ -88,8 +93,10 @@ def nonmatmul_ops(N_q: int, N_k: int, d: int, *, block_kv: int = 128, loop_order
             normalisation) or ``"fa2"`` (FlashAttention-2, deferred normalisation).
     Returns:
         dict with ``softmax``, ``statistics``, ``output``, ``lse`` and ``total``; all ints.
-    Raises: TypeError/ValueError for an unknown loop_order or bad sizes.
-    Source: FlashAttention-2 §3.1; lecture §3.3.
+    Raises:
+        TypeError/ValueError for an unknown loop_order or bad sizes.
+    Source:
+        FlashAttention-2 §3.1; lecture §3.3.
     """
     N_q, N_k, d = positive_int(N_q, "N_q"), positive_int(N_k, "N_k"), positive_int(d, "d")
     block_kv = positive_int(block_kv, "block_kv")
@@ -190,8 +197,9 @@ def attention_flops(N: int, d: int, *, pass_: str = "forward", algorithm: str = 
         :class:`AttentionFlops` (FLOP, ints).
     Raises:
         TypeError/ValueError: sizes not integers >= 1; unknown ``pass_``, algorithm or loop_order.
-    Source: Dao et al. 2022 §3.1 and Theorem 1 (O(N^2 d) FLOPs), Appendix B; Dao 2023 §3.1 (non-matmul
-        FLOPs, deferred normalisation); lecture §3.3, §5.2, §5.3.
+    Source:
+        Dao et al. 2022 §3.1 and Theorem 1 (O(N^2 d) FLOPs), Appendix B; Dao 2023 §3.1 (non-matmul FLOPs, deferred
+        normalisation); lecture §3.3, §5.2, §5.3.
     """
     causal = flag(causal, "causal")
     N = positive_int(N, "N")

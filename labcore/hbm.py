@@ -148,8 +148,9 @@ def causal_block_counts(N: int, *, block_q: int, block_kv: int, causal: bool = F
         number of visible key blocks, and number of key columns in those blocks.
     Raises:
         TypeError/ValueError: sizes that are not integers >= 1; more than :data:`MAX_BLOCKS` query blocks.
-    Source: FlashAttention paper (Dao et al. 2022) §3.1 block-sparse / causal skipping; FlashAttention-2
-        (Dao 2023) §3.1.1 causal masking; bottom-right alignment as flash-attn >= 2.1.
+    Source:
+        FlashAttention paper (Dao et al. 2022) §3.1 block-sparse / causal skipping; FlashAttention-2 (Dao 2023) §3.1.1
+        causal masking; bottom-right alignment as flash-attn >= 2.1.
     """
     causal = flag(causal, "causal")
     N, B_r, B_c, N_k = (positive_int(N, "N"), positive_int(block_q, "block_q"),
@@ -250,10 +251,16 @@ def flash_io_bound(N: int, d: int, M: int) -> float:
     ``T_c ~ 4 N d / M`` times); dividing :func:`flash_forward_io` by this bound gives a ratio that is flat
     in N (the §4 figures).
 
-    Args: N: sequence length. d: head dimension. M: SRAM size in elements. All ints >= 1.
-    Returns: float, elements.
-    Raises: TypeError/ValueError: sizes not integers >= 1.
-    Source: Dao et al. 2022, Theorem 2 (Theta(N^2 d^2 M^-1) HBM accesses) and Proposition 3 (lower bound).
+    Args:
+        N: sequence length.
+        d: head dimension.
+        M: SRAM size in elements. All ints >= 1.
+    Returns:
+        float, elements.
+    Raises:
+        TypeError/ValueError: sizes not integers >= 1.
+    Source:
+        Dao et al. 2022, Theorem 2 (Theta(N^2 d^2 M^-1) HBM accesses) and Proposition 3 (lower bound).
     """
     N, d, M = positive_int(N, "N"), positive_int(d, "d"), positive_int(M, "M")
     return N * N * d * d / M
@@ -420,8 +427,10 @@ def softmax_fusion_io(rows: int, N: int) -> dict:
         N: row length, the softmax's width (int >= 1).
     Returns:
         dict with ``unfused_reads``, ``unfused_writes``, ``unfused``, ``fused`` (elements) and ``ratio``.
-    Raises: TypeError/ValueError for sizes that are not integers >= 1.
-    Source: Triton tutorial "Fused Softmax" (02-fused-softmax.py).
+    Raises:
+        TypeError/ValueError for sizes that are not integers >= 1.
+    Source:
+        Triton tutorial "Fused Softmax" (02-fused-softmax.py).
     """
     rows = positive_int(rows, "rows")
     N = positive_int(N, "N")
@@ -440,10 +449,15 @@ def online_softmax_row_io(N: int, d: int) -> dict:
     The row of scores S (N) and the values V (N x d) are each read once; the output o (d, stored as "O")
     and the row's lse (1) are written once: ``N + N d + d + 1`` elements (lecture §3.1).
 
-    Args: N: scores in the row (int >= 1). d: head dimension (int >= 1).
-    Returns: per-tensor dict (tensors "S", "V", "O", "lse").
-    Raises: TypeError/ValueError for sizes that are not integers >= 1.
-    Source: Milakov & Gimelshein 2018 (online normalizer); FlashAttention-2 Algorithm 1 for one query row.
+    Args:
+        N: scores in the row (int >= 1).
+        d: head dimension (int >= 1).
+    Returns:
+        per-tensor dict (tensors "S", "V", "O", "lse").
+    Raises:
+        TypeError/ValueError for sizes that are not integers >= 1.
+    Source:
+        Milakov & Gimelshein 2018 (online normalizer); FlashAttention-2 Algorithm 1 for one query row.
     """
     N, d = positive_int(N, "N"), positive_int(d, "d")
     return _tensor_table([("S", N, 0), ("V", N * d, 0), ("O", 0, d), ("lse", 0, 1)])

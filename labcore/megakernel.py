@@ -62,9 +62,11 @@ def stall_bound_throughput(ideal_time: float, num_kernels: int, stall: float) ->
 def compare_modes(model="Llama-3.2-1B", gpu="H100", **assumptions) -> dict:
     """Both modes at the same assumptions.
 
-    Returns: dict with ``multi`` and ``mega`` (:class:`Timeline`), ``speedup`` (multi / mega total),
-    ``util_multi``, ``util_mega`` (fractions) and ``util_gain`` (percentage points).
-    Raises: as :func:`timeline`.
+    Returns:
+        dict with ``multi`` and ``mega`` (:class:`Timeline`), ``speedup`` (multi / mega total), ``util_multi``,
+        ``util_mega`` (fractions) and ``util_gain`` (percentage points).
+    Raises:
+        as :func:`timeline`.
     """
     model, gpu, a = get_model(model), _check_gpu(gpu), resolve_assumptions(**assumptions)
     mk = resolved_timeline(model, gpu, "multi-kernel", a)

@@ -65,9 +65,12 @@ def mla_decode_naive(q_nope, q_rope, c_kv, k_rope, W_UK, W_UV, *, causal: bool =
         c_kv: (N, d_c) cached latents. k_rope: (N, d_rope) cached shared RoPE keys.
         W_UK: (h, d_c, d_nope), W_UV: (h, d_c, d_v) up-projections.
         causal: bottom-right causal mask among the s_q new tokens. scale: default ``1/sqrt(d_nope + d_rope)``.
-    Returns: ``(O, lse)``: (h, s_q, d_v) and (h, s_q) float64.
-    Raises: ValueError: shapes that do not agree, non-finite inputs.
-    Source: DeepSeek-V2 §2.1.2-§2.1.3 (Eqs. 9-19).
+    Returns:
+        ``(O, lse)``: (h, s_q, d_v) and (h, s_q) float64.
+    Raises:
+        ValueError: shapes that do not agree, non-finite inputs.
+    Source:
+        DeepSeek-V2 §2.1.2-§2.1.3 (Eqs. 9-19).
     """
     q_nope, q_rope, c_kv, k_rope, W_UK, W_UV = _check(q_nope, q_rope, c_kv, k_rope, W_UK, W_UV)
     s = resolve_scale(scale, q_nope.shape[2] + q_rope.shape[2])
@@ -113,8 +116,14 @@ def mla_intensity(h_q_s_q, *, d_qk: int = 576, d_v: int = 512, dtype_bytes: int 
     Per cached token: ``2 d_qk`` FLOPs for its score and ``2 d_v`` for its share of P V, per query row; the
     cache row is read once for all ``h_q s_q`` rows. 128 rows: 241.8 FLOP/byte.
 
-    Args: h_q_s_q: query rows (heads x new tokens; int or array >= 1). d_qk, d_v: ints. dtype_bytes: cache bytes.
-    Returns: float (or array). Source: FlashMLA deep-dive docs/20250422.
+    Args:
+        h_q_s_q: query rows (heads x new tokens; int or array >= 1).
+        d_qk, d_v: ints.
+        dtype_bytes: cache bytes.
+    Returns:
+        float (or array).
+    Source:
+        FlashMLA deep-dive docs/20250422.
     """
     r = np.asarray(h_q_s_q, dtype=float)
     if np.any(r < 1):
@@ -128,8 +137,14 @@ def gqa_decode_intensity(rows, *, head_dim: int = 128, dtype_bytes: int = 2):
     """FLOPs per byte of GQA/MHA decode: ``rows x 4 d / (2 d x dtype_bytes)`` = ``rows`` for FP16 (K and V read
     separately; ``rows = g x s_q``, g query heads per KV head; MHA: 1 per new token).
 
-    Args: rows: int or array >= 1. head_dim: d. dtype_bytes: int. Returns: float (or array).
-    Source: lecture §6 (decode reads K and V once per KV head); Ainslie et al. 2023 (GQA).
+    Args:
+        rows: int or array >= 1.
+        head_dim: d.
+        dtype_bytes: int.
+    Returns:
+        float (or array).
+    Source:
+        lecture §6 (decode reads K and V once per KV head); Ainslie et al. 2023 (GQA).
     """
     r = np.asarray(rows, dtype=float)
     if np.any(r < 1):
@@ -148,9 +163,14 @@ def mla_compute_bound_threshold(*, flops: float | None = None, bandwidth: float 
     (``flashmla.h800_throttled_flops`` = 865 TFLOP/s, ``flashmla.h800_bandwidth`` = 3.35 TB/s), which give
     136.7 exact and 129.1 approximate (FlashMLA states 128: ``flashmla.compute_bound_threshold``).
 
-    Args: flops: FLOP/s (> 0) or None. bandwidth: bytes/s (> 0) or None. d_qk, d_v, dtype_bytes: as :func:`mla_intensity`.
-    Returns: dict ``exact``, ``approx``, ``ridge`` (F / B in FLOP/byte), ``stated`` (FlashMLA's 128).
-    Source: FlashMLA deep-dive docs/20250422.
+    Args:
+        flops: FLOP/s (> 0) or None.
+        bandwidth: bytes/s (> 0) or None.
+        d_qk, d_v, dtype_bytes: as :func:`mla_intensity`.
+    Returns:
+        dict ``exact``, ``approx``, ``ridge`` (F / B in FLOP/byte), ``stated`` (FlashMLA's 128).
+    Source:
+        FlashMLA deep-dive docs/20250422.
     """
     F = published("flashmla.h800_throttled_flops").value if flops is None else positive_float(flops, "flops")
     B = published("flashmla.h800_bandwidth").value if bandwidth is None else positive_float(bandwidth, "bandwidth")

@@ -81,9 +81,16 @@ def paginate(K_list, V_list, *, page_size: int, shuffle_seed: int | None = None,
 def gather_pages(cache, block_table_row, length: int) -> np.ndarray:
     """The first ``length`` tokens of one request, gathered from its pages: ``cache[row[t // ps], t % ps]``.
 
-    Args: cache: (num_pages, page_size, width). block_table_row: (max_pages,) int page ids. length: int >= 0.
-    Returns: (length, width) float64. Raises: ValueError: a needed table entry is missing or out of the pool.
-    Source: Kwon et al. 2023 §4.1 (logical to physical block mapping).
+    Args:
+        cache: (num_pages, page_size, width).
+        block_table_row: (max_pages,) int page ids.
+        length: int >= 0.
+    Returns:
+        (length, width) float64.
+    Raises:
+        ValueError: a needed table entry is missing or out of the pool.
+    Source:
+        Kwon et al. 2023 §4.1 (logical to physical block mapping).
     """
     cache = np.asarray(cache)
     ps = cache.shape[1]
@@ -105,9 +112,12 @@ def paged_decode_attention(q, k_cache, v_cache, block_table, lengths, *, scale=N
         q: (batch, g, d) queries. k_cache: (num_pages, page_size, d). v_cache: (num_pages, page_size, d_v).
         block_table: (batch, max_pages) int page ids. lengths: (batch,) ints >= 0 (vLLM's ``seq_lens``).
         scale: default ``1/sqrt(d)``.
-    Returns: ``(O, lse)``: (batch, g, d_v), (batch, g) float64 (zeros and ``-inf`` for a request with no keys).
-    Raises: ValueError: shapes that do not agree, table entries outside the pool.
-    Source: Kwon et al. 2023 §4.1 (PagedAttention kernel: fetch KV blocks through the block table).
+    Returns:
+        ``(O, lse)``: (batch, g, d_v), (batch, g) float64 (zeros and ``-inf`` for a request with no keys).
+    Raises:
+        ValueError: shapes that do not agree, table entries outside the pool.
+    Source:
+        Kwon et al. 2023 §4.1 (PagedAttention kernel: fetch KV blocks through the block table).
     """
     q = as_real(q, "q")
     kc, vc = as_real(k_cache, "k_cache"), as_real(v_cache, "v_cache")

@@ -264,11 +264,16 @@ def exp_overflow_threshold(dtype: str = "fp16") -> float:
     down to 448, whose last bit is even): ln 464 = 6.1399. BF16 and FP32: 88.72; E5M2: ln 61440 = 11.03.
     Found by bisection over float64 ``x`` with the engine's own rounding, so it holds for every format.
 
-    Args: dtype: a name in :data:`FORMATS`. Returns: float (``exp(x)`` rounds to a finite value for every
-    float64 below it, and to inf or NaN at it). Raises: ValueError for an unknown dtype.
+    Args:
+        dtype: a name in :data:`FORMATS`.
+    Returns:
+        float (``exp(x)`` rounds to a finite value for every float64 below it, and to inf or NaN at it).
+    Raises:
+        ValueError for an unknown dtype.
 
-    Source: IEEE 754-2019 §4.3.1 (roundTiesToEven) and §7.4 (overflow) for binary16/binary32; bfloat16 as
-    binary32 with 7 fraction bits; OCP OFP8 v1.0 (E4M3 overflows to NaN, E5M2 to infinity).
+    Source:
+        IEEE 754-2019 §4.3.1 (roundTiesToEven) and §7.4 (overflow) for binary16/binary32; bfloat16 as binary32 with 7
+        fraction bits; OCP OFP8 v1.0 (E4M3 overflows to NaN, E5M2 to infinity).
     """
     fmt = FORMATS[choice(dtype, "dtype", tuple(FORMATS))]
 

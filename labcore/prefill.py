@@ -347,8 +347,9 @@ def prefill_time(gpu, *, batch, heads: int, seqlen, head_dim: int, causal: bool 
     Raises:
         TypeError/ValueError: bad shapes or names; a generation not modelled on ``gpu``
             (:func:`generation_available`); FP8 with FA2, in the backward, or on a GPU without FP8.
-    Source: Zadouri et al. 2026 (tile roofline); Dao 2023, Shah et al. 2024 (overlap, Table 2); lecture §6.4
-        (waves); flash-attn launch templates and ``hopper/tile_scheduler.hpp`` (order, occupancy).
+    Source:
+        Zadouri et al. 2026 (tile roofline); Dao 2023, Shah et al. 2024 (overlap, Table 2); lecture §6.4 (waves);
+        flash-attn launch templates and ``hopper/tile_scheduler.hpp`` (order, occupancy).
     """
     g = get_gpu(gpu)
     generation = choice(generation, "generation", GENERATIONS)
@@ -420,8 +421,9 @@ def load_prefill_measurements() -> dict:
         ``pass_`` (str), ``causal`` (bool), ``head_dim``, ``seqlen``, ``batch``, ``heads`` (int64),
         ``flops_per_s`` (float, FLOP/s as the papers count them), ``mark`` (how the value was read), and
         ``source`` (the CSV's citation header).
-    Source: Dao 2023 (FlashAttention-2) Fig. 4 and 7; Shah et al. 2024 (FlashAttention-3) Fig. 5; values and
-        caveats as collected in the project's shared/MEASUREMENTS.md.
+    Source:
+        Dao 2023 (FlashAttention-2) Fig. 4 and 7; Shah et al. 2024 (FlashAttention-3) Fig. 5; values and caveats as
+        collected in the project's shared/MEASUREMENTS.md.
     """
     comments, rows = [], []
     with open(_CSV, newline="") as f:
@@ -442,8 +444,12 @@ def load_prefill_measurements() -> dict:
 def benchmark_clock(figure: str) -> float | None:
     """The clock (Hz) a stored benchmark figure ran at, or None for the GPU preset's (:data:`BENCHMARK_CLOCK_FACTORS`).
 
-    Args: figure: a ``figure`` value of the CSV (e.g. ``"fa2_fig7b"``); its panel letter is ignored.
-    Returns: float Hz or None. Source: as :data:`BENCHMARK_CLOCK_FACTORS`.
+    Args:
+        figure: a ``figure`` value of the CSV (e.g. ``"fa2_fig7b"``); its panel letter is ignored.
+    Returns:
+        float Hz or None.
+    Source:
+        as :data:`BENCHMARK_CLOCK_FACTORS`.
     """
     for prefix, (num, den) in BENCHMARK_CLOCK_FACTORS.items():
         if str(figure).startswith(prefix):
@@ -503,9 +509,13 @@ def calibrate_mma_efficiency(figure: str = "fa2_fig4b", **assumptions) -> float:
     Fig. 4(b) (A100, forward + backward, d = 128, non-causal). Every other panel is then a check, not a fit.
     :data:`PREFILL_DEFAULTS` holds this value rounded to two digits (a test checks they agree).
 
-    Args: figure: a ``figure`` value of the CSV. assumptions: other overrides.
-    Returns: float in (0, 1].
-    Raises: ValueError for an unknown figure, or when even ``mma_efficiency = 1`` is too slow.
+    Args:
+        figure: a ``figure`` value of the CSV.
+        assumptions: other overrides.
+    Returns:
+        float in (0, 1].
+    Raises:
+        ValueError for an unknown figure, or when even ``mma_efficiency = 1`` is too slow.
     """
     m = load_prefill_measurements()
     sel = np.flatnonzero(m["figure"] == figure)

@@ -60,8 +60,10 @@ def prefill_ctas_per_sm(gpu, generation: str, head_dim: int, *, block_q: int = 1
 
     Returns:
         int >= 1 (a kernel whose tiles do not fit is still run one CTA at a time).
-    Raises: ValueError/TypeError: unknown GPU or generation, bad sizes.
-    Source: as :data:`FA2_FORWARD_BLOCK_N`, :data:`PERSISTENT_REGISTERS` and :data:`labcore.decode_time.SM_LIMITS`.
+    Raises:
+        ValueError/TypeError: unknown GPU or generation, bad sizes.
+    Source:
+        as :data:`FA2_FORWARD_BLOCK_N`, :data:`PERSISTENT_REGISTERS` and :data:`labcore.decode_time.SM_LIMITS`.
     """
     g = get_gpu(gpu)
     generation = choice(generation, "generation", ("fa2", "fa3", "fa4"))
@@ -81,9 +83,13 @@ def overlap_cycles(mma: float, softmax: float, omega: float) -> float:
     ``max(mma, softmax) + (1 - omega) min(mma, softmax)``: ``omega = 0`` is the two in sequence, ``omega = 1``
     perfect overlap (the tile roofline's max).
 
-    Args: mma, softmax: cycles (floats >= 0). omega: share in [0, 1].
-    Returns: float cycles.
-    Raises: ValueError: omega outside [0, 1].
+    Args:
+        mma, softmax: cycles (floats >= 0).
+        omega: share in [0, 1].
+    Returns:
+        float cycles.
+    Raises:
+        ValueError: omega outside [0, 1].
     """
     if not 0.0 <= float(omega) <= 1.0:
         raise ValueError(f"omega must be in [0, 1], got {omega}")
@@ -98,10 +104,15 @@ def ablation_overlap(mma: float, softmax: float, before: float, after: float) ->
     FlashAttention-3's Table 2 (570 TFLOP/s without warp specialisation, 661 with it, d = 128), it measures the
     share of the softmax the ping-pong schedule really hides.
 
-    Args: mma, softmax: cycles (> 0). before, after: FLOP/s (> 0, after >= before).
-    Returns: float omega, clipped to [0, 1].
-    Raises: ValueError: non-positive inputs.
-    Source: Shah et al. 2024 (FlashAttention-3) Table 2; review 2026-12-01 §3 point 8.
+    Args:
+        mma, softmax: cycles (> 0).
+        before, after: FLOP/s (> 0, after >= before).
+    Returns:
+        float omega, clipped to [0, 1].
+    Raises:
+        ValueError: non-positive inputs.
+    Source:
+        Shah et al. 2024 (FlashAttention-3) Table 2; review 2026-12-01 §3 point 8.
     """
     if min(mma, softmax, before, after) <= 0:
         raise ValueError("mma, softmax, before and after must be > 0")
@@ -146,7 +157,8 @@ def kernel_makespan(seqlen: int, *, reps: int, slots: int, tile_time: float, sta
 
     Raises:
         ValueError: an unknown order.
-    Source: :func:`labcore.scheduler.list_schedule`; flash-attn ``flash_fwd_launch_template.h`` (grid order),
+    Source:
+        :func:`labcore.scheduler.list_schedule`; flash-attn ``flash_fwd_launch_template.h`` (grid order),
         ``hopper/tile_scheduler.hpp`` (LPT).
     """
     order = choice(order, "order", ("launch", "longest_first", "lpt"))

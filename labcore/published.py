@@ -112,10 +112,13 @@ del _e
 def published(key: str) -> Published:
     """The :class:`Published` record for ``key`` (e.g. ``published("fa3.h100_fp16_peak").value``).
 
-    Args: key: a key of :data:`PUBLISHED` (str).
-    Raises: TypeError if ``key`` is not a string; ValueError for an unknown key (the message names keys
-    that share its prefix).
-    Source: each record's ``source`` and ``where``.
+    Args:
+        key: a key of :data:`PUBLISHED` (str).
+    Raises:
+        TypeError: if ``key`` is not a string.
+        ValueError: for an unknown key (the message names keys that share its prefix).
+    Source:
+        each record's ``source`` and ``where``.
     """
     if not isinstance(key, str):
         raise TypeError(f"key must be a string, got {type(key).__name__}")

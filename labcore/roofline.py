@@ -158,8 +158,10 @@ def roofline_table(gpus=("A100-40GB-SXM", "H100-SXM", "B200"), *, block_q: int =
                    pass_: str = "forward") -> list:
     """:func:`tile_roofline` of one tile on several GPUs: rows ``(gpu, MMA, exp, SMEM, bound)`` (cycles).
 
-    Args: gpus: preset names. block_q, block_kv, d, ``pass_``: as :func:`tile_roofline` (BF16).
-    Raises: as :func:`tile_roofline`.
+    Args:
+        gpus: preset names. block_q, block_kv, d, ``pass_``: as :func:`tile_roofline` (BF16).
+    Raises:
+        as :func:`tile_roofline`.
     """
     rows = []
     for name in gpus:

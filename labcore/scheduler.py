@@ -115,8 +115,10 @@ def dispatch_order(costs, order="launch") -> np.ndarray:
     Args:
         costs: (n,) item costs (finite, >= 0).
         order: one of :data:`SCHEDULE_ORDERS`, or an explicit permutation of ``range(n)`` (int array).
-    Returns: (n,) int64 array. ``"longest_first"`` and ``"lpt"`` sort by decreasing cost, ties in index order.
-    Raises: TypeError/ValueError: bad costs, an unknown order name, or an array that is not a permutation.
+    Returns:
+        (n,) int64 array. ``"longest_first"`` and ``"lpt"`` sort by decreasing cost, ties in index order.
+    Raises:
+        TypeError/ValueError: bad costs, an unknown order name, or an array that is not a permutation.
     """
     c = _costs(costs)
     if isinstance(order, str):
@@ -136,10 +138,16 @@ def simulate_dispatch(order, slots: int, run) -> tuple[np.ndarray, np.ndarray, n
     ``run(item, slot, start) -> end`` says when the item ends if it starts at ``start`` on ``slot``; it may
     depend on items dispatched before it (a semaphore wait, for instance), never on later ones.
 
-    Args: order: (n,) int item indices. slots: int >= 1. run: callable as above (end >= start).
-    Returns: ``(slot, start, end)``, each (n,) indexed by item (not by dispatch position).
-    Raises: ValueError: ``run`` returned an end before the start or a non-finite time.
-    Source: Graham 1969 (list scheduling); the CUDA block scheduler / a persistent kernel's tile counter.
+    Args:
+        order: (n,) int item indices.
+        slots: int >= 1.
+        run: callable as above (end >= start).
+    Returns:
+        ``(slot, start, end)``, each (n,) indexed by item (not by dispatch position).
+    Raises:
+        ValueError: ``run`` returned an end before the start or a non-finite time.
+    Source:
+        Graham 1969 (list scheduling); the CUDA block scheduler / a persistent kernel's tile counter.
     """
     slots = positive_int(slots, "slots")
     order = np.asarray(order, dtype=np.int64)
@@ -168,9 +176,12 @@ def list_schedule(costs, slots: int, *, order="launch", item_overhead: float = 0
         costs: (n,) item costs, finite and >= 0 (seconds, or any unit). slots: int >= 1 (SMs x CTAs per SM).
         order: ``"launch"``, ``"longest_first"``, ``"lpt"`` or a permutation (:func:`dispatch_order`).
         item_overhead: time added to every item (float >= 0).
-    Returns: :class:`Schedule`.
-    Raises: TypeError/ValueError: bad costs, slots < 1, unknown order, negative overhead.
-    Source: Graham 1969; flash-attn ``hopper/tile_scheduler.hpp``; FlashAttention-4 §3.3.
+    Returns:
+        :class:`Schedule`.
+    Raises:
+        TypeError/ValueError: bad costs, slots < 1, unknown order, negative overhead.
+    Source:
+        Graham 1969; flash-attn ``hopper/tile_scheduler.hpp``; FlashAttention-4 §3.3.
     """
     c = _costs(costs)
     slots = positive_int(slots, "slots")

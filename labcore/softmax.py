@@ -93,9 +93,12 @@ def safe_lse(m, l):
     A fully masked or empty row (``m = -inf``, ``l = 0``) gets ``lse = -inf``, never NaN: the identity of
     :func:`merge_state`.
 
-    Args: m, l: arrays (or floats) of the same shape; ``l >= 0``, ``m`` finite wherever ``l > 0``.
-    Returns: float64 array of that shape (a 0-d array for scalars).
-    Source: FlashAttention-2 (Dao 2023) Algorithm 1, line 13 (``L_i = m_i + log l_i``).
+    Args:
+        m, l: arrays (or floats) of the same shape; ``l >= 0``, ``m`` finite wherever ``l > 0``.
+    Returns:
+        float64 array of that shape (a 0-d array for scalars).
+    Source:
+        FlashAttention-2 (Dao 2023) Algorithm 1, line 13 (``L_i = m_i + log l_i``).
     """
     m, l = np.asarray(m, dtype=np.float64), np.asarray(l, dtype=np.float64)
     with np.errstate(divide="ignore"):
@@ -105,8 +108,10 @@ def safe_lse(m, l):
 def normalise(acc, l):
     """``acc / l`` row by row (``acc`` (n_rows, d_v), ``l`` (n_rows,)), zeros where ``l = 0`` (a fully masked row).
 
-    Returns: float64 array shaped like ``acc``.
-    Source: FlashAttention-2 Algorithm 1, line 12 (deferred normalisation ``O_i = diag(l_i)^-1 acc_i``).
+    Returns:
+        float64 array shaped like ``acc``.
+    Source:
+        FlashAttention-2 Algorithm 1, line 12 (deferred normalisation ``O_i = diag(l_i)^-1 acc_i``).
     """
     acc, l = np.asarray(acc, dtype=np.float64), np.asarray(l, dtype=np.float64)
     ok = l > 0
@@ -117,8 +122,10 @@ def rescale_factor(m_old, m_new):
     """``alpha = exp(m_old - m_new)``, the factor that rescales a running state to a new max; 1 where the
     new max is still ``-inf`` (nothing seen yet: the state is the identity and stays so).
 
-    Args: m_old, m_new: arrays (or floats) of the same shape, ``m_new >= m_old``.
-    Source: FlashAttention-2 Algorithm 1, line 10; lecture §3.1.
+    Args:
+        m_old, m_new: arrays (or floats) of the same shape, ``m_new >= m_old``.
+    Source:
+        FlashAttention-2 Algorithm 1, line 10; lecture §3.1.
     """
     m_old, m_new = np.asarray(m_old, dtype=np.float64), np.asarray(m_new, dtype=np.float64)
     return np.where(np.isfinite(m_new), np.exp(m_old - _finite_or_zero(m_new)), 1.0)
@@ -141,8 +148,9 @@ def online_update(m, l, acc, S, V=None):
     Returns:
         ``(m, l, acc)``, the new state (``acc`` None if it was None). A fully masked row stays the identity
         ``(-inf, 0, 0)``, never NaN.
-    Source: Triton fused-attention tutorial ``_attn_fwd_inner``; FlashAttention-2 (Dao 2023) Algorithm 1,
-        lines 8-10; Milakov & Gimelshein 2018.
+    Source:
+        Triton fused-attention tutorial ``_attn_fwd_inner``; FlashAttention-2 (Dao 2023) Algorithm 1, lines 8-10;
+        Milakov & Gimelshein 2018.
     """
     m_new = np.maximum(m, S.max(axis=-1, initial=-np.inf))
     P = np.exp(S - _finite_or_zero(m_new)[..., None])
@@ -157,8 +165,11 @@ def probabilities_from_lse(S, lse):
     """``P = exp(S - lse)`` row by row: the softmax recomputed from stored row statistics (the backward
     pass's recomputation); 0 where a score is masked (``-inf``) or the whole row was (``lse = -inf``).
 
-    Args: S: (n_rows, b) scaled scores (``-inf`` masked). lse: (n_rows,) natural-log lse of the full rows.
-    Returns: (n_rows, b) float64.
+    Args:
+        S: (n_rows, b) scaled scores (``-inf`` masked).
+        lse: (n_rows,) natural-log lse of the full rows.
+    Returns:
+        (n_rows, b) float64.
     Source:
         FlashAttention (Dao et al. 2022) Algorithm 4, line 13 (``P_ij = diag(l_i)^-1 exp(S_ij - m_i)``, in
         lse form as FlashAttention-2 Algorithm 2, line 11).
@@ -174,10 +185,14 @@ def row_softmax(S: np.ndarray):
     shared pieces: one :func:`online_update` over the whole row, :func:`safe_lse`, then
     :func:`probabilities_from_lse` (``P = exp(S - lse)``).
 
-    Args: S: (n_rows, n_keys) float array, n_keys >= 1; entries finite or ``-inf``.
-    Returns: P (n_rows, n_keys) and lse (n_rows,), float64.
-    Raises: ValueError: S not 2-D, without keys, or holding NaN or ``+inf``.
-    Source: the safe softmax (subtract the row max); FlashAttention paper §3.1.
+    Args:
+        S: (n_rows, n_keys) float array, n_keys >= 1; entries finite or ``-inf``.
+    Returns:
+        P (n_rows, n_keys) and lse (n_rows,), float64.
+    Raises:
+        ValueError: S not 2-D, without keys, or holding NaN or ``+inf``.
+    Source:
+        the safe softmax (subtract the row max); FlashAttention paper §3.1.
     """
     S = np.asarray(S, dtype=np.float64)
     if S.ndim != 2 or S.shape[1] == 0:
@@ -200,9 +215,13 @@ def merge_states(o_parts, lse_parts):
     Args:
         o_parts: (num_parts, ..., d_v) normalised partial outputs (flash-attn's ``out_accum``).
         lse_parts: (num_parts, ...) natural-log lse (``softmax_lse_accum``).
-    Returns: ``(o, lse)``: (..., d_v) and (...) float64.
-    Raises: ValueError: mismatched shapes, no parts, NaN/+inf lse or non-finite o. TypeError: non-numbers.
-    Source: flash-decoding (Dao et al. 2023), step 3; FlashInfer/vLLM ``merge_state``; lecture §3.2.
+    Returns:
+        ``(o, lse)``: (..., d_v) and (...) float64.
+    Raises:
+        ValueError: mismatched shapes, no parts, NaN/+inf lse or non-finite o.
+        TypeError: non-numbers.
+    Source:
+        flash-decoding (Dao et al. 2023), step 3; FlashInfer/vLLM ``merge_state``; lecture §3.2.
     """
     o_parts, lse_parts = as_real(o_parts, "o_parts"), as_real(lse_parts, "lse_parts")
     if o_parts.ndim < 2 or o_parts.shape[:-1] != lse_parts.shape or o_parts.shape[0] < 1:
@@ -231,9 +250,12 @@ def merge_state(o_a, lse_a, o_b, lse_b):
 
     Args:
         o_a, o_b: (..., d_v) arrays of normalised partial outputs. lse_a, lse_b: (...) natural-log lse.
-    Returns: ``(o, lse)`` with the same shapes.
-    Raises: ValueError for mismatched shapes or NaN/+inf lse; TypeError for non-numbers (strings, None).
-    Source: flash-decoding post (Dao et al. 2023), step 3; FlashInfer/vLLM ``merge_state``; lecture §3.2.
+    Returns:
+        ``(o, lse)`` with the same shapes.
+    Raises:
+        ValueError for mismatched shapes or NaN/+inf lse; TypeError for non-numbers (strings, None).
+    Source:
+        flash-decoding post (Dao et al. 2023), step 3; FlashInfer/vLLM ``merge_state``; lecture §3.2.
     """
     o_a, o_b = as_real(o_a, "o_a"), as_real(o_b, "o_b")
     lse_a, lse_b = as_real(lse_a, "lse_a"), as_real(lse_b, "lse_b")
@@ -298,9 +320,13 @@ def row_attention_two_pass(q, K, V, *, block: int = 256, scale=None) -> RowAtten
     """Online m, l in a first pass (no stored scores), then recompute scores block by block and multiply V
     (lecture §3.1, second algorithm; Milakov & Gimelshein 2018, Algorithm 3).
 
-    Args: as :func:`row_attention_three_pass`; block: keys per block (int >= 1).
-    Returns: :class:`RowAttention` with passes=2, scores_stored=0.
-    Raises: as :func:`row_attention_three_pass`.
+    Args:
+        q, K, V, scale: as :func:`row_attention_three_pass`.
+        block: keys per block (int >= 1).
+    Returns:
+        :class:`RowAttention` with passes=2, scores_stored=0.
+    Raises:
+        as :func:`row_attention_three_pass`.
     """
     Q, K, V, s = _row_inputs(q, K, V, scale)
     m, l = np.full(1, -np.inf), np.zeros(1)
@@ -336,8 +362,10 @@ class OnlineSoftmax:
     Normalisation is deferred to :meth:`result` (FlashAttention-2 §3.1). ``trace`` keeps one dict per
     block: ``block``, ``block_max``, ``m``, ``alpha``, ``l``.
 
-    Args: d_v: width of the value rows (int >= 1).
-    Source: Milakov & Gimelshein 2018; Dao et al. 2022 §3.1; lecture §3.1.
+    Args:
+        d_v: width of the value rows (int >= 1).
+    Source:
+        Milakov & Gimelshein 2018; Dao et al. 2022 §3.1; lecture §3.1.
     """
 
     def __init__(self, d_v: int):
@@ -401,8 +429,13 @@ def partial_state(scores, V):
 def random_segments(n_keys: int, k: int, rng) -> list[tuple[int, int]]:
     """Cut ``range(n_keys)`` into ``k`` non-empty contiguous segments at random cut points (k <= n_keys).
 
-    Args: n_keys, k: ints >= 1. rng: a numpy Generator. Returns: list of (start, stop).
-    Raises: TypeError/ValueError: sizes not integers >= 1, or ``k > n_keys``.
+    Args:
+        n_keys, k: ints >= 1.
+        rng: a numpy Generator.
+    Returns:
+        list of (start, stop).
+    Raises:
+        TypeError/ValueError: sizes not integers >= 1, or ``k > n_keys``.
     """
     n_keys = positive_int(n_keys, "n_keys")
     k = positive_int(k, "k")
@@ -421,9 +454,12 @@ def merge_segments(scores, V, segments, *, order: str = "sequential", rng=None):
             ``range(n_keys)``.
         order: ``"sequential"`` (left to right), ``"tree"`` (pairwise rounds) or ``"random"`` (shuffled,
             needs ``rng``, a numpy Generator).
-    Returns: ``(o, lse)``.
-    Raises: ValueError for an unknown order or a missing rng.
-    Source: lecture §3.2 (the merge is associative: any order gives the same result up to rounding).
+    Returns:
+        ``(o, lse)``.
+    Raises:
+        ValueError for an unknown order or a missing rng.
+    Source:
+        lecture §3.2 (the merge is associative: any order gives the same result up to rounding).
     """
     choice(order, "order", ("sequential", "tree", "random"))
     x = as_vector(scores, "scores")

@@ -163,8 +163,9 @@ def plan_flashinfer(lengths, *, num_ctas: int, chunk_size: int | None = None, pa
     Raises:
         ValueError: bad lengths or sizes.
 
-    Source: Ye et al. 2025 (FlashInfer) §3.3 (load-balanced scheduling: chunked KV, a priority queue of CTA
-        loads, merge indices); FlashInfer ``scheduler.cuh`` (binary search for the pages per chunk).
+    Source:
+        Ye et al. 2025 (FlashInfer) §3.3 (load-balanced scheduling: chunked KV, a priority queue of CTA loads, merge
+        indices); FlashInfer ``scheduler.cuh`` (binary search for the pages per chunk).
     """
     L = _lengths(lengths)
     C = positive_int(num_ctas, "num_ctas")
@@ -203,8 +204,9 @@ def plan_lean(lengths, *, num_ctas: int, block_n: int = 1) -> SplitPlan:
     Raises:
         ValueError: bad lengths or sizes.
 
-    Source: Sanovar et al. 2024 (LeanAttention), §4 (equal "LeanTiles" per CTA across heads and requests);
-        Osama et al. 2023, Stream-K (PPoPP'23).
+    Source:
+        Sanovar et al. 2024 (LeanAttention), §4 (equal "LeanTiles" per CTA across heads and requests); Osama et al.
+        2023, Stream-K (PPoPP'23).
     """
     L = _lengths(lengths)
     C = positive_int(num_ctas, "num_ctas")
@@ -248,9 +250,12 @@ def run_split_plan(plan: SplitPlan, q, K_list, V_list, *, scale=None):
         plan: :class:`SplitPlan`. q: (batch, g, d) queries (g query heads per request).
         K_list, V_list: per request a (L_b, d) and (L_b, d_v) array (L_b may be 0).
         scale: softmax scale, default ``1/sqrt(d)``.
-    Returns: ``(O, lse)``: (batch, g, d_v) and (batch, g) float64; a request with no keys gives zeros and ``-inf``.
-    Raises: ValueError: shapes that do not match the plan.
-    Source: dao2023flashdecoding (partials and the log-sum-exp merge); FlashInfer §3.3 (merge indices).
+    Returns:
+        ``(O, lse)``: (batch, g, d_v) and (batch, g) float64; a request with no keys gives zeros and ``-inf``.
+    Raises:
+        ValueError: shapes that do not match the plan.
+    Source:
+        dao2023flashdecoding (partials and the log-sum-exp merge); FlashInfer §3.3 (merge indices).
     """
     q = as_real(q, "q")
     if q.ndim != 3 or q.shape[0] != plan.lengths.size or len(K_list) != q.shape[0] or len(V_list) != q.shape[0]:

@@ -70,9 +70,12 @@ def num_splits_heuristic(batch_nheads_mblocks, num_sms: int, num_n_blocks, max_s
         num_sms: the SM count the heuristic is given (flash-attn >= 2.5.7 passes 2 x the real count), int >= 1.
         num_n_blocks: KV blocks, ``ceil(seqlen_k / block_n)``: an int >= 1 or an int array broadcasting with
             ``batch_nheads_mblocks``. max_splits: 128 in flash-attn.
-    Returns: int >= 1 when both are ints, else an int64 array of their broadcast shape.
-    Raises: TypeError/ValueError for non-integers, values < 1 or arrays that do not broadcast.
-    Source: flash-attn ``csrc/flash_attn/flash_api.cpp`` (2.x); FACTS.md.
+    Returns:
+        int >= 1 when both are ints, else an int64 array of their broadcast shape.
+    Raises:
+        TypeError/ValueError for non-integers, values < 1 or arrays that do not broadcast.
+    Source:
+        flash-attn ``csrc/flash_attn/flash_api.cpp`` (2.x); FACTS.md.
     """
     scalar = np.ndim(batch_nheads_mblocks) == 0 and np.ndim(num_n_blocks) == 0
     blocks = np.asarray(int_array(batch_nheads_mblocks, "batch_nheads_mblocks"), dtype=np.int64)
@@ -113,9 +116,12 @@ def flash_attn_num_splits(gpu, *, batch, seqlen, num_q_heads, num_kv_heads, head
         sm_doubling: True (flash-attn >= 2.5.7, the default now) passes ``2 x num_sms`` to the heuristic,
             "to hard-code the fact that we're using 128 threads per block"; False reproduces earlier
             versions (such as those of the 2023 flash-decoding post).
-    Returns: int, or int array of the broadcast shape.
-    Raises: as :func:`labcore.decode_attention_time`.
-    Source: flash-attn ``flash_api.cpp`` ``set_params_splitkv``; FACTS.md.
+    Returns:
+        int, or int array of the broadcast shape.
+    Raises:
+        as :func:`labcore.decode_attention_time`.
+    Source:
+        flash-attn ``flash_api.cpp`` ``set_params_splitkv``; FACTS.md.
     """
     gpu = get_gpu(gpu)
     batch, seqlen, hq, hkv, d = decode_shape(batch, seqlen, num_q_heads, num_kv_heads, head_dim)

@@ -120,8 +120,10 @@ def fmt_flop_rate(flop_per_s, *, unit: str | None = None, digits: int = 1) -> st
 def fmt_intensity(flop_per_byte, *, digits: int = 0) -> str:
     """An arithmetic intensity in FLOP per byte as text: ``fmt_intensity(201.2) == '201 FLOP/byte'``.
 
-    Source: the roofline model (Williams, Waterman and Patterson 2009). Raises: TypeError/ValueError as
-    :func:`fmt_bytes`.
+    Source:
+        the roofline model (Williams, Waterman and Patterson 2009).
+    Raises:
+        TypeError/ValueError as :func:`fmt_bytes`.
     """
     return _fmt(_number(flop_per_byte, "flop_per_byte"), ((1.0, _INTENSITY),), None, digits)
 

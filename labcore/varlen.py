@@ -186,9 +186,10 @@ def varlen_grid(seqlens_q, *, heads: int, block_q: int = 128, num_sms: int) -> d
     Raises:
         ValueError: bad lengths or an all-empty batch.
 
-    Source: flash-attn ``flash_fwd_launch_template.h`` (``dim3 grid(num_m_block, params.b, params.h)``) and
-        ``flash_fwd_kernel.h`` (``if (m_block * kBlockM >= binfo.actual_seqlen_q) return;``); ``hopper/tile_scheduler.hpp``
-        (``VarlenDynamicPersistentTileScheduler``).
+    Source:
+        flash-attn ``flash_fwd_launch_template.h`` (``dim3 grid(num_m_block, params.b, params.h)``) and
+        ``flash_fwd_kernel.h`` (``if (m_block * kBlockM >= binfo.actual_seqlen_q) return;``);
+        ``hopper/tile_scheduler.hpp`` (``VarlenDynamicPersistentTileScheduler``).
     """
     sq = _lengths(seqlens_q, "seqlens_q")
     if sq.max() == 0:

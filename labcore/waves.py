@@ -21,8 +21,12 @@ LAST_WAVE_RULES = ("full", "shared")
 def wave_count(blocks: int, sms: int) -> int:
     """Number of waves ``ceil(blocks / sms)`` when each SM runs one block at a time.
 
-    Args: blocks, sms: ints >= 1. Raises: TypeError/ValueError for non-integers or values < 1.
-    Source: the wave-quantisation argument of the lecture §8.1 (tail effects) and §6.4.
+    Args:
+        blocks, sms: ints >= 1.
+    Raises:
+        TypeError/ValueError for non-integers or values < 1.
+    Source:
+        the wave-quantisation argument of the lecture §8.1 (tail effects) and §6.4.
     """
     blocks = positive_int(blocks, "blocks")
     sms = positive_int(sms, "sms")
@@ -93,8 +97,9 @@ def waves_time(blocks, sms: int, compute_time, block_bytes, bandwidth: float, *,
     Raises:
         TypeError/ValueError: blocks or sms not integers >= 1, negative times or bytes, bandwidth <= 0,
             an unknown ``last_wave``.
-    Source: lecture §6.4 (CTAs in waves, per-SM bandwidth share); flashbook issue on the shared wave
-        machinery (the two last-wave rules).
+    Source:
+        lecture §6.4 (CTAs in waves, per-SM bandwidth share); flashbook issue on the shared wave machinery (the two
+        last-wave rules).
     """
     last_wave = choice(last_wave, "last_wave", LAST_WAVE_RULES)
     sms = positive_int(sms, "sms")

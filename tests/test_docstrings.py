@@ -6,8 +6,10 @@ import importlib
 import inspect
 import io
 import pkgutil
+import re
 
 import pytest
+from docutils import nodes
 from docutils.core import publish_doctree
 from sphinx.ext.napoleon import Config
 from sphinx.ext.napoleon.docstring import GoogleDocstring
@@ -16,6 +18,11 @@ CONFIG = Config(napoleon_google_docstring=True, napoleon_numpy_docstring=False,
                 napoleon_custom_sections=["Source", "Sources", "Units", "Shapes"])   # as _config.yml
 #: Sphinx roles and directives docutils alone does not know (the build resolves them).
 SPHINX_ONLY = ("Unknown interpreted text role", "No role entry", "Unknown directive type", "No directive entry")
+#: Section words napoleon knows (its own and CONFIG's); ``Word:`` heads a section only alone on its line.
+_SECTION = (r"(?:Args|Arguments|Attributes|Parameters|Returns|Return|Raises|Yields|Sources|Source|Units|Shapes"
+            r"|Examples|Example|Notes|Note|See [Aa]lso):")
+_STARTS_WITH_SECTION = re.compile(rf"^{_SECTION}")
+_SECTION_LATER = re.compile(rf"\b{_SECTION}")
 
 
 def _documented():
@@ -44,11 +51,12 @@ def rst_problems(doc: str, *, first_paragraph: bool = False, trailing_underscore
         doc = doc.split("\n\n")[0]
     out = io.StringIO()
     rst = str(GoogleDocstring(doc, CONFIG, what="function"))
-    publish_doctree(rst, settings_overrides={"warning_stream": out, "report_level": 2, "halt_level": 5})
+    tree = publish_doctree(rst, settings_overrides={"warning_stream": out, "report_level": 2, "halt_level": 5})
     # an Attributes entry napoleon could not split into ``name[, name] (type): text`` (the page shows it raw)
     problems = [f"attribute entry {line.split('::', 1)[1].strip()!r} is not a list of names"
                 for line in rst.splitlines() if line.startswith(".. attribute::")
                 and not all(n.strip().isidentifier() for n in line.split("::", 1)[1].split(","))]
+    problems += _inline_sections(tree)
     for line in out.getvalue().splitlines():
         if not line.startswith("<string>:") or any(s in line for s in SPHINX_ONLY):
             continue
@@ -56,6 +64,23 @@ def rst_problems(doc: str, *, first_paragraph: bool = False, trailing_underscore
         if any(f'Unknown target name: "{p.rstrip("_")}"' in line for p in trailing_underscore_params):
             continue
         problems.append(line.split(": ", 1)[-1])
+    return problems
+
+
+def _inline_sections(tree) -> list[str]:
+    """Sections written inline (``Source: text`` on the header's line) that napoleon left as text: with an
+    indented continuation, a definition list whose bold term is ``Source: ...``; without, a paragraph that
+    runs two sections together (``Args: ... Returns: ...``)."""
+    problems = []
+    for item in tree.findall(nodes.definition_list_item):
+        term = item.next_node(nodes.term).astext()
+        if _STARTS_WITH_SECTION.match(term):
+            problems.append(f"inline section renders as a definition-list term: {term[:60]!r}")
+    for para in tree.findall(nodes.paragraph):
+        text = para.astext()
+        head = _STARTS_WITH_SECTION.match(text)
+        if head and _SECTION_LATER.search(text, head.end()):
+            problems.append(f"two sections run together in one paragraph: {text[:60]!r}")
     return problems
 
 
@@ -71,6 +96,18 @@ def test_the_check_catches_an_inline_section_with_a_continuation_line():
     assert rst_problems(bad)
     good = "Summary.\n\nArgs:\n    a: the first.\n    b: the second,\n        which goes on.\n\nReturns:\n    x.\n"
     assert rst_problems(good) == []
+
+
+def test_the_check_catches_an_inline_section_rendered_as_a_definition_list_or_run_together():
+    bad = ("Summary.\n\nSource: the memory hierarchy (Dao et al. 2022, §2.1: HBM and SRAM\n"
+           "    of size M per SM); the CTA grid.\n")
+    assert any("definition-list term" in p for p in rst_problems(bad))
+    bad = "Summary.\n\nArgs: root: the repository root. Returns: dict of str -> list of str.\n"
+    assert any("run together" in p for p in rst_problems(bad))
+    good = ("Summary.\n\nArgs:\n    root: the repository root.\n\nReturns:\n    dict of str.\n\n"
+            "Source:\n    the memory hierarchy (Dao et al. 2022, §2.1: HBM and SRAM\n    of size M per SM).\n")
+    assert rst_problems(good) == []
+    assert rst_problems("Summary.\n\nSource: Dao et al. 2022, Algorithm 1.\n") == []   # one line: a paragraph
 
 
 @pytest.mark.parametrize("name, obj", list(_documented()), ids=lambda v: v if isinstance(v, str) else "")

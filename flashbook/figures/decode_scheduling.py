@@ -154,9 +154,12 @@ def page_waste_data(*, mean: int = 1024, page_size: int = 16, batch: int = 256, 
     """Waste fraction and block-table entries per request over :data:`PAGE_SWEEP`, for Zipf batches of each mean
     in (256, 1024, 4096) and the chosen ``mean``; the point at ``page_size``.
 
-    Returns: dict ``sizes``, ``curves`` ({mean: waste fraction array}), ``pages`` ({mean: pages per request}),
-        ``mean``, ``page_size``, ``point`` (:func:`labcore.paged.page_waste` at ``page_size``), ``vllm`` (the
-        published "under 4%"). Source: Kwon et al. 2023 §4.2.
+    Returns:
+        dict ``sizes``, ``curves`` ({mean: waste fraction array}), ``pages`` ({mean: pages per request}), ``mean``,
+        ``page_size``, ``point`` (:func:`labcore.paged.page_waste` at ``page_size``), ``vllm`` (the published "under
+        4%").
+    Source:
+        Kwon et al. 2023 §4.2.
     """
     sizes = np.array(PAGE_SWEEP)
     curves, pages = {}, {}
@@ -297,8 +300,10 @@ def mixed_batch_data(gpu="A100-80GB-SXM", *, shape="Llama-3.1-8B", context: int 
     """:func:`labcore.mixed_batch.mixed_batch_sweep` over ``chunks``, the decodes at ``context`` keys each and the
     chunk after ``context`` cached tokens, with POD-Attention's published gains (mean, max) and chunk range.
 
-    Returns: the sweep's dict plus ``gpu``, ``shape``, ``context``, ``decode_batch``, ``pod_mean``, ``pod_max``.
-    Source: Kamath et al. 2025 (abstract; chunks 512-2K in its evaluation).
+    Returns:
+        the sweep's dict plus ``gpu``, ``shape``, ``context``, ``decode_batch``, ``pod_mean``, ``pod_max``.
+    Source:
+        Kamath et al. 2025 (abstract; chunks 512-2K in its evaluation).
     """
     sh = get_decode_shape(shape)
     s = mixed_batch_sweep(gpu, chunks=list(chunks), context=context, decode_batch=decode_batch,

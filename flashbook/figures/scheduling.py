@@ -218,7 +218,10 @@ def varlen_lengths(kind: str = "zipf", *, batch: int = 16, mean: int = 1024, see
     """Sequence lengths of a ragged batch: ``"uniform"`` (integers in [mean/2, 3 mean/2], as FlashInfer's
     U(512, 1024) benchmark batch) or ``"zipf"`` (:func:`labcore.split_plans.zipf_lengths`, heavy-tailed).
 
-    Raises: ValueError: an unknown kind. Source: Ye et al. 2025, Fig. 8 (uniform and Zipf length batches).
+    Raises:
+        ValueError: an unknown kind.
+    Source:
+        Ye et al. 2025, Fig. 8 (uniform and Zipf length batches).
     """
     if kind == "uniform":
         return np.random.default_rng(seed).integers(mean // 2, 3 * mean // 2 + 1, batch).astype(np.int64)

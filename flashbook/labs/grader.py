@@ -156,8 +156,10 @@ def decode_race(choose_splits) -> list:
     split count ``choose_splits(gpu, **shape)`` returns and flash-attn's heuristic's, with the modelled times of
     :func:`labcore.decode_model.decode_attention_time` (method "flash_decoding", its default assumptions).
 
-    Returns: list of dicts ``scenario``, ``yours``, ``heuristic``, ``t_yours``, ``t_heuristic`` (s), ``ok``.
-    Raises: TypeError when ``choose_splits`` is not callable; what it raises propagates.
+    Returns:
+        list of dicts ``scenario``, ``yours``, ``heuristic``, ``t_yours``, ``t_heuristic`` (s), ``ok``.
+    Raises:
+        TypeError when ``choose_splits`` is not callable; what it raises propagates.
     """
     if not callable(choose_splits):
         raise TypeError("choose_splits must be a function (gpu, *, batch, seqlen, num_q_heads, num_kv_heads, "

@@ -88,11 +88,12 @@ def fp8_numbers(**kwargs) -> Numbers:
         paper's ``paper_gain_rotation`` / ``paper_gain_block_scales``; ``fp16_flash_gain`` (standard FP16 RMSE
         over flash FP16 RMSE) and ``paper_fp16_flash_gain``. RMSE are dimensionless (unit-variance inputs).
 
-    Raises: TypeError if ``variants`` is given; ValueError/TypeError for bad arguments (see
-        :func:`labcore.fp8_attention_errors`).
+    Raises:
+        TypeError: if ``variants`` is given.
+        ValueError/TypeError: for bad arguments (see :func:`labcore.fp8_attention_errors`).
 
-    Source: FlashAttention-3 paper (arXiv 2407.08608), Section 4.3, Table 3; the E4M3 format from
-    ``labcore.FORMATS``.
+    Source:
+        FlashAttention-3 paper (arXiv 2407.08608), Section 4.3, Table 3; the E4M3 format from ``labcore.FORMATS``.
     """
     if "variants" in kwargs:
         raise TypeError("fp8_numbers runs every variant; do not pass variants")

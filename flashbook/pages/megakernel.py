@@ -137,10 +137,15 @@ def megakernel_report(model="Llama-3.2-1B", gpu="H100", faster_gpu="B200") -> Me
     """The quantities §8 of the book quotes, from :func:`labcore.compare_modes` on ``gpu`` and ``faster_gpu`` at the
     default assumptions, the model's shapes, the wave arithmetic and :data:`labcore.HAZY_MEASURED`.
 
-    Args: model: a Model or preset name. gpu, faster_gpu: GPUs or preset names.
-    Returns: :class:`MegakernelReport` (display units, documented per field).
-    Raises: as :func:`labcore.timeline`.
-    Source: lecture 11 §8.1-§8.3; Hazy Research, "Look Ma, No Bubbles!" (2025).
+    Args:
+        model: a Model or preset name.
+        gpu, faster_gpu: GPUs or preset names.
+    Returns:
+        :class:`MegakernelReport` (display units, documented per field).
+    Raises:
+        as :func:`labcore.timeline`.
+    Source:
+        lecture 11 §8.1-§8.3; Hazy Research, "Look Ma, No Bubbles!" (2025).
     """
     m, g, fg = get_model(model), get_gpu(gpu), get_gpu(faster_gpu)
     H, d = HAZY_MEASURED, TIMELINE_DEFAULTS

@@ -90,10 +90,12 @@ def numbers() -> Numbers:
 def fa3_over_fa2_h100() -> dict:
     """The model's FlashAttention-3 / FlashAttention-2 throughput ratio on an H100 over the papers' settings.
 
-    Returns: dict: ``fa3_over_fa2_d128`` (forward, d = 128, 16k tokens, no mask), ``fa3_over_fa2_lo`` /
-    ``fa3_over_fa2_hi`` (over d in 64, 128, 256; 512 to 16k tokens; with and without a causal mask; forward and
-    forward + backward; batch x seqlen = 16k, hidden size 2048).
-    Source: :func:`labcore.prefill_time`.
+    Returns:
+        dict: ``fa3_over_fa2_d128`` (forward, d = 128, 16k tokens, no mask), ``fa3_over_fa2_lo`` / ``fa3_over_fa2_hi``
+        (over d in 64, 128, 256; 512 to 16k tokens; with and without a causal mask; forward and forward + backward;
+        batch x seqlen = 16k, hidden size 2048).
+    Source:
+        :func:`labcore.prefill_time`.
     """
     r = {}
     for d in (64, 128, 256):

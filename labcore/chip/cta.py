@@ -73,8 +73,11 @@ class CTA:
     Made by :meth:`labcore.chip.Chip.launch`; a kernel does not build one itself.
 
     Attributes:
-        pid: program id (int, 0 .. grid - 1). M: SRAM capacity (elements). sram: :class:`~labcore.chip.sram.SRAM`.
-        flops: :class:`~labcore.chip.tile.FlopCounter`. elements: HBM elements this CTA moved (read + written).
+        pid (int): program id, 0 .. grid - 1.
+        M (int): SRAM capacity (elements).
+        sram (labcore.chip.sram.SRAM): the CTA's SRAM.
+        flops (labcore.chip.tile.FlopCounter): the CTA's FLOP counter.
+        elements (int): HBM elements this CTA moved (read + written).
     """
 
     def __init__(self, chip, pid: int, M: int):
@@ -105,8 +108,10 @@ class CTA:
         Use as ``with cta.load("Q", rows=(r0, r1)) as Q_i:``; ``Q_i`` is a float64 tile (a copy) held in SRAM
         until the block ends. The tile's elements are counted as read from HBM when ``load`` is called.
 
-        Raises: KeyError (unknown tensor), TypeError/ValueError (bad range),
-            :class:`~labcore.chip.sram.SRAMCapacityError` on entering the block if it does not fit.
+        Raises:
+            KeyError: unknown tensor.
+            TypeError/ValueError: bad range.
+            :class:`~labcore.chip.sram.SRAMCapacityError`: on entering the block if it does not fit.
         """
         t, idx = self._region(name, rows, cols)
         data = t._data[idx].copy()

@@ -31,8 +31,12 @@ MAX_GRID = 2 ** 16
 class Launch:
     """Record of one launch: kernel name, grid size, the order the CTAs ran in, and per-CTA statistics.
 
-    Attributes: name (str), grid (int), order (list of pids), matmul, nonmatmul, elements, sram_peak: lists
-    indexed by pid (FLOP, FLOP, HBM elements read + written, SRAM elements).
+    Attributes:
+        name (str): kernel name.
+        grid (int): grid size.
+        order (list of pids): the order the CTAs ran in.
+        matmul, nonmatmul, elements, sram_peak (lists indexed by pid): FLOP, FLOP, HBM elements read + written,
+            SRAM elements.
     """
 
     name: str
@@ -60,8 +64,9 @@ class Chip:
         launches (list): the :class:`Launch` record of every launch, in order.
     Raises:
         TypeError/ValueError: bad M, names, arrays or order.
-    Source: the memory hierarchy of the FlashAttention paper (Dao et al. 2022, §2.1: HBM and on-chip SRAM
-        of size M per streaming multiprocessor); the CTA grid of flash-decoding (Dao et al. 2023 blog).
+    Source:
+        the memory hierarchy of the FlashAttention paper (Dao et al. 2022, §2.1: HBM and on-chip SRAM of size M per
+        streaming multiprocessor); the CTA grid of flash-decoding (Dao et al. 2023 blog).
     """
 
     def __init__(self, M: int, tensors: dict | None = None, *, order="sequential", seed: int = 0):
