@@ -121,7 +121,9 @@ def checkpoint_text(k) -> str:
     if inst.example:
         lines.append(inst.example)
     lines.append(f"Answer format: {ex.hint}. " + (
-        f"Check it in the form below, or live with `check({ex.number}, answer)`." if static_mode()
+        # the class lets print hide the sentence with the form's fields (_static/flashbook.css)
+        f'<span class="fb-form-pointer">Check it in the form below, or live with `check({ex.number}, answer)`.</span>'
+        if static_mode()
         else f"Check it in a cell: `check({ex.number}, answer)`.")
         + (f" On the exercises page: {where}." if student_edition()
            else f" Worked solution: {where} on the exercises page."))
