@@ -54,6 +54,21 @@ def _cover_html(titles: list[str], version: str) -> str:
             "default setting.</p><h2>Contents</h2><ol style='list-style:none;padding:0'>" + items + "</ol>")
 
 
+def print_page(page, url: str) -> tuple[str, bytes]:
+    """Print one page of the book as ``make pdf`` does: ``page`` (a Playwright page in print media) loads ``url``,
+    waits for MathJax, and Chromium prints it (A4, :data:`MARGIN`, a footer with the title and page number).
+    Returns the page's title (its ``<h1>``, empty if none) and the PDF's bytes."""
+    page.goto(url, wait_until="load")
+    page.wait_for_function("() => !window.MathJax || !MathJax.startup || MathJax.startup.promise"
+                           ".then(() => true)", timeout=60_000)
+    page.evaluate("() => window.MathJax && MathJax.startup ? MathJax.startup.promise : null")
+    return _title(page), page.pdf(
+        format=PAGE_FORMAT, print_background=True, display_header_footer=True, header_template="<span></span>",
+        footer_template="<div style='font-size:8pt;width:100%;text-align:center'>"
+                        "<span class='title'></span> &middot; <span class='pageNumber'></span></div>",
+        margin=MARGIN)
+
+
 def print_book(html_dir: Path, out: Path) -> list[str]:
     """Print every page to PDF and join them into ``out``; returns the chapter titles in order."""
     from playwright.sync_api import sync_playwright
@@ -70,16 +85,9 @@ def print_book(html_dir: Path, out: Path) -> list[str]:
             path = html_dir / f"{name}.html"
             if not path.exists():
                 raise FileNotFoundError(f"{path} is missing: build the book first (make book)")
-            page.goto(path.as_uri(), wait_until="load")
-            page.wait_for_function("() => !window.MathJax || !MathJax.startup || MathJax.startup.promise"
-                                   ".then(() => true)", timeout=60_000)
-            page.evaluate("() => window.MathJax && MathJax.startup ? MathJax.startup.promise : null")
-            titles.append(_title(page) or name)
-            parts.append(page.pdf(format=PAGE_FORMAT, print_background=True, display_header_footer=True,
-                                  header_template="<span></span>",
-                                  footer_template="<div style='font-size:8pt;width:100%;text-align:center'>"
-                                                  "<span class='title'></span> &middot; <span class='pageNumber'></span></div>",
-                                  margin=MARGIN))
+            title, pdf = print_page(page, path.as_uri())
+            titles.append(title or name)
+            parts.append(pdf)
         page.set_content(_cover_html(titles, labcore.__version__))
         cover = page.pdf(format=PAGE_FORMAT)
         browser.close()

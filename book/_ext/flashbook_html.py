@@ -21,7 +21,11 @@ Issue 23 (every page readable by a screen reader and a keyboard):
   "summary-name"); each gets the name "Show or hide the subsections" (after the build, in every page);
 - the bibliography: docutils writes each entry of its ``role="list"`` as ``role="doc-biblioentry"``, a
   role ARIA 1.2 deprecates and that a list may not hold (axe: "list" must contain "listitem"); each entry
-  becomes ``role="listitem"``.
+  becomes ``role="listitem"``;
+- the ids sphinx-exercise and sphinx-proof give every directive's body (``<section id="solution-content">``, also
+  ``exercise-content`` and ``proof-content``: 20 of each on the exercises page, invalid HTML) are made unique in
+  document order (``solution-content``, ``solution-content-2``, ...), and an ``href="#..."`` or ``aria-controls``
+  naming one follows it (:func:`unique_content_ids`).
 """
 import os
 import re
@@ -93,14 +97,60 @@ def check_frames(app, exception):
     fix_pages(Path(app.outdir))
 
 
+#: The directive bodies' ids that sphinx-exercise and sphinx-proof write once per directive, the same on every one.
+_CONTENT_ID = re.compile(r'\bid="((?:exercise|solution|proof)-content)"')
+_ID = re.compile(r'\bid="([^"]+)"')
+
+
+def unique_content_ids(text: str) -> str:
+    """``text`` (one page's HTML) with each repeated ``id="solution-content"`` (and ``exercise-content``,
+    ``proof-content``) after the first renamed ``solution-content-2``, ``-3``, ... in document order (a suffix
+    another id of the page already has is skipped). A reference to such an id (``href="#solution-content"``,
+    ``aria-controls="solution-content"``) is taken to name the first element with it at or after the reference
+    (a control comes before what it opens), else the last one before it; it is renamed with that element.
+    Idempotent: a page whose ids are unique is returned unchanged."""
+    found = [(m.start(), m.group(1)) for m in _CONTENT_ID.finditer(text)]
+    names = [n for _, n in found]
+    if len(names) == len(set(names)):
+        return text
+    taken = set(_ID.findall(text))
+    new_ids: dict[int, str] = {}          # position of an id="..." attribute -> its new id
+    count: dict[str, int] = {}
+    for pos, name in found:
+        count[name] = count.get(name, 0) + 1
+        if count[name] == 1:
+            continue
+        k = count[name]
+        while f"{name}-{k}" in taken:
+            k += 1
+        taken.add(f"{name}-{k}")
+        new_ids[pos] = f"{name}-{k}"
+
+    def target(pos: int, name: str) -> str:
+        after = [p for p, n in found if n == name and p >= pos]
+        p = after[0] if after else [p for p, n in found if n == name][-1]
+        return new_ids.get(p, name)
+
+    def rename(m: re.Match) -> str:
+        attr, name = m.group(1), m.group(2)
+        if attr == "id":
+            return f'id="{new_ids.get(m.start(), name)}"'
+        new = target(m.start(), name)
+        return f'href="#{new}"' if attr == "href" else f'aria-controls="{new}"'
+
+    return re.sub(r'\b(id|href|aria-controls)="#?((?:exercise|solution|proof)-content)"', rename, text)
+
+
 def fix_pages(out: Path) -> None:
-    """Name the toggles of every page under ``out`` and check its frame files; raises RuntimeError naming
-    the frames that are missing."""
+    """Name the toggles of every page under ``out``, make its directive bodies' ids unique
+    (:func:`unique_content_ids`) and check its frame files; raises RuntimeError naming the frames that are
+    missing."""
     missing = []
     for page in out.rglob("*.html"):
         text = page.read_text(encoding="utf-8", errors="replace")
-        if _TOGGLE in text:
-            text = text.replace(_TOGGLE, _NAMED_TOGGLE)
+        fixed = unique_content_ids(text.replace(_TOGGLE, _NAMED_TOGGLE))
+        if fixed != text:
+            text = fixed
             page.write_text(text, encoding="utf-8")
         if 'class="fb-frames"' not in text:
             continue

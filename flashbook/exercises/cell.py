@@ -121,8 +121,9 @@ def checkpoint_text(k) -> str:
     if inst.example:
         lines.append(inst.example)
     lines.append(f"Answer format: {ex.hint}. " + (
-        f"Check it in the form below, or live with `check({ex.number}, answer)` "
-        "(`from flashbook.exercises import check`)." if static_mode()
+        # the class lets print hide the sentence with the form's fields (_static/flashbook.css)
+        f'<span class="fb-form-pointer">Check it in the form below, or live with `check({ex.number}, answer)` '
+        "(`from flashbook.exercises import check`).</span>" if static_mode()
         else f"Check it in a new cell: `from flashbook.exercises import check`, then `check({ex.number}, answer)` "
         "with your answer in place of `answer`.")
         + (f" On the exercises page: {where}." if student_edition()

@@ -58,6 +58,15 @@ def test_internal_links_and_anchors(visit, site, doc):
 
 
 @pytest.mark.parametrize("doc", PAGES)
+def test_ids_are_unique(visit, doc):
+    """No id repeats in a page's HTML (invalid HTML: a link or a label would name only the first; sphinx-exercise
+    wrote ``id="solution-content"`` once per solution until ``flashbook_html.unique_content_ids``)."""
+    ids = re.findall(r'\bid="([^"]+)"', visit(doc)["html"])
+    repeated = sorted({i for i in ids if ids.count(i) > 1})
+    assert ids and not repeated, f"{doc}: ids that repeat: {[(i, ids.count(i)) for i in repeated][:10]}"
+
+
+@pytest.mark.parametrize("doc", PAGES)
 def test_images_load(visit, doc):
     v = visit(doc)
     bad = [f"{i['src'][:120]} (alt={i['alt']!r})" for i in v["images"] if not i["complete"] or i["w"] <= 0]

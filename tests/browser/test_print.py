@@ -7,13 +7,16 @@ note; each player's current frame at full resolution, i.e. as drawn: its frames 
 100 CSS px per inch (``flashbook.drawing.STATIC_DPI``), so at least 2 PNG pixels per printed CSS px (192 ppi);
 nothing wider than the page; an exercise's statement and a multiple-choice part's options, not its dead
 fields. A figure moved to another setting before printing prints that setting, down to the image embedded in
-the PDF Chromium writes.
+the PDF Chromium writes. Every worked solution prints opened (its prose, its code and its output), without the
+summaries and toggle buttons that open it on screen.
 """
 from __future__ import annotations
 
 import base64
 import importlib.util
 import io
+import re
+import unicodedata
 
 import pytest
 
@@ -136,6 +139,86 @@ def test_exercise_forms_print_their_statement_not_their_fields(site, browser, do
         assert f["dead"] == [], f"{doc}: exercise {f['id']}: printed {f['dead']}"
         assert f["optionsShown"] == f["options"], f"{doc}: exercise {f['id']}: options not printed"
         assert f"Exercise {f['id']} (" in text, f"{doc}: exercise {f['id']}: statement not printed"
+
+
+#: The exercises page: one worked solution per exercise (sphinx-exercise's dropdown, then its code cell).
+EXERCISES_PAGE = "book/12_exercises"
+_SOLUTIONS_JS = """
+() => {
+  const shown = e => e.checkVisibility({visibilityProperty: true, opacityProperty: true})
+                     && e.getBoundingClientRect().height > 0;
+  const text = document.body.innerText.replace(/\\s+/g, ' ');
+  const flat = e => e.innerText.replace(/\\s+/g, ' ').trim();
+  const solutions = Array.from(document.querySelectorAll('article div.solution')).map(box => {
+    const body = Array.from(box.querySelectorAll(':scope > .admonition-title ~ *'));
+    return {id: box.id, title: flat(box.querySelector('.admonition-title')),
+            body: body.filter(shown).map(flat).join(' '), hidden: body.filter(e => !shown(e)).length};
+  });
+  // a closed <details>: a hidden code cell's source, "Show the worked solution"
+  const details = Array.from(document.querySelectorAll('article details')).map(d => {
+    const inner = Array.from(d.children).filter(c => c.tagName !== 'SUMMARY');
+    return {cls: d.className, open: d.open, shown: inner.length > 0 && inner.every(shown),
+            text: inner.map(c => (c.textContent || '').replace(/\\s+/g, ' ').trim()).join(' ')};
+  });
+  const controls = Array.from(document.querySelectorAll('article summary, article .toggle-button')).filter(shown)
+      .map(e => e.tagName.toLowerCase() + ': ' + flat(e).slice(0, 40));
+  const exercises = document.querySelectorAll('article div.exercise').length;
+  return {solutions, details, controls, exercises, inText: details.filter(d => d.text && !text.includes(
+      d.text.slice(0, 40))).map(d => d.text.slice(0, 40)),
+      pointer: /Check it in the form below/.test(text)};
+}
+"""
+
+
+def test_worked_solutions_print_opened(site, browser):
+    """Printed (print media), the exercises page shows every exercise's worked solution: the dropdown's prose
+    (sphinx-togglebutton hides it on screen: height 0, opacity 0), the code cell's source and its output (closed
+    <details>), each with a non-zero height and its text in the page's printed text; no summary ("Show code cell
+    source", "Show the worked solution") and no toggle button is printed."""
+    page = _print_page(browser)
+    _open(page, site + EXERCISES_PAGE + ".html")
+    s = page.evaluate(_SOLUTIONS_JS)
+    page.context.close()
+    assert s["exercises"] >= 10 and len(s["solutions"]) == s["exercises"], (s["exercises"], len(s["solutions"]))
+    for box in s["solutions"]:
+        assert box["title"].startswith("Solution to"), box
+        assert box["hidden"] == 0 and len(box["body"]) > 20, f"{box['id']}: the solution prints empty: {box}"
+    closed = [d for d in s["details"] if not d["open"]]
+    assert len(closed) >= 2 * s["exercises"], f"{len(closed)} closed <details> for {s['exercises']} exercises"
+    assert all(d["shown"] for d in closed), [d["text"][:40] for d in closed if not d["shown"]]
+    assert s["inText"] == [], f"closed <details> whose text is not printed: {s['inText'][:5]}"
+    assert s["controls"] == [], f"disclosure controls printed: {s['controls'][:5]}"
+    assert not s["pointer"], "the checkpoint sentence that points at the (unprinted) form's fields is printed"
+
+
+def _pdf_text(pdf: bytes) -> str:
+    from pypdf import PdfReader
+
+    text = " ".join(pg.extract_text() or "" for pg in PdfReader(io.BytesIO(pdf)).pages)
+    return re.sub(r"\s+", " ", unicodedata.normalize("NFKC", text))   # NFKC: the "fi" ligature is two letters, µ is μ
+
+
+def test_make_pdf_prints_the_worked_solutions(site, browser):
+    """``make pdf``'s own print path (``book_pdf.print_page``: Chromium's page.pdf(), which fires beforeprint)
+    prints the exercises page with every worked solution's output and code in the PDF's text and no "Show ..."
+    summary. (The prose of a solution is in the PDF's text even when it prints invisibly, at opacity 0: that it is
+    visible is :func:`test_worked_solutions_print_opened`'s to check.)"""
+    page = browser.new_page()
+    page.route("**/*", lambda r: r.continue_() if is_local(r.request.url) else r.abort())
+    page.emulate_media(media="print")
+    title, pdf = book_pdf.print_page(page, site + EXERCISES_PAGE + ".html")
+    outputs = page.evaluate("() => Array.from(document.querySelectorAll('article details.fb-solution pre'))"
+                            ".map(p => p.textContent.split('\\n')[0].replace(/\\s+/g, ' ').trim().slice(0, 30))")
+    sources = page.evaluate("() => Array.from(document.querySelectorAll('article details.hide .cell_input pre'))"
+                            ".map(p => p.textContent.split('\\n')[0].replace(/\\s+/g, ' ').trim().slice(0, 30))")
+    page.close()
+    text = _pdf_text(pdf)
+    outputs, sources = ([unicodedata.normalize("NFKC", s) for s in lines] for lines in (outputs, sources))
+    assert title and title in text, title
+    assert len(outputs) >= 10 and len(sources) == len(outputs), (len(outputs), len(sources))
+    assert [o for o in outputs if o not in text] == [], "worked solutions' outputs missing from the PDF"
+    assert [c for c in sources if c not in text] == [], "worked solutions' code missing from the PDF"
+    assert "Show code cell source" not in text and "Show the worked solution" not in text
 
 
 _MOVE_JS = """

@@ -3,7 +3,7 @@
 At 390 px (a phone), 768 px (a tablet) and 1280 px (a desktop), in the light and the dark theme: no element
 of a frame player wider than the player, figure text at least 12 CSS px on a desktop and 9 on a phone
 (computed from the frame's resolution, its smallest text and its displayed width), axe-core with no
-critical and no serious violation (390 and 1280 px, both themes), every page's own first load at most
+critical and no serious violation (390 and 1280 px, both themes), no page that scrolls sideways at 390 px, every page's own first load at most
 1.5 MB, and Enter in an exercise's text field checks it. What was measured goes to
 ``artifacts/readability/`` (``measurements.json``, screenshots at the three widths).
 
@@ -131,16 +131,41 @@ _AXE_JS = """async (rules) => {
 }"""
 
 
+#: The page's own width (``document.scrollingElement.scrollWidth``) against the window's, and what sticks out past
+#: the window's right edge: the innermost shown elements not inside a box that scrolls or clips by itself.
+_SIDEWAYS_JS = """() => {
+  const W = window.innerWidth;
+  const clipped = e => { for (let a = e.parentElement; a && a !== document.body; a = a.parentElement) {
+      const st = getComputedStyle(a); if (st.overflowX !== 'visible' || st.position === 'fixed') { return true; } }
+      return false; };
+  const right = e => { const r = e.getBoundingClientRect();
+      return Math.max(r.right, getComputedStyle(e).overflowX === 'visible' ? r.left + e.scrollWidth : 0); };
+  const out = Array.from(document.querySelectorAll('body *')).filter(e => e.getBoundingClientRect().width > 0
+      && right(e) > W + 1 && e.checkVisibility({visibilityProperty: true}) && !clipped(e));
+  const widest = out.filter(e => !out.some(c => c !== e && e.contains(c))).sort((a, b) => right(b) - right(a))
+      .slice(0, 4).map(e => e.tagName.toLowerCase() + (typeof e.className === 'string' && e.className.trim()
+          ? '.' + e.className.trim().split(/\\s+/).join('.') : '') + ' to ' + Math.round(right(e)) + ' px: '
+          + (e.textContent || '').trim().slice(0, 60));
+  return {W, scrollWidth: document.scrollingElement.scrollWidth, widest};
+}"""
+
+
 @pytest.mark.parametrize("width", [390, 1280])
 def test_axe_finds_nothing_serious(site, browser, width):
     """axe-core (its WCAG 2.0 A and AA rules, the audit of issue 23) on every page: every rule in the light
     theme, then the rules that read colours (:data:`COLOUR_RULES`) in the dark one (the theme's own switch, on
-    the same loaded page): no critical and no serious violation."""
+    the same loaded page): no critical and no serious violation. At 390 px, first: the page does not scroll
+    sideways (``document.scrollingElement.scrollWidth`` at most the window's width + 1; the widest elements are
+    named)."""
     source = _axe_source()
     page = _page(browser, width, "light")
     found, counts = [], {"light": {}, "dark": {}}
     for doc in PAGES:
         _open(page, site + doc + ".html", "light")
+        if width == 390:   # the page itself does not scroll sideways on a phone (checked here: each page is loaded)
+            s = page.evaluate(_SIDEWAYS_JS)
+            if s["scrollWidth"] > s["W"] + 1:
+                found.append(f"{doc}: scrolls sideways at 390 px ({s['scrollWidth']} px wide): {s['widest']}")
         page.add_script_tag(content=source)
         # the dark pass reads colours only: sound while no element is shown in one theme alone
         assert not page.locator(".only-dark, .only-light").count(), f"{doc}: theme-only elements; run every rule in dark"
