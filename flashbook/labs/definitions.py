@@ -151,7 +151,8 @@ def _fa2_oracle(inputs, shape):
 def _fa1_notes(shape, params, M):
     N, N_k, d = shape["N"], shape["N_k"], 8
     io, bound = flash_forward_io(N, d, N_k=N_k, loop_order="fa1", **params), flash_io_bound(N, d, M)
-    return [f"N = {N}, N_k = {N_k}: {io:,} elements moved; Theorem 2's N^2 d^2 / M = {bound:,.0f} "
+    shown = f"{bound:,.0f}" if bound >= 10 else f"{bound:.2g}"   # a tiny shape's bound is under one element
+    return [f"N = {N}, N_k = {N_k}: {io:,} elements moved; Theorem 2's N^2 d^2 / M = {shown} "
             f"(ratio {io / bound:.2f})"]
 
 
