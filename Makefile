@@ -75,7 +75,8 @@ live: $(STAMP) $(CHROMIUM)  ## the live-notebook suite alone: every notebook, Ru
 # After lint, two stages run at a time, in the order of this list: the strict build and then the built-book
 # browser suites over its fresh _build/html (the longest chain, started first), beside the unit tests, then nbval,
 # then the live notebooks. Each stage's output is printed whole when it ends; the first failure stops the rest.
-test: lint  ## run every test: lint; then book-strict + browser-book beside unit, nbval and live (2 at a time)
+test: lint $(CHROMIUM)  ## run every test: lint; then book-strict + browser-book beside unit, nbval and live (2 at a time)
+	@# Chromium first (apt-get, if missing), so the two browser stages never install it at the same time
 	$(MAKE) --no-print-directory -j2 --output-sync=target book-and-browser unit nbval live
 	@echo "all tests passed"
 
