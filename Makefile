@@ -6,7 +6,7 @@ STAMP   := $(VENV)/.installed
 export MPLBACKEND := Agg
 export PYTHONHASHSEED := 0
 
-.PHONY: help venv lab book book-strict test lint unit nbval browser browser-book live chromium bench clean pdf student sheets
+.PHONY: help venv lab book book-strict book-rebuild test lint unit nbval browser browser-book live chromium bench clean pdf student sheets
 
 # Debian's Chromium drives the browser tests (Playwright launches it by path; it never downloads one).
 CHROMIUM ?= /usr/bin/chromium
@@ -30,18 +30,28 @@ venv: $(STAMP)  ## create .venv and install requirements-dev.txt (includes requi
 lab: $(STAMP)  ## open the book's notebooks live in JupyterLab (installs jupyterlab + jupyterlab-myst into .venv)
 	$(BIN)/jupyter lab book/ $$([ "$$(id -u)" = 0 ] && echo --allow-root)
 
-book: $(STAMP)  ## build the HTML book (re-executes every notebook) and print where it is
-	$(BIN)/jupyter-book build .
+# The strict build: clean, every notebook re-executed, nitpicky, any warning an error. tools/build_stamp.py
+# records what it was built from, so a second strict build of the same source (make test after make book) is
+# not run again: any change of a file, package, FLASHBOOK_* variable or byte of _build/html runs it anew.
+BUILD_CMD := jupyter-book build . -n -W --keep-going
+
+book: $(STAMP)  ## build the HTML book (strict, as CI builds it; skipped if _build/html is this source's) and print where it is
+	@$(MAKE) --no-print-directory book-strict
 	@echo "The book is at $(CURDIR)/_build/html/index.html"
 
-book-strict: $(STAMP)  ## clean build with -n -W --keep-going: any warning or execution error fails
+book-strict: $(STAMP)  ## the strict build (book-rebuild), unless _build/html already is the strict build of this exact source
+	@$(BIN)/python tools/build_stamp.py check "$(BUILD_CMD)" || $(MAKE) --no-print-directory book-rebuild
+
+book-rebuild: $(STAMP)  ## clean build with -n -W --keep-going, always: any warning or execution error fails
+	@$(BIN)/python tools/build_stamp.py begin "$(BUILD_CMD)"
 	@# everything but _build/.frame-cache: frames an earlier build drew from this same source (flashbook.player)
 	rm -rf _build/html _build/.doctrees _build/jupyter_execute
-	$(BIN)/jupyter-book build . -n -W --keep-going
+	$(BIN)/$(BUILD_CMD)
 	@! grep -rl 'class="output traceback\|class="output stderr' _build/html --include=*.html \
 	  || (echo "error output in the built HTML (files above)" && false)
 	@! grep -rlE 'np\.(float|int)[0-9]+\(' _build/html --include=*.html \
 	  || (echo "raw numpy scalar reprs (np.float64(...)) in the built HTML (files above): display plain, rounded values" && false)
+	@$(BIN)/python tools/build_stamp.py end "$(BUILD_CMD)"
 
 lint: $(STAMP)  ## ruff (pyproject.toml [tool.ruff]): pyflakes, private names, the engine's banned imports
 	$(BIN)/ruff check .
@@ -59,15 +69,14 @@ $(CHROMIUM):
 
 chromium: $(CHROMIUM)  ## install Debian's chromium if it is missing (apt-get)
 
-browser: $(STAMP) $(CHROMIUM)  ## both browser suites in one Chromium: the built book (book-strict first) and live
-	@test -f _build/html/index.html || (echo "no _build/html: run 'make book-strict' first" && false)
-	$(BIN)/python -m pytest -q -p no:cacheprovider -m browser tests/browser
-	@echo "screenshots of every page: $(CURDIR)/artifacts/screenshots/"
+browser: $(STAMP) $(CHROMIUM)  ## both browser suites in one Chromium, with screenshots of every page for a person (artifacts/)
+	@test -f _build/html/index.html || (echo "no _build/html: run 'make book' first" && false)
+	FLASHBOOK_SCREENSHOTS=1 $(BIN)/python -m pytest -q -p no:cacheprovider -m browser tests/browser
+	@echo "screenshots of every page: $(CURDIR)/artifacts/screenshots/ (players: artifacts/readability/, live: artifacts/live/)"
 
 browser-book: $(STAMP) $(CHROMIUM)  ## the built-book browser suites alone (pages, players, forms; needs _build/html)
-	@test -f _build/html/index.html || (echo "no _build/html: run 'make book-strict' first" && false)
+	@test -f _build/html/index.html || (echo "no _build/html: run 'make book' first" && false)
 	$(BIN)/python -m pytest -q -p no:cacheprovider -m browser tests/browser --ignore=tests/browser/test_live_notebooks.py
-	@echo "screenshots of every page: $(CURDIR)/artifacts/screenshots/"
 
 live: $(STAMP) $(CHROMIUM)  ## the live-notebook suite alone: every notebook, Run All in JupyterLab in headless Chromium
 	$(BIN)/python -m pytest -q -p no:cacheprovider tests/browser/test_live_notebooks.py

@@ -7,12 +7,15 @@ package). Playwright drives that Chromium through ``executable_path``; it never 
 Each page in ``_toc.yml`` is loaded once (:func:`visit`) with every request to a host other than
 localhost aborted, so the tests prove the book reads offline. What the page showed is recorded
 (title, links, images, math, console and page errors, text) and the tests assert on that record. A
-full-page screenshot of every page goes to ``artifacts/screenshots/`` (gitignored) for a person to look at.
+full-page screenshot of every page goes to ``artifacts/screenshots/`` (gitignored) for a person to look at
+when ``FLASHBOOK_SCREENSHOTS=1`` (:data:`SCREENSHOTS`).
 """
 from __future__ import annotations
 
 import os
 import re
+import shutil
+import subprocess
 import urllib.parse
 from pathlib import Path
 
@@ -20,6 +23,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 HTML = ROOT / "_build" / "html"
 SHOTS = ROOT / "artifacts" / "screenshots"
+AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"
+#: Screenshots for a person to look at (every page whole, each player page at three widths, each live notebook):
+#: ``FLASHBOOK_SCREENSHOTS=1`` (``make browser`` sets it). They assert nothing, and a full-page shot of a long
+#: page costs a second or two of a core, so ``make test`` leaves them out.
+SCREENSHOTS = os.environ.get("FLASHBOOK_SCREENSHOTS", "") == "1"
 CHROMIUM = os.environ.get("FLASHBOOK_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = [
     "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -106,6 +114,12 @@ REPR_PATTERNS = {
 }
 RAW_MATH = re.compile(r"(?<![\\\w])\$[^\s$][^$\n]{0,300}?(?<=[^\s$\\])\$|\\\(|\\\[|\$\$|\\begin\{")
 
+#: The page's first load as the browser counted it: the document and every resource, each as {url, bytes}
+#: (bytes on the wire: ``encodedBodySize``, else ``transferSize``).
+RESOURCES_JS = """() => [performance.getEntriesByType('navigation')[0]]
+      .concat(performance.getEntriesByType('resource'))
+      .map(e => ({url: e.name, bytes: e.encodedBodySize || e.transferSize || 0}))"""
+
 VISIT_JS = r"""
 async () => {
   document.querySelectorAll('img').forEach(i => { i.loading = 'eager'; });
@@ -155,3 +169,61 @@ async () => {
 """
 
 
+def _fail(message: str):
+    import pytest
+
+    pytest.fail(message)
+
+
+def axe_source() -> str:
+    """axe-core's script (``npm install axe-core@4`` into ``node_modules/`` first if it is missing)."""
+    if not AXE.exists():
+        npm = shutil.which("npm")
+        if npm is None:
+            _fail("axe-core is missing and npm is not installed (apt-get install npm)")
+        subprocess.run([npm, "install", "--no-save", "--no-audit", "--no-fund", "--prefix", str(ROOT), "axe-core@4"],
+                       check=True, capture_output=True, timeout=300)
+    return AXE.read_text(encoding="utf-8")
+
+
+#: CSS that ends every transition at once: a theme switched on a loaded page must be measured in its final
+#: colours, not half-way through the theme's colour transitions (axe once read #3e4550, a blend, in dark mode).
+NO_TRANSITIONS = "*, *::before, *::after { transition: none !important; animation: none !important; }"
+
+
+def set_theme(page, theme: str):
+    """The theme's switch on a loaded page (``data-theme``/``data-mode`` on <html>), transitions off, then a pause
+    for it to apply."""
+    page.add_style_tag(content=NO_TRANSITIONS)
+    page.evaluate(f"document.documentElement.setAttribute('data-theme', '{theme}');"
+                  f"document.documentElement.setAttribute('data-mode', '{theme}')")
+    page.wait_for_timeout(150)
+    assert page.evaluate("document.documentElement.dataset.theme") == theme
+
+
+#: The axe rules of WCAG 2 A/AA whose outcome depends on the colours drawn (the rest read the DOM, the same in
+#: both themes): run in the dark theme after the whole set ran in the light one.
+COLOUR_RULES = ["color-contrast", "link-in-text-block"]
+_AXE_JS = """async (rules) => {
+    const only = rules ? {type: 'rule', values: rules} : {type: 'tag', values: ['wcag2a', 'wcag2aa']};
+    const r = await axe.run(document, {runOnly: only, resultTypes: ['violations']});
+    return r.violations.map(v => ({id: v.id, impact: v.impact, n: v.nodes.length,
+                                   where: v.nodes.slice(0, 3).map(x => x.target.join(' ') + ' ' +
+                                          (x.failureSummary || '').split('\\n').slice(1, 2).join(''))}));
+}"""
+
+
+def run_axe(page, source: str) -> dict:
+    """axe-core on the loaded ``page``: every WCAG 2.0 A/AA rule in the light theme, then the rules that read
+    colours (:data:`COLOUR_RULES`) in the dark one (the theme's own switch, transitions off).
+
+    The dark pass reads colours only: sound while no element is shown in one theme alone, which is asserted
+    (``.only-dark``, ``.only-light``). Returns ``{"light": [...], "dark": [...]}``, each violation as
+    ``{id, impact, n, where}``."""
+    page.add_script_tag(content=source)
+    assert not page.locator(".only-dark, .only-light").count(), f"{page.url}: theme-only elements; run every rule in dark"
+    found = {}
+    for theme in ("light", "dark"):
+        set_theme(page, theme)
+        found[theme] = page.evaluate(_AXE_JS, COLOUR_RULES if theme == "dark" else None)
+    return found

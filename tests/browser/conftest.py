@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from bookbrowser import CHROMIUM, CHROMIUM_ARGS, HTML, SHOTS, VISIT_JS, is_local, new_offline_page  # noqa: F401
+from bookbrowser import (CHROMIUM, CHROMIUM_ARGS, HTML, RESOURCES_JS, SCREENSHOTS, SHOTS, VISIT_JS,  # noqa: F401
+                         axe_source, is_local, new_offline_page, run_axe)
 
 
 def pytest_collection_modifyitems(config, items):
@@ -54,9 +55,14 @@ def browser():
 
 @pytest.fixture(scope="session")
 def visit(site, browser):
-    """``visit(docname)`` -> dict describing the loaded page (each page is loaded once per session)."""
+    """``visit(docname)`` -> dict describing the loaded page (each page is loaded once per session, at 1280 px in
+    a fresh browser context): what :data:`VISIT_JS` reads, the first load's resources (``resources``:
+    :data:`RESOURCES_JS`, 300 ms after the load, so frames fetched unasked are in) and axe-core's findings
+    (``axe``: :func:`run_axe`, after everything else was read)."""
     cache: dict[str, dict] = {}
-    SHOTS.mkdir(parents=True, exist_ok=True)
+    source = axe_source()
+    if SCREENSHOTS:
+        SHOTS.mkdir(parents=True, exist_ok=True)
 
     def _visit(docname: str) -> dict:
         if docname in cache:
@@ -70,7 +76,8 @@ def visit(site, browser):
             f"{r.url} ({r.failure})"))
         url = site + docname + ".html"
         response = page.goto(url, wait_until="load")
-        page.wait_for_timeout(100)
+        page.wait_for_timeout(300)
+        resources = page.evaluate(RESOURCES_JS)
         info = page.evaluate(VISIT_JS)
         info.update(
             url=url,
@@ -80,9 +87,12 @@ def visit(site, browser):
             console_errors=[c for c in console if c[0] == "error"],
             failed_local=failed_local,
             blocked=list(page.blocked),
+            resources=resources,
         )
-        page.screenshot(path=str(SHOTS / (docname.replace("/", "__") + ".png")), full_page=True,
-                        timeout=120_000)  # the API page is long: a full-page shot takes a while on 2 cores
+        if SCREENSHOTS:
+            page.screenshot(path=str(SHOTS / (docname.replace("/", "__") + ".png")), full_page=True,
+                            timeout=120_000)  # a long page: a full-page shot takes a while on 2 cores
+        info["axe"] = run_axe(page, source) if response else {"light": [], "dark": []}
         page.context.close()
         cache[docname] = info
         return info

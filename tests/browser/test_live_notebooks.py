@@ -29,7 +29,7 @@ from pathlib import Path
 
 import pytest
 
-from bookbrowser import RAW_MATH, ROOT, SHOTS, is_local
+from bookbrowser import RAW_MATH, ROOT, SCREENSHOTS, SHOTS, is_local
 
 BOOK = ROOT / "book"
 #: every page of the book that is a notebook, the labs included (paths below book/, as JupyterLab opens them)
@@ -415,9 +415,10 @@ def test_live_notebook(lab, lab_page, name):
         t_end = time.monotonic()
         print(f"{name}: {t_end - t0:.1f} s in all, checks and control moves "
               f"{t_end - locals().get('t_run', t_end):.1f} s")
-        shot = SHOTS.parent / "live" / (name + ".png")
-        shot.parent.mkdir(parents=True, exist_ok=True)
-        page.screenshot(path=str(shot))
+        if SCREENSHOTS:
+            shot = SHOTS.parent / "live" / (name + ".png")
+            shot.parent.mkdir(parents=True, exist_ok=True)
+            page.screenshot(path=str(shot))
         if page.evaluate("() => !!window.jupyterapp"):
             page.evaluate(_CLOSE_JS)
         _shutdown_kernels(base, token)

@@ -13,15 +13,12 @@ root, done here if missing); the test fails, not skips, when it cannot be found 
 from __future__ import annotations
 
 import json
-import shutil
-import subprocess
 
 import pytest
 
-from bookbrowser import PAGES, ROOT, is_local, pages_showing
+from bookbrowser import PAGES, ROOT, SCREENSHOTS, axe_source, is_local, pages_showing, run_axe, set_theme
 
 ART = ROOT / "artifacts" / "readability"
-AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"
 WIDTHS = (390, 768, 1280)
 #: A page's own bytes on its first load (its HTML, its images, what it fetches itself), the theme's shared
 #: assets (``_static/``: fonts, icons, MathJax, CSS) aside.
@@ -40,16 +37,6 @@ def _record(key, value):
     path.write_text(json.dumps(_RESULTS, indent=1, sort_keys=True))
 
 
-def _axe_source() -> str:
-    if not AXE.exists():
-        npm = shutil.which("npm")
-        if npm is None:
-            pytest.fail("axe-core is missing and npm is not installed (apt-get install npm)")
-        subprocess.run([npm, "install", "--no-save", "--no-audit", "--no-fund", "--prefix", str(ROOT), "axe-core@4"],
-                       check=True, capture_output=True, timeout=300)
-    return AXE.read_text(encoding="utf-8")
-
-
 def _page(browser, width: int, theme: str):
     """A page at ``width`` px in ``theme`` (the theme's own switch: localStorage ``mode``/``theme``, then
     ``data-theme`` on <html>), every host but localhost blocked."""
@@ -60,24 +47,9 @@ def _page(browser, width: int, theme: str):
     return context.new_page()
 
 
-#: CSS that ends every transition at once: a theme switched on a loaded page must be measured in its final
-#: colours, not half-way through the theme's colour transitions (axe once read #3e4550, a blend, in dark mode).
-NO_TRANSITIONS = "*, *::before, *::after { transition: none !important; animation: none !important; }"
-
-
-def _set_theme(page, theme: str):
-    """The theme's switch on a loaded page (``data-theme``/``data-mode`` on <html>), transitions off, then a pause
-    for it to apply."""
-    page.add_style_tag(content=NO_TRANSITIONS)
-    page.evaluate(f"document.documentElement.setAttribute('data-theme', '{theme}');"
-                  f"document.documentElement.setAttribute('data-mode', '{theme}')")
-    page.wait_for_timeout(150)
-    assert page.evaluate("document.documentElement.dataset.theme") == theme
-
-
 def _open(page, url: str, theme: str):
     page.goto(url, wait_until="load")
-    _set_theme(page, theme)
+    set_theme(page, theme)
 
 
 _FIT_JS = """
@@ -112,23 +84,12 @@ def test_players_fit_and_their_text_reads(site, browser, visit, width):
                 bad.append(f"{doc}: {p['name']} ({p['width']:.0f} px in {p['article']:.0f}): {p['wide'][:4]}")
             if p["textPx"] < (9 if width < 500 else 12):
                 bad.append(f"{doc}: {p['name']}: figure text {p['textPx']:.1f} CSS px")
-        page.screenshot(path=str(ART / f"{doc.replace('/', '__')}-{width}.png"))
-        page.locator(".fb-explorer").first.screenshot(path=str(ART / f"{doc.replace('/', '__')}-{width}-figure.png"))
+        if SCREENSHOTS:
+            page.screenshot(path=str(ART / f"{doc.replace('/', '__')}-{width}.png"))
+            page.locator(".fb-explorer").first.screenshot(path=str(ART / f"{doc.replace('/', '__')}-{width}-figure.png"))
     page.context.close()
     _record(f"figure_text_px_{width}", {"min": min(text.values()), "max": max(text.values()), "each": text})
     assert not bad, "\n".join(bad)
-
-
-#: The axe rules of WCAG 2 A/AA whose outcome depends on the colours drawn (the rest read the DOM, the same in
-#: both themes): run in the dark theme after the whole set ran in the light one.
-COLOUR_RULES = ["color-contrast", "link-in-text-block"]
-_AXE_JS = """async (rules) => {
-    const only = rules ? {type: 'rule', values: rules} : {type: 'tag', values: ['wcag2a', 'wcag2aa']};
-    const r = await axe.run(document, {runOnly: only, resultTypes: ['violations']});
-    return r.violations.map(v => ({id: v.id, impact: v.impact, n: v.nodes.length,
-                                   where: v.nodes.slice(0, 3).map(x => x.target.join(' ') + ' ' +
-                                          (x.failureSummary || '').split('\\n').slice(1, 2).join(''))}));
-}"""
 
 
 #: The page's own width (``document.scrollingElement.scrollWidth``) against the window's, and what sticks out past
@@ -151,55 +112,50 @@ _SIDEWAYS_JS = """() => {
 
 
 @pytest.mark.parametrize("width", [390, 1280])
-def test_axe_finds_nothing_serious(site, browser, width):
+def test_axe_finds_nothing_serious(site, browser, visit, width):
     """axe-core (its WCAG 2.0 A and AA rules, the audit of issue 23) on every page: every rule in the light
-    theme, then the rules that read colours (:data:`COLOUR_RULES`) in the dark one (the theme's own switch, on
-    the same loaded page): no critical and no serious violation. At 390 px, first: the page does not scroll
-    sideways (``document.scrollingElement.scrollWidth`` at most the window's width + 1; the widest elements are
-    named)."""
-    source = _axe_source()
-    page = _page(browser, width, "light")
+    theme, then the rules that read colours (``bookbrowser.COLOUR_RULES``) in the dark one (the theme's own switch,
+    on the same loaded page; ``bookbrowser.run_axe``): no critical and no serious violation. At 1280 px axe
+    runs in the page :func:`visit` loaded (a page is loaded once per width). At 390 px, first: the page does not
+    scroll sideways (``document.scrollingElement.scrollWidth`` at most the window's width + 1; the widest
+    elements are named)."""
+    page = _page(browser, width, "light") if width != 1280 else None
+    source = axe_source() if page else None
     found, counts = [], {"light": {}, "dark": {}}
     for doc in PAGES:
-        _open(page, site + doc + ".html", "light")
-        if width == 390:   # the page itself does not scroll sideways on a phone (checked here: each page is loaded)
-            s = page.evaluate(_SIDEWAYS_JS)
+        if page is None:
+            result = visit(doc)["axe"]
+        else:
+            page.goto(site + doc + ".html", wait_until="load")
+            s = page.evaluate(_SIDEWAYS_JS)   # a phone: the page itself does not scroll sideways
             if s["scrollWidth"] > s["W"] + 1:
                 found.append(f"{doc}: scrolls sideways at 390 px ({s['scrollWidth']} px wide): {s['widest']}")
-        page.add_script_tag(content=source)
-        # the dark pass reads colours only: sound while no element is shown in one theme alone
-        assert not page.locator(".only-dark, .only-light").count(), f"{doc}: theme-only elements; run every rule in dark"
+            result = run_axe(page, source)
         for theme in ("light", "dark"):
-            if theme == "dark":
-                _set_theme(page, "dark")
-            for v in page.evaluate(_AXE_JS, COLOUR_RULES if theme == "dark" else None):
+            for v in result[theme]:
                 counts[theme][v["impact"]] = counts[theme].get(v["impact"], 0) + v["n"]
                 if v["impact"] in ("critical", "serious"):
                     found.append(f"{doc} ({theme}): {v['impact']} {v['id']} x{v['n']}: {v['where']}")
-    page.context.close()
+    if page:
+        page.context.close()
     for theme in ("light", "dark"):
         _record(f"axe_{width}_{theme}", counts[theme])
     assert not found, "\n".join(found)
 
 
-def test_first_load_weight_per_page(site, browser):
+def test_first_load_weight_per_page(visit):
     """Each page's own first load (the HTML and what it loads from outside ``_static/``, plus frame files it
-    fetches unasked) is at most 1.5 MB; the shared assets are recorded beside it."""
-    page = _page(browser, 1280, "light")
+    fetches unasked), as :func:`visit` loaded it in a fresh browser context, is at most 1.5 MB; the shared
+    assets are recorded beside it."""
     weights, heavy = {}, []
     for doc in PAGES:
-        page.goto(site + doc + ".html", wait_until="load")
-        page.wait_for_timeout(300)
-        entries = page.evaluate("""() => [performance.getEntriesByType('navigation')[0]]
-              .concat(performance.getEntriesByType('resource'))
-              .map(e => ({url: e.name, bytes: e.encodedBodySize || e.transferSize || 0}))""")
+        entries = visit(doc)["resources"]
         own = sum(e["bytes"] for e in entries if ("/_static/" not in e["url"] or "/_static/frames/" in e["url"])
                   and not e["url"].endswith("/searchindex.js"))
         shared = sum(e["bytes"] for e in entries) - own
         weights[doc] = {"own": own, "shared": shared}
         if own > OWN_BUDGET:
             heavy.append(f"{doc}: {own / 1e6:.2f} MB of its own")
-    page.context.close()
     _record("page_weight_bytes", weights)
     assert not heavy, "\n".join(heavy)
 
