@@ -81,12 +81,14 @@ browser-book: $(STAMP) $(CHROMIUM)  ## the built-book browser suites alone (page
 live: $(STAMP) $(CHROMIUM)  ## the live-notebook suite alone: every notebook, Run All in JupyterLab in headless Chromium
 	$(BIN)/python -m pytest -q -p no:cacheprovider tests/browser/test_live_notebooks.py
 
-# After lint, two stages run at a time, in the order of this list: the strict build and then the built-book
-# browser suites over its fresh _build/html (the longest chain, started first), beside the unit tests, then nbval,
-# then the live notebooks. Each stage's output is printed whole when it ends; the first failure stops the rest.
-test: lint $(CHROMIUM)  ## run every test: lint; then book-strict + browser-book beside unit, nbval and live (2 at a time)
+# After lint, two stages run at a time, in the order of this list: the strict build (reused when _build/html is
+# already this source's: tools/build_stamp.py) and then the built-book browser suites over it (the longest chain,
+# started first), beside the live notebooks, then nbval, then the unit tests: last, because their two xdist workers
+# keep both cores busy to the end, where a browser stage alone leaves part of one idle. Each stage's output is
+# printed whole when it ends; the first failure stops the rest.
+test: lint $(CHROMIUM)  ## run every test: lint; then book-strict + browser-book beside live, nbval and unit (2 at a time)
 	@# Chromium first (apt-get, if missing), so the two browser stages never install it at the same time
-	$(MAKE) --no-print-directory -j2 --output-sync=target book-and-browser unit nbval live
+	$(MAKE) --no-print-directory -j2 --output-sync=target book-and-browser live nbval unit
 	@echo "all tests passed"
 
 .PHONY: book-and-browser
