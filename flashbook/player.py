@@ -21,7 +21,7 @@ import os
 from pathlib import Path
 
 from .drawing import STATIC_DPI, draw_png
-from .explorer import Explorer
+from .explorer import EXPLORERS, Explorer
 from .figures.base import CSS_PX_PER_INCH, smallest_text
 
 __all__ = ["render_static", "StaticHTML", "MAX_FRAMES", "FRAMES_DIR_ENV", "FRAMES_URL_ENV", "FRAME_CACHE_ENV",
@@ -206,8 +206,12 @@ def _cache_folder() -> Path | None:
 
 def _drawn_frame(explorer: Explorer, params: dict, dpi: int, text: bool) -> tuple[bytes, float | None]:
     """``(compact PNG, smallest text in PNG px or None)`` of ``explorer`` at ``params``: from the frame cache
-    (:data:`FRAME_CACHE_ENV`) when it holds this frame of this source, else drawn (and kept there)."""
-    folder = _cache_folder()
+    (:data:`FRAME_CACHE_ENV`) when it holds this frame of this source, else drawn (and kept there).
+
+    Only a registered explorer (the one :data:`~flashbook.explorer.EXPLORERS` holds under its name, as
+    ``flashbook.prefetch`` requires too) is cached: a frame is keyed by the explorer's name, and an ad-hoc
+    explorer that reuses a registered name must not be served the registered one's frames."""
+    folder = _cache_folder() if EXPLORERS.get(explorer.name) is explorer else None
     path = None
     if folder is not None:
         key = json.dumps([explorer.name, dpi, sorted(params.items())], default=repr)

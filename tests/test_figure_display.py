@@ -194,8 +194,10 @@ def test_static_player_writes_frames_as_files(monkeypatch, tmp_path):
 def test_frame_cache_draws_each_frame_once_per_source(monkeypatch, tmp_path):
     """With a frame cache (the book build's ``_build/.frame-cache``) a second render of the same source draws
     nothing and writes the same HTML; another source fingerprint draws every frame again and drops the old
-    folder; a damaged entry is drawn again."""
+    folder; a damaged entry is drawn again; an explorer that is not the registered one of its name is never
+    cached."""
     from flashbook import player
+    from flashbook.explorer import EXPLORERS
 
     def fresh(fingerprint):
         player._cache_folder.cache_clear()
@@ -208,6 +210,10 @@ def test_frame_cache_draws_each_frame_once_per_source(monkeypatch, tmp_path):
     monkeypatch.delenv(player.FRAMES_DIR_ENV, raising=False)
     ex = _kinds_explorer()
     fresh("a" * 64)
+    player.render_static(ex, number=1)                       # not registered: drawn, and not cached
+    assert len(drawn) == 12 and not list((tmp_path / "cache").rglob("*.png"))
+    drawn.clear()
+    monkeypatch.setitem(EXPLORERS, ex.name, ex)              # registered (for this test only)
     monkeypatch.setattr(player, "_IDS_USED", {})
     monkeypatch.setattr(player, "_PAGE", {"figures": 0, "note": False})
     first = player.render_static(ex, number=1)
@@ -223,6 +229,9 @@ def test_frame_cache_draws_each_frame_once_per_source(monkeypatch, tmp_path):
     fresh("b" * 64)
     player.render_static(ex, number=1)
     assert len(drawn) == 25 and [p.name for p in (tmp_path / "cache").iterdir()] == ["b" * 24]
+    impostor = _kinds_explorer()                             # another explorer under the registered name
+    player.render_static(impostor, number=1)
+    assert len(drawn) == 37                                  # drawn, not served the registered one's frames
     player._cache_folder.cache_clear()
 
 
