@@ -5,7 +5,8 @@ of a frame player wider than the player, figure text at least 12 CSS px on a des
 (computed from the frame's resolution, its smallest text and its displayed width), axe-core with no
 critical and no serious violation (390 and 1280 px, both themes), no page that scrolls sideways at 390 px, every page's own first load at most
 1.5 MB, and Enter in an exercise's text field checks it. What was measured goes to
-``artifacts/readability/`` (``measurements.json``, screenshots at the three widths).
+``artifacts/readability/`` (``measurements.json``; with ``FLASHBOOK_SCREENSHOTS=1``, screenshots at the three
+widths).
 
 axe-core comes from the npm registry (``npm install axe-core`` into ``node_modules/`` at the repository
 root, done here if missing); the test fails, not skips, when it cannot be found or installed.
@@ -72,7 +73,7 @@ _FIT_JS = """
 @pytest.mark.parametrize("width", WIDTHS)
 def test_players_fit_and_their_text_reads(site, browser, visit, width):
     """At ``width``: every player inside the column, nothing in it wider than it, its figure's smallest text
-    at least 12 CSS px (768, 1280) or 9 CSS px (390); screenshots of each player page's top and first figure."""
+    at least 12 CSS px (768, 1280) or 9 CSS px (390); screenshots of each player page's top and first figure (``FLASHBOOK_SCREENSHOTS=1``)."""
     docs = pages_showing(visit, "explorers")
     page = _page(browser, width, "light")
     bad, text = [], {}
