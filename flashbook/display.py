@@ -84,7 +84,8 @@ class Table:
     """A small display table (HTML in notebooks and the book, plain text in a terminal).
 
     Args:
-        rows: list of row tuples (raw values). headers: column titles.
+        rows: list of row tuples (raw values).
+        headers: column titles.
         formats: per-column format specs (e.g. ``",.0f"``) or None for ``str``.
         caption: optional caption.
     """

@@ -29,7 +29,9 @@ def masked_scores(Q, K, *, causal: bool = False, scale=None) -> np.ndarray:
     """Scaled scores ``S = Q K^T * scale`` with masked entries set to ``-inf``.
 
     Args:
-        Q: (N_q, d) array. K: (N_k, d) array. causal: bottom-right aligned causal mask.
+        Q: (N_q, d) array.
+        K: (N_k, d) array.
+        causal: bottom-right aligned causal mask.
         scale: softmax scale, default ``1/sqrt(d)`` (flash-attn's ``softmax_scale``).
     Returns:
         (N_q, N_k) float64 array.
@@ -49,7 +51,9 @@ def reference_attention(Q, K, V, *, causal: bool = False, scale=None):
     """Exact ``softmax(Q K^T * scale) V`` in float64 — the oracle every other algorithm is tested against.
 
     Args:
-        Q: (N_q, d) real array. K: (N_k, d). V: (N_k, d_v). Any real dtype; computed in float64.
+        Q: (N_q, d) real array.
+        K: (N_k, d).
+        V: (N_k, d_v). Any real dtype; computed in float64.
         causal: apply the bottom-right aligned causal mask (query i sees key j iff j <= i + N_k - N_q).
         scale: float > 0, default ``1/sqrt(d)`` (flash-attn's ``softmax_scale``).
     Returns:

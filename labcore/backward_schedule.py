@@ -86,8 +86,11 @@ def flash_backward_kernel_order(Q, K, V, O, dO, lse, *, block_q: int, block_kv: 
 
     Args:
         Q (N_q, d), K (N_k, d), V (N_k, d_v), O (N_q, d_v), dO (N_q, d_v), lse (N_q,): as
-            :func:`labcore.flash.flash_attention_backward`. block_q, block_kv: B_r, B_c (ints >= 1).
-        causal, scale: as the forward. mode: ``"atomic"`` or ``"deterministic"``. seed: int >= 0 (atomic only).
+            :func:`labcore.flash.flash_attention_backward`.
+        block_q, block_kv: B_r, B_c (ints >= 1).
+        causal, scale: as the forward.
+        mode: ``"atomic"`` or ``"deterministic"``.
+        seed: int >= 0 (atomic only).
         ledger: optional :class:`~labcore.hbm.Ledger`.
     Returns:
         :class:`KernelOrderBackward`.
@@ -247,9 +250,14 @@ def dq_serialisation_time(N: int, *, block_q: int, block_kv: int, tile_time: flo
     tiles, so the chain serialises the whole kernel; ``"descending"`` rows meet every CTA at row T_r - 1 first.
 
     Args:
-        N: queries (int >= 1); block_q, block_kv: B_r, B_c; N_k: keys (default N).
-        tile_time: seconds of one tile's compute (> 0). add_time: seconds of one tile's dQ add (>= 0).
-        heads: (batch x heads), int >= 1. slots: int >= 1 (SMs x CTAs per SM). causal: bool.
+        N: queries (int >= 1).
+        block_q, block_kv: B_r, B_c.
+        N_k: keys (default N).
+        tile_time: seconds of one tile's compute (> 0).
+        add_time: seconds of one tile's dQ add (>= 0).
+        heads: (batch x heads), int >= 1.
+        slots: int >= 1 (SMs x CTAs per SM).
+        causal: bool.
         row_order: ``"ascending"`` or ``"descending"``.
     Returns:
         dict ``atomic``, ``deterministic`` (:class:`labcore.scheduler.Schedule` each), ``slowdown``

@@ -116,7 +116,10 @@ def causal_block_map(N: int, *, block_q: int, block_kv: int | None = None, N_k: 
     The forward and backward passes and :func:`flash_tile_schedule` visit exactly these pairs.
 
     Args:
-        N: queries (int >= 1). block_q: B_r (int >= 1). block_kv: B_c (default B_r). N_k: keys (default N).
+        N: queries (int >= 1).
+        block_q: B_r (int >= 1).
+        block_kv: B_c (default B_r).
+        N_k: keys (default N).
         (flash-attn: ``kBlockM``, ``kBlockN``, ``seqlen_q``, ``seqlen_k``.)
     Returns:
         (T_r, T_c) int8 array.
@@ -138,8 +141,9 @@ def causal_block_fraction(N: int, *, block_q: int, block_kv: int | None = None, 
     (lecture §5.3: N = 4096 gives 0.508 / 0.516 / 0.531 for B = 64 / 128 / 256).
 
     Args:
-        N: sequence length (int >= 1). block_q: B_r (int >= 1; flash-attn's kBlockM). block_kv: B_c
-            (default ``block_q``; flash-attn's kBlockN).
+        N: sequence length (int >= 1).
+        block_q: B_r (int >= 1; flash-attn's kBlockM).
+        block_kv: B_c (default ``block_q``; flash-attn's kBlockN).
         N_k: keys (default N).
     Returns:
         float in (0, 1].

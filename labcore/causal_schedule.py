@@ -95,10 +95,11 @@ def causal_load_balance(gpu, *, seqlen: int, batch: int, heads: int, block_q: in
     """The causal forward's CTAs (:func:`causal_cta_costs`) scheduled on a GPU's SMs in each dispatch order.
 
     Args:
-        gpu: preset name or :class:`labcore.hardware.GPU` (its ``num_sms``). seqlen, batch, heads, block_q,
-            block_kv, tile_time: as :func:`causal_cta_costs`. ctas_per_sm: CTAs resident per SM (slots =
-            SMs x this). item_overhead: time added per CTA (float >= 0). orders: names from
-            :data:`labcore.scheduler.SCHEDULE_ORDERS`.
+        gpu: preset name or :class:`labcore.hardware.GPU` (its ``num_sms``).
+        seqlen, batch, heads, block_q, block_kv, tile_time: as :func:`causal_cta_costs`.
+        ctas_per_sm: CTAs resident per SM (slots = SMs x this).
+        item_overhead: time added per CTA (float >= 0).
+        orders: names from :data:`labcore.scheduler.SCHEDULE_ORDERS`.
     Returns:
         dict: one :class:`labcore.scheduler.Schedule` per order, plus ``lpt_gain`` = launch makespan / LPT
         makespan - 1 (the throughput an LPT scheduler adds) when both orders are present.
@@ -150,8 +151,11 @@ def l2_section(seqlen_k: int, *, head_dim: int, head_dim_v: int | None = None, e
     The working set is ``kv_heads x seqlen_k (d + d_v) element_size`` bytes of K and V.
 
     Args:
-        seqlen_k: keys (int >= 1). head_dim, head_dim_v: d and d_v (default d). element_size: bytes (2 BF16).
-        qhead_per_khead: query heads per KV head (1 MHA; 8 for MQA-8 with 8 query heads). pack_gqa: bool.
+        seqlen_k: keys (int >= 1).
+        head_dim, head_dim_v: d and d_v (default d).
+        element_size: bytes (2 BF16).
+        qhead_per_khead: query heads per KV head (1 MHA; 8 for MQA-8 with 8 query heads).
+        pack_gqa: bool.
         rule: ``"fa3"`` or ``"fa4"`` (:data:`L2_SECTION_RULES`).
     Returns:
         dict ``size_one_kv_head`` (bytes, with the factor), ``kv_heads``, ``swizzle`` (query heads per

@@ -204,9 +204,10 @@ def resolve_params(kw: dict, defaults: dict, rules: dict) -> dict:
     """A time model's assumptions: ``defaults`` overridden by ``kw`` (:func:`with_defaults`), each value checked.
 
     Args:
-        kw: the caller's overrides. defaults: ``{name: default}``. rules: ``{name: rule}``, a rule being a key of
-            :data:`PARAM_RULES` or a tuple of the allowed values (:func:`choice`); names without a rule are
-            passed through unchecked.
+        kw: the caller's overrides.
+        defaults: ``{name: default}``.
+        rules: ``{name: rule}``, a rule being a key of :data:`PARAM_RULES` or a tuple of the allowed values
+            (:func:`choice`); names without a rule are passed through unchecked.
     Returns: a new dict with every key of ``defaults``.
     Raises: TypeError for an unknown name or a wrongly typed value; ValueError for a value out of range.
     """
@@ -238,10 +239,12 @@ def lookup(registry: dict, aliases: dict, name, kind: str, cls: type, *, noun: s
     matches a key case-insensitively, then a key of ``aliases`` (lower-case alias -> registry key).
 
     Args:
-        registry: ``{name: preset}`` (e.g. :data:`labcore.GPUS`). aliases: ``{alias: registry key}``.
-        name: a preset name, an alias, or a ``cls`` instance. kind: the argument's name in messages
-            (``"gpu"``, ``"model"``). cls: the preset class. noun: what a preset is called in the
-            unknown-name message (``"GPU"``; default ``kind``).
+        registry: ``{name: preset}`` (e.g. :data:`labcore.GPUS`).
+        aliases: ``{alias: registry key}``.
+        name: a preset name, an alias, or a ``cls`` instance.
+        kind: the argument's name in messages (``"gpu"``, ``"model"``).
+        cls: the preset class.
+        noun: what a preset is called in the unknown-name message (``"GPU"``; default ``kind``).
     Raises:
         TypeError: ``name`` is neither a string nor a ``cls``.
         ValueError: unknown name; the message lists the presets and the aliases.

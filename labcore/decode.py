@@ -48,7 +48,8 @@ def split_bounds(n_keys: int, num_splits: int) -> np.ndarray:
     more than the rest. With more splits than keys the trailing splits are empty.
 
     Args:
-        n_keys: int >= 0, the sequence length N_k. num_splits: int >= 1.
+        n_keys: int >= 0, the sequence length N_k.
+        num_splits: int >= 1.
     Returns:
         int64 array of shape (num_splits + 1,), ``b[0] = 0``, ``b[-1] = n_keys``.
     Raises:
@@ -106,7 +107,8 @@ def split_kv_attention(q, K, V, *, num_splits: int = 1, split_sizes=None, scale=
 
     Args:
         q: (d,) or (g, d) real array (decode: each row is one head's single new query).
-        K: (N, d) keys; V: (N, d_v) values of this KV head. N >= 1.
+        K: (N, d) keys.
+        V: (N, d_v) values of this KV head. N >= 1.
         num_splits: int >= 1, number of contiguous, near-equal splits (:func:`split_bounds`; flash-attn's
             ``num_splits``); may exceed N
             (the extra splits are empty and contribute ``(0, -inf)``, which changes nothing).
@@ -205,7 +207,9 @@ def gqa_decode_attention(Q, K, V, *, num_splits: int = 1, pack_gqa: bool = True,
     """Decode attention for one sequence with GQA: every query head against its KV head's cache.
 
     Args:
-        Q: (H_q, d) the new query of each head. K: (H_kv, N, d). V: (H_kv, N, d_v).
+        Q: (H_q, d) the new query of each head.
+        K: (H_kv, N, d).
+        V: (H_kv, N, d_v).
         num_splits: int >= 1, flash-decoding splits per (KV head) (1 = no split; flash-attn's ``num_splits``).
         scale: the softmax scale (flash-attn's ``softmax_scale``), default ``1/sqrt(d)``.
         pack_gqa: if True, the g = H_q / H_kv query heads of a group are the rows of one Q tile (one pass
@@ -243,8 +247,9 @@ def kv_cache_bytes(*, seqlen, num_kv_heads, head_dim, batch=1, num_layers=1, dty
     """Bytes of the K and V cache: ``2 x batch x seqlen x H_kv x d x dtype_bytes x layers``.
 
     Args:
-        seqlen, num_kv_heads, head_dim, batch, num_layers: ints >= 1 (``seqlen`` and ``batch`` may be
-            int arrays; the result broadcasts). dtype_bytes: 2 for FP16/BF16 (default), 1 for FP8.
+        seqlen, num_kv_heads, head_dim, batch, num_layers: ints >= 1 (``seqlen`` and ``batch`` may be int arrays;
+            the result broadcasts).
+        dtype_bytes: 2 for FP16/BF16 (default), 1 for FP8.
     Returns:
         float (or float array) in bytes.
     Raises:

@@ -196,9 +196,11 @@ def decode_ctas_per_sm(gpu, *, method, head_dim, **assumptions) -> dict:
     80 KiB) fit two CTAs per SM, the factor flash-attn >= 2.5.7 hard-codes into its split heuristic.
 
     Args:
-        gpu: preset name or :class:`labcore.hardware.GPU`. method: ``"fa2"`` or ``"flash_decoding"``.
-        head_dim: int >= 1. assumptions: overrides of :data:`MODEL_DEFAULTS` (``fa2_block_m``, ``fa2_block_n``,
-            ``fd_block_m``, ``block_n``, ``dtype_bytes``).
+        gpu: preset name or :class:`labcore.hardware.GPU`.
+        method: ``"fa2"`` or ``"flash_decoding"``.
+        head_dim: int >= 1.
+        assumptions: overrides of :data:`MODEL_DEFAULTS` (``fa2_block_m``, ``fa2_block_n``, ``fd_block_m``,
+            ``block_n``, ``dtype_bytes``).
     Returns:
         dict: ``ctas_per_sm`` (int >= 0; 0 if one CTA's tiles exceed ``gpu.smem_per_block``), ``smem_per_cta``
         (bytes), ``threads_per_cta``, ``registers_per_cta``, the count each limit allows (``by_smem``,

@@ -88,10 +88,15 @@ def flash_attention_forward(Q, K, V, *, block_q: int, block_kv: int, loop_order:
     returned ``lse`` is ``softmax_lse`` (natural log).
 
     Args:
-        Q: (N_q, d) real array. K: (N_k, d). V: (N_k, d_v). Computed in float64.
-        block_q: B_r, rows per Q block (int >= 1, keyword). block_kv: B_c, rows per K/V block (int >= 1).
-        loop_order: "fa1" or "fa2". causal: bottom-right aligned causal mask, fully masked blocks skipped.
-        scale: float > 0, default 1/sqrt(d). ledger: optional :class:`~labcore.hbm.Ledger`.
+        Q: (N_q, d) real array.
+        K: (N_k, d).
+        V: (N_k, d_v). Q, K and V are computed in float64.
+        block_q: B_r, rows per Q block (int >= 1, keyword).
+        block_kv: B_c, rows per K/V block (int >= 1).
+        loop_order: "fa1" or "fa2".
+        causal: bottom-right aligned causal mask, fully masked blocks skipped.
+        scale: float > 0, default 1/sqrt(d).
+        ledger: optional :class:`~labcore.hbm.Ledger`.
     Returns:
         ``(O, lse)``: (N_q, d_v) and (N_q,) float64 (lse natural log; -inf and a zero row when fully masked).
     Raises:
@@ -191,8 +196,12 @@ def standard_attention_backward(Q, K, V, dO, *, causal: bool = False, scale=None
     Ledger: ``7 N^2 + 8 N d`` for N_q = N_k = N, see :func:`labcore.hbm.standard_backward_io`.
 
     Args:
-        Q: (N_q, d). K: (N_k, d). V: (N_k, d_v). dO: (N_q, d_v), the gradient of the loss w.r.t. O.
-        causal, scale: as :func:`labcore.attention.reference_attention`. ledger: optional Ledger.
+        Q: (N_q, d).
+        K: (N_k, d).
+        V: (N_k, d_v).
+        dO: (N_q, d_v), the gradient of the loss w.r.t. O.
+        causal, scale: as :func:`labcore.attention.reference_attention`.
+        ledger: optional Ledger.
     Returns:
         ``(dQ, dK, dV)`` with the shapes of Q, K, V (float64).
     Raises:
@@ -244,11 +253,17 @@ def flash_attention_backward(Q, K, V, O, dO, lse, *, block_q: int, block_kv: int
     dO_i, dQ_i, lse_i, D_i and write dQ_i.
 
     Args:
-        Q: (N_q, d). K: (N_k, d). V: (N_k, d_v). O: (N_q, d_v) forward output. dO: (N_q, d_v).
+        Q: (N_q, d).
+        K: (N_k, d).
+        V: (N_k, d_v).
+        O: (N_q, d_v) forward output.
+        dO: (N_q, d_v).
         lse: (N_q,) natural-log logsumexp from the forward pass (``-inf`` for a fully masked row;
             flash-attn's ``softmax_lse``).
-        block_q: B_r. block_kv: B_c (ints >= 1, keywords; flash-attn's ``kBlockM``/``kBlockN``).
-        causal, scale: as the forward (``scale`` is flash-attn's ``softmax_scale``). ledger: optional Ledger.
+        block_q: B_r (int >= 1, keyword; flash-attn's ``kBlockM``).
+        block_kv: B_c (int >= 1, keyword; flash-attn's ``kBlockN``).
+        causal, scale: as the forward (``scale`` is flash-attn's ``softmax_scale``).
+        ledger: optional Ledger.
     Returns:
         ``(dQ, dK, dV)`` float64 with the shapes of Q, K, V.
     Raises:
@@ -315,7 +330,8 @@ def finite_difference_gap(Q, K, V, dO, *, block_q: int, block_kv: int, causal: b
 
     Args:
         Q (N_q, d), K (N_k, d), V (N_k, d_v), dO (N_q, d_v): real arrays. block_q, block_kv, causal,
-        scale: as :func:`flash_attention_backward`. h: step (float > 0).
+        scale: as :func:`flash_attention_backward`.
+        h: step (float > 0).
     Returns:
         float, max over all elements of ``|finite difference - gradient|``.
     Raises:
@@ -365,7 +381,9 @@ def gpt2_medium_comparison(*, N: int = 1024, d: int = 64, heads: int = 16, batch
     dropout or softmax kernels) and FLOPs include both matmul and non-matmul work.
 
     Args:
-        N, d, heads, batch: the shape (ints >= 1). M: SRAM in elements (>= 4 d). dtype_bytes: bytes per
+        N, d, heads, batch: the shape (ints >= 1).
+        M: SRAM in elements (>= 4 d).
+        dtype_bytes: bytes per
         element (2 = FP16).
     Returns:
         ``{"standard": {...}, "flash": {...}, "paper": PAPER_FIG2_GPT2_MEDIUM, "block": (B_r, B_c)}`` where

@@ -58,10 +58,12 @@ def forward_nonmatmul_terms(entries: int, row_blocks: int, N_q: int, d: int, *, 
     """Non-matmul operations of a tiled attention forward, by cause, from the work it visits.
 
     Args:
-        entries: score elements computed (N_q x N_k without a mask; causal kernels compute whole
-            diagonal blocks). row_blocks: (query row, key block) pairs visited. N_q: query rows. d: head
-            dimension. All ints >= 0 (N_q, d >= 1). loop_order: ``"fa1"`` (FlashAttention Algorithm 1,
-            per-step normalisation) or ``"fa2"`` (FlashAttention-2, deferred normalisation).
+        entries: score elements computed (N_q x N_k without a mask; causal kernels compute whole diagonal blocks).
+        row_blocks: (query row, key block) pairs visited.
+        N_q: query rows.
+        d: head dimension. All ints >= 0 (N_q, d >= 1).
+        loop_order: ``"fa1"`` (FlashAttention Algorithm 1, per-step normalisation) or ``"fa2"`` (FlashAttention-2,
+            deferred normalisation).
     Returns:
         dict of ints: ``softmax`` (4 per entry), ``statistics`` (5 or 9 per pair), ``output`` (1 or 4
         per pair and output element, plus the final divide when deferred), ``lse`` (2 per row), ``total``.
@@ -88,9 +90,10 @@ def nonmatmul_ops(N_q: int, N_k: int, d: int, *, block_kv: int = 128, loop_order
     :func:`forward_nonmatmul_terms` (listed in the module docstring).
 
     Args:
-        N_q, N_k, d: positive ints. block_kv: keys per block (B_c, flash-attn's kBlockN; default 128 =
-            FlashAttention-2's tile for d = 128). loop_order: ``"fa1"`` (FlashAttention Algorithm 1, per-step
-            normalisation) or ``"fa2"`` (FlashAttention-2, deferred normalisation).
+        N_q, N_k, d: positive ints.
+        block_kv: keys per block (B_c, flash-attn's kBlockN; default 128 = FlashAttention-2's tile for d = 128).
+        loop_order: ``"fa1"`` (FlashAttention Algorithm 1, per-step normalisation) or ``"fa2"`` (FlashAttention-2,
+            deferred normalisation).
     Returns:
         dict with ``softmax``, ``statistics``, ``output``, ``lse`` and ``total``; all ints.
     Raises:
@@ -111,7 +114,8 @@ def nonmatmul_fraction(N: int, d: int, *, block_kv: int = 128, loop_order: str =
     (16x on A100: 312 vs 19.5 TFLOP/s, FlashAttention-2 §3.1).
 
     Args:
-        N: sequence length (N_q = N_k = N). d, block_kv, loop_order: as :func:`nonmatmul_ops`.
+        N: sequence length (N_q = N_k = N).
+        d, block_kv, loop_order: as :func:`nonmatmul_ops`.
         gpu: preset name or GPU (default ``"A100"``); must publish ``fp32_flops``.
     Returns:
         dict ``ops_fraction``, ``cost_ratio``, ``time_fraction`` (floats).
@@ -190,7 +194,9 @@ def attention_flops(N: int, d: int, *, pass_: str = "forward", algorithm: str = 
     Args:
         N: queries, d: head dimension (ints >= 1).
         pass_: ``"forward"``, ``"backward"`` or ``"both"``.
-        algorithm: "standard" or "flash". causal: bool. loop_order: "fa1"/"fa2" (flash forward only).
+        algorithm: "standard" or "flash".
+        causal: bool.
+        loop_order: "fa1"/"fa2" (flash forward only).
         block_q, block_kv: B_r, B_c for flash (ints >= 1; default 128; flash-attn's ``kBlockM``/``kBlockN``).
         N_k: keys (default N).
     Returns:

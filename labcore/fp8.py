@@ -84,7 +84,8 @@ def fa3_inputs(N: int = 1024, d: int = 128, *, outlier_fraction: float = 0.001, 
     """Q, K, V with entries ``N(0,1) + N(0, outlier_std**2) * Bernoulli(outlier_fraction)``, independent.
 
     Args:
-        N: rows of each of Q, K, V (queries = keys; int >= 1). d: head dim (int >= 1).
+        N: rows of each of Q, K, V (queries = keys; int >= 1).
+        d: head dim (int >= 1).
         outlier_fraction: probability in [0, 1] that an entry gets the extra outlier term.
         outlier_std: standard deviation of the outlier term (> 0).
         seed: seed of ``numpy.random.default_rng``.
@@ -144,7 +145,8 @@ def quantize_rows(X, dtype: str = "fp8_e4m3", *, block: int | None = None):
     kernel feeds ``codes`` to the tensor cores and multiplies the FP32 result by the scales ("descale").
 
     Args:
-        X: real array (n, d), finite. dtype: a name in :data:`labcore.FORMATS`.
+        X: real array (n, d), finite.
+        dtype: a name in :data:`labcore.FORMATS`.
         block: rows per scale (int >= 1) or None for per-tensor scaling.
 
     Returns:
@@ -245,8 +247,11 @@ def fp8_attention_errors(N: int = FA3_SETTING["N"], d: int = FA3_SETTING["d"], *
     """RMSE of each low-precision variant against exact float64 attention, beside the paper's Table 3.
 
     Args:
-        N: queries = keys (int >= 1). d: head dim, a power of two. block: rows per scale for per-block
-        variants. outlier_fraction, outlier_std, seed: the input distribution (:func:`fa3_inputs`).
+        N: queries = keys (int >= 1).
+        d: head dim, a power of two.
+        block: rows per scale for per-block
+        variants.
+        outlier_fraction, outlier_std, seed: the input distribution (:func:`fa3_inputs`).
         variants: names from :data:`VARIANTS` (default: all, in that order).
 
     Returns:

@@ -96,7 +96,9 @@ def standard_attention_io(N: int, d: int, *, N_k: int | None = None) -> int:
     Algorithm 0 and Theorem 2).
 
     Args:
-        N: number of queries (int >= 1). d: head dimension (int >= 1). N_k: number of keys (default N).
+        N: number of queries (int >= 1).
+        d: head dimension (int >= 1).
+        N_k: number of keys (default N).
     Returns:
         int, elements (multiply by 2 for FP16 bytes).
     Raises:
@@ -140,8 +142,10 @@ def causal_block_counts(N: int, *, block_q: int, block_kv: int, causal: bool = F
     ``J_i = clip(floor((r_last + N_k - N) / B_c) + 1, 0, T_c)``; without the mask ``J_i = T_c``.
 
     Args:
-        N: queries (int >= 1). block_q: B_r (int >= 1; flash-attn's kBlockM). block_kv: B_c (int >= 1;
-            flash-attn's kBlockN). causal: bool.
+        N: queries (int >= 1).
+        block_q: B_r (int >= 1; flash-attn's kBlockM).
+        block_kv: B_c (int >= 1; flash-attn's kBlockN).
+        causal: bool.
         N_k: keys (default N).
     Returns:
         ``(rows, J, cols)``: int64 arrays of length T_r = ceil(N / B_r): rows in each query block,
@@ -203,9 +207,13 @@ def flash_forward_io(N: int, d: int, *, block_q: int, block_kv: int, loop_order:
     computed, exactly as in the algorithm.
 
     Args:
-        N: queries (int >= 1). d: head dimension of Q, K, V and O (int >= 1). block_q: B_r (flash-attn's
-            kBlockM). block_kv: B_c (kBlockN).
-        loop_order: "fa1" or "fa2". causal: skip fully masked blocks. N_k: keys (default N).
+        N: queries (int >= 1).
+        d: head dimension of Q, K, V and O (int >= 1).
+        block_q: B_r (flash-attn's kBlockM).
+        block_kv: B_c (kBlockN).
+        loop_order: "fa1" or "fa2".
+        causal: skip fully masked blocks.
+        N_k: keys (default N).
         by_tensor: return ``{tensor: {"read": n, "write": n}}`` instead of the total.
     Returns:
         int elements (x 2 for FP16 bytes), or the per-tensor dict.
@@ -274,7 +282,9 @@ def standard_backward_io(N: int, d: int, *, N_k: int | None = None, by_tensor: b
     ``7 N^2 + 8 N d``. A causal mask changes nothing here: the N x N matrices are stored whole.
 
     Args:
-        N: queries (int >= 1). d: head dimension (int >= 1). N_k: keys (default N).
+        N: queries (int >= 1).
+        d: head dimension (int >= 1).
+        N_k: keys (default N).
         by_tensor: return the per-tensor dict instead of the total.
     Returns:
         int elements, or ``{tensor: {"read": n, "write": n}}``.
@@ -315,8 +325,12 @@ def saved_for_backward_bytes(N: int, *, algorithm: str, num_matrices: int = 1, N
     N = 32768 need 68.7 GB of P but 4.2 MB of L.
 
     Args:
-        N: queries (int >= 1). algorithm: "standard" or "flash". num_matrices: heads x layers x batch
-        counted (int >= 1). N_k: keys (default N). p_bytes, lse_bytes: bytes per element (ints >= 1).
+        N: queries (int >= 1).
+        algorithm: "standard" or "flash".
+        num_matrices: heads x layers x batch
+        counted (int >= 1).
+        N_k: keys (default N).
+        p_bytes, lse_bytes: bytes per element (ints >= 1).
     Returns:
         int bytes.
     Raises:
@@ -341,9 +355,11 @@ def training_step_io(N: int, d: int, *, algorithm: str, block_q: int = 128, bloc
     ``loop_order`` plus the FlashAttention backward, with the same B_r x B_c blocks.
 
     Args:
-        N, d: sizes (ints >= 1). algorithm: "standard" or "flash". block_q, block_kv, loop_order, causal,
+        N, d: sizes (ints >= 1).
+        algorithm: "standard" or "flash". block_q, block_kv, loop_order, causal,
         N_k: as :func:`labcore.hbm.flash_forward_io` (ignored by "standard", which always stores whole
-        matrices). by_tensor: return ``{"forward": {...}, "backward": {...}}`` per-tensor dicts.
+        matrices).
+        by_tensor: return ``{"forward": {...}, "backward": {...}}`` per-tensor dicts.
     Returns:
         int elements (x 2 for FP16 bytes), or the nested dict.
     Raises:
@@ -386,8 +402,14 @@ def flash_backward_io(N: int, d: int, *, block_q: int, block_kv: int, causal: bo
     ``7 N d + N + 4 N_k d - 4 N d + T_c N (4 d + 2)``, i.e. ``7 N d + N + T_c N (4 d + 2)`` for N_k = N.
 
     Args:
-        N: queries. d: head dimension. block_q: B_r (kBlockM). block_kv: B_c (kBlockN) (ints >= 1). causal: skip fully
-        masked blocks. N_k: keys (default N). by_tensor: return the per-tensor dict.
+        N: queries.
+        d: head dimension.
+        block_q: B_r (kBlockM).
+        block_kv: B_c (kBlockN) (ints >= 1).
+        causal: skip fully
+        masked blocks.
+        N_k: keys (default N).
+        by_tensor: return the per-tensor dict.
     Returns:
         int elements, or ``{tensor: {"read": n, "write": n}}``.
     Raises:

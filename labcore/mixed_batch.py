@@ -44,8 +44,12 @@ def chunk_prefill_time(gpu, *, chunk: int, context: int, heads: int, head_dim: i
     bandwidth; ``total = max(compute, memory) + kernel_overhead``.
 
     Args:
-        gpu: preset name or GPU. chunk: new tokens (int >= 1). context: cached tokens before them (int >= 0).
-        heads: query heads (= KV heads here). head_dim: d. generation: ``"fa2"``, ``"fa3"`` or ``"fa4"``.
+        gpu: preset name or GPU.
+        chunk: new tokens (int >= 1).
+        context: cached tokens before them (int >= 0).
+        heads: query heads (= KV heads here).
+        head_dim: d.
+        generation: ``"fa2"``, ``"fa3"`` or ``"fa4"``.
         dtype_bytes: 2 (BF16).
         **prefill_assumptions: overrides of :data:`labcore.prefill.PREFILL_DEFAULTS`.
     Returns:

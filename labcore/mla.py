@@ -62,9 +62,11 @@ def mla_decode_naive(q_nope, q_rope, c_kv, k_rope, W_UK, W_UV, *, causal: bool =
 
     Args:
         q_nope: (h, s_q, d_nope), q_rope: (h, s_q, d_rope): the new queries (s_q > 1 for speculative decode).
-        c_kv: (N, d_c) cached latents. k_rope: (N, d_rope) cached shared RoPE keys.
+        c_kv: (N, d_c) cached latents.
+        k_rope: (N, d_rope) cached shared RoPE keys.
         W_UK: (h, d_c, d_nope), W_UV: (h, d_c, d_v) up-projections.
-        causal: bottom-right causal mask among the s_q new tokens. scale: default ``1/sqrt(d_nope + d_rope)``.
+        causal: bottom-right causal mask among the s_q new tokens.
+        scale: default ``1/sqrt(d_nope + d_rope)``.
     Returns:
         ``(O, lse)``: (h, s_q, d_v) and (h, s_q) float64.
     Raises:

@@ -41,8 +41,10 @@ def paginate(K_list, V_list, *, page_size: int, shuffle_seed: int | None = None,
 
     Args:
         K_list, V_list: per request a (L_b, d) and (L_b, d_v) real array (L_b may be 0).
-        page_size: tokens per page (int >= 1). shuffle_seed: None keeps pages in request order; an int shuffles
-            the pool (a block table then points all over it). spare_pages: extra unused pages in the pool (int >= 0).
+        page_size: tokens per page (int >= 1).
+        shuffle_seed: None keeps pages in request order; an int shuffles the pool (a block table then points all
+            over it).
+        spare_pages: extra unused pages in the pool (int >= 0).
     Returns:
         ``(k_cache, v_cache, block_table, lengths)``: (num_pages, page_size, d), (num_pages, page_size, d_v)
         float64 (unused slots zero), (batch, max_pages) int64 (``-1`` past a request's last page), (batch,)
@@ -109,8 +111,11 @@ def paged_decode_attention(q, k_cache, v_cache, block_table, lengths, *, scale=N
     """Decode attention of every request through its block table (one KV head; g query rows per request).
 
     Args:
-        q: (batch, g, d) queries. k_cache: (num_pages, page_size, d). v_cache: (num_pages, page_size, d_v).
-        block_table: (batch, max_pages) int page ids. lengths: (batch,) ints >= 0 (vLLM's ``seq_lens``).
+        q: (batch, g, d) queries.
+        k_cache: (num_pages, page_size, d).
+        v_cache: (num_pages, page_size, d_v).
+        block_table: (batch, max_pages) int page ids.
+        lengths: (batch,) ints >= 0 (vLLM's ``seq_lens``).
         scale: default ``1/sqrt(d)``.
     Returns:
         ``(O, lse)``: (batch, g, d_v), (batch, g) float64 (zeros and ``-inf`` for a request with no keys).

@@ -461,7 +461,8 @@ def compare_prefill(*, last_wave: str = "full", **assumptions) -> dict:
     """Model vs every stored benchmark bar: the model's FLOP/s (papers' count) and its relative error.
 
     Args:
-        last_wave: the wave rule. assumptions: overrides of :data:`PREFILL_DEFAULTS`.
+        last_wave: the wave rule.
+        assumptions: overrides of :data:`PREFILL_DEFAULTS`.
     Returns:
         the dict of :func:`load_prefill_measurements` plus ``model_flops_per_s`` and ``error`` (model /
         measured - 1), ``bound`` (the forward tile's bound per bar), and ``summary``: ``{figure: (points,

@@ -55,7 +55,9 @@ def prefill_ctas_per_sm(gpu, generation: str, head_dim: int, *, block_q: int = 1
     :data:`PERSISTENT_REGISTERS` (1).
 
     Args:
-        gpu: preset name or GPU. generation: ``"fa2"``, ``"fa3"`` or ``"fa4"``. head_dim: d (int >= 1).
+        gpu: preset name or GPU.
+        generation: ``"fa2"``, ``"fa3"`` or ``"fa4"``.
+        head_dim: d (int >= 1).
         block_q: query rows per CTA (int >= 1).
 
     Returns:
@@ -148,9 +150,15 @@ def kernel_makespan(seqlen: int, *, reps: int, slots: int, tile_time: float, sta
     makespan is ``ceil(CTAs / slots)`` of them.
 
     Args:
-        seqlen: N (int >= 1). reps: batch x heads (int >= 1). slots: SMs x CTAs per SM. tile_time: seconds per
-        tile on one slot (> 0). startup: seconds per CTA (>= 0). block_q, block_kv: B_r, B_c. causal, backward:
-        bools. order: ``"launch"`` (FA2's grid order) or ``"lpt"`` (a persistent LPT scheduler).
+        seqlen: N (int >= 1).
+        reps: batch x heads (int >= 1).
+        slots: SMs x CTAs per SM.
+        tile_time: seconds per
+        tile on one slot (> 0).
+        startup: seconds per CTA (>= 0).
+        block_q, block_kv: B_r, B_c. causal, backward:
+        bools.
+        order: ``"launch"`` (FA2's grid order) or ``"lpt"`` (a persistent LPT scheduler).
 
     Returns:
         float seconds.

@@ -106,11 +106,11 @@ def tile_roofline(gpu, *, block_q: int | None = None, block_kv: int | None = Non
     columns stay put (all three GPUs have 16 exps and 128 B of shared memory per clock per SM).
 
     Args:
-        gpu: preset name or GPU. block_q, block_kv (default 128 each), d: ints >= 1 (the paper's formulas
-            take multiples of 128; block_q = 256 is the 2-CTA forward tile). ``pass_``: ``"forward"`` or
-            ``"backward"``. dtype: ``"fp16"``, ``"bf16"`` or ``"fp8"`` (forward only; needs FP8 tensor cores).
-            M, N: the paper's names for block_q, block_kv, still accepted (one or the other, not both) for
-            notebook calls written before the rename.
+        gpu: preset name or GPU. block_q, block_kv (default 128 each), d: ints >= 1 (the paper's formulas take
+            multiples of 128; block_q = 256 is the 2-CTA forward tile). ``pass_``: ``"forward"`` or ``"backward"``.
+        dtype: ``"fp16"``, ``"bf16"`` or ``"fp8"`` (forward only; needs FP8 tensor cores).
+        M, N: the paper's names for block_q, block_kv, still accepted (one or the other, not both) for notebook
+            calls written before the rename.
     Returns:
         :class:`TileRoofline`.
     Raises:

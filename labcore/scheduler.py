@@ -173,7 +173,8 @@ def list_schedule(costs, slots: int, *, order="launch", item_overhead: float = 0
     the optimum is 6: ratio 7/6, the LPT bound ``4/3 - 1/6``.
 
     Args:
-        costs: (n,) item costs, finite and >= 0 (seconds, or any unit). slots: int >= 1 (SMs x CTAs per SM).
+        costs: (n,) item costs, finite and >= 0 (seconds, or any unit).
+        slots: int >= 1 (SMs x CTAs per SM).
         order: ``"launch"``, ``"longest_first"``, ``"lpt"`` or a permutation (:func:`dispatch_order`).
         item_overhead: time added to every item (float >= 0).
     Returns:

@@ -61,9 +61,9 @@ def scaled_scores(Q, K, scale: float) -> np.ndarray:
     in float64 fail the same way everywhere instead of turning into ``inf``/``NaN`` later.
 
     Args:
-        Q: (n_rows, d) finite float64 array. K: (n_keys, d) finite float64 array (both already checked,
-            e.g. by ``labcore.checks.check_qkv``). scale: the softmax scale, a finite float > 0
-            (flash-attn's ``softmax_scale``).
+        Q: (n_rows, d) finite float64 array.
+        K: (n_keys, d) finite float64 array (both already checked, e.g. by ``labcore.checks.check_qkv``).
+        scale: the softmax scale, a finite float > 0 (flash-attn's ``softmax_scale``).
     Returns:
         (n_rows, n_keys) float64 array, every entry finite.
     Raises:
@@ -249,7 +249,8 @@ def merge_state(o_a, lse_a, o_b, lse_b):
     Associative and commutative; ``(o = 0, lse = -inf)`` is the identity (an empty or fully masked part).
 
     Args:
-        o_a, o_b: (..., d_v) arrays of normalised partial outputs. lse_a, lse_b: (...) natural-log lse.
+        o_a, o_b: (..., d_v) arrays of normalised partial outputs.
+        lse_a, lse_b: (...) natural-log lse.
     Returns:
         ``(o, lse)`` with the same shapes.
     Raises:
@@ -450,8 +451,9 @@ def merge_segments(scores, V, segments, *, order: str = "sequential", rng=None):
     """Compute each segment's partial state and merge them in the given ``order``.
 
     Args:
-        scores: (n_keys,) scaled scores. V: (n_keys, d_v). segments: list of (start, stop) covering
-            ``range(n_keys)``.
+        scores: (n_keys,) scaled scores.
+        V: (n_keys, d_v).
+        segments: list of (start, stop) covering ``range(n_keys)``.
         order: ``"sequential"`` (left to right), ``"tree"`` (pairwise rounds) or ``"random"`` (shuffled,
             needs ``rng``, a numpy Generator).
     Returns:

@@ -247,7 +247,8 @@ def run_split_plan(plan: SplitPlan, q, K_list, V_list, *, scale=None):
     """Compute a plan exactly: every chunk's partial ``(o, lse)``, merged per request with ``merge_state``.
 
     Args:
-        plan: :class:`SplitPlan`. q: (batch, g, d) queries (g query heads per request).
+        plan: :class:`SplitPlan`.
+        q: (batch, g, d) queries (g query heads per request).
         K_list, V_list: per request a (L_b, d) and (L_b, d_v) array (L_b may be 0).
         scale: softmax scale, default ``1/sqrt(d)``.
     Returns:

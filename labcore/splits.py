@@ -69,7 +69,8 @@ def num_splits_heuristic(batch_nheads_mblocks, num_sms: int, num_n_blocks, max_s
             an int >= 1 or an int array.
         num_sms: the SM count the heuristic is given (flash-attn >= 2.5.7 passes 2 x the real count), int >= 1.
         num_n_blocks: KV blocks, ``ceil(seqlen_k / block_n)``: an int >= 1 or an int array broadcasting with
-            ``batch_nheads_mblocks``. max_splits: 128 in flash-attn.
+            ``batch_nheads_mblocks``.
+        max_splits: 128 in flash-attn.
     Returns:
         int >= 1 when both are ints, else an int64 array of their broadcast shape.
     Raises:
@@ -112,7 +113,8 @@ def flash_attn_num_splits(gpu, *, batch, seqlen, num_q_heads, num_kv_heads, head
     ``ceil(seqlen / block_n)`` with :func:`flash_attn_block_n`.
 
     Args:
-        gpu: preset name or GPU. batch, seqlen: ints or int arrays (broadcast). heads, head_dim: ints.
+        gpu: preset name or GPU.
+        batch, seqlen: ints or int arrays (broadcast). heads, head_dim: ints.
         sm_doubling: True (flash-attn >= 2.5.7, the default now) passes ``2 x num_sms`` to the heuristic,
             "to hard-code the fact that we're using 128 threads per block"; False reproduces earlier
             versions (such as those of the 2023 flash-decoding post).

@@ -83,9 +83,12 @@ def fmt_bytes(n, *, binary: bool = False, unit: str | None = None, digits: int =
     """A byte count as text: ``fmt_bytes(68.7e9) == '68.7 GB'``, ``fmt_bytes(102400, binary=True) == '100.0 KiB'``.
 
     Args:
-        n: bytes (real number >= 0). binary: use KiB/MiB/GiB (powers of 1024) instead of KB/MB/GB/TB
-        (powers of 1000). unit: force a unit (one of the chosen family's symbols), else the largest that
-        keeps the value >= 1. digits: decimals (0-6).
+        n: bytes (real number >= 0).
+        binary: use KiB/MiB/GiB (powers of 1024) instead of KB/MB/GB/TB
+        (powers of 1000).
+        unit: force a unit (one of the chosen family's symbols), else the largest that
+        keeps the value >= 1.
+        digits: decimals (0-6).
     Raises: TypeError for a non-number; ValueError for a negative/non-finite value or an unknown unit.
     """
     return _fmt(_number(n, "n"), BINARY if binary else DECIMAL, unit, digits)
@@ -135,8 +138,8 @@ def unit_label(quantity: str, unit: str, detail: str = "") -> str:
     parentheses: ``unit_label("SRAM M", "KiB", "of FP16") == "SRAM M (KiB of FP16)"``.
 
     Args:
-        quantity: what is measured (text without a unit symbol); "" gives the unit alone. unit: one of
-            :data:`SYMBOLS`.
+        quantity: what is measured (text without a unit symbol); "" gives the unit alone.
+        unit: one of :data:`SYMBOLS`.
         detail: optional words after the unit (e.g. ``"of FP16"``), "" for none.
     Raises:
         TypeError: a non-string argument. ValueError: ``unit`` is not one of :data:`SYMBOLS` (e.g. ``"us"``

@@ -62,10 +62,14 @@ def flash_attention_forward_varlen(Q, K, V, cu_seqlens_q, cu_seqlens_k, *, block
     contributes nothing; one with queries but no keys gives zero rows and ``lse = -inf`` (as a fully masked row).
 
     Args:
-        Q: (total_q, d); K: (total_k, d); V: (total_k, d_v) real arrays (total_k may be 0 only if every sequence
-            has no keys; then K and V must still be 2-D).
+        Q: (total_q, d).
+        K: (total_k, d).
+        V: (total_k, d_v) real arrays (total_k may be 0 only if every sequence has no keys; then K and V must still
+            be 2-D).
         cu_seqlens_q, cu_seqlens_k: (batch + 1,) int offsets (:func:`check_cu_seqlens`).
-        block_q, block_kv: B_r, B_c (ints >= 1). causal: bool. scale: default ``1/sqrt(d)``.
+        block_q, block_kv: B_r, B_c (ints >= 1).
+        causal: bool.
+        scale: default ``1/sqrt(d)``.
         ledger: optional :class:`~labcore.hbm.Ledger` (the sum of the sequences' ledgers).
     Returns:
         ``(O, lse)``: (total_q, d_v) and (total_q,) float64, natural-log lse (flash-attn's ``softmax_lse``,

@@ -86,9 +86,11 @@ def waves_time(blocks, sms: int, compute_time, block_bytes, bandwidth: float, *,
     together); neither lets the next wave's CTAs start early.
 
     Args:
-        blocks: CTAs (int >= 1 or an int array). sms: SMs (int >= 1).
+        blocks: CTAs (int >= 1 or an int array).
+        sms: SMs (int >= 1).
         compute_time: seconds of compute of one CTA (float >= 0 or array broadcasting with ``blocks``).
-        block_bytes: HBM bytes one CTA moves (float >= 0 or array). bandwidth: HBM bytes/s of the GPU (> 0).
+        block_bytes: HBM bytes one CTA moves (float >= 0 or array).
+        bandwidth: HBM bytes/s of the GPU (> 0).
         per_sm_bandwidth_cap: most bytes/s one SM can pull (None: no cap).
         last_wave: ``"full"`` or ``"shared"``.
     Returns:

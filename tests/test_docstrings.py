@@ -45,8 +45,9 @@ def _documented():
                                 yield f"{info.name}.{name}.{attr}", member
 
 
-def rst_problems(doc: str, *, first_paragraph: bool = False, trailing_underscore_params=()) -> list[str]:
-    """docutils' warnings and errors for ``doc`` rendered as the API page renders it."""
+def rst_problems(doc: str, *, first_paragraph: bool = False, trailing_underscore_params=(), params=()) -> list[str]:
+    """docutils' warnings and errors for ``doc`` rendered as the API page renders it; with ``params`` (the
+    signature's names), also an Args entry that holds another parameter's entry (``Q: (N, d). K: (N, d).``)."""
     if first_paragraph:
         doc = doc.split("\n\n")[0]
     out = io.StringIO()
@@ -57,6 +58,7 @@ def rst_problems(doc: str, *, first_paragraph: bool = False, trailing_underscore
                 for line in rst.splitlines() if line.startswith(".. attribute::")
                 and not all(n.strip().isidentifier() for n in line.split("::", 1)[1].split(","))]
     problems += _inline_sections(tree)
+    problems += _entries_run_together(rst, params)
     for line in out.getvalue().splitlines():
         if not line.startswith("<string>:") or any(s in line for s in SPHINX_ONLY):
             continue
@@ -64,6 +66,25 @@ def rst_problems(doc: str, *, first_paragraph: bool = False, trailing_underscore
         if any(f'Unknown target name: "{p.rstrip("_")}"' in line for p in trailing_underscore_params):
             continue
         problems.append(line.split(": ", 1)[-1])
+    return problems
+
+
+def _entries_run_together(rst: str, params) -> list[str]:
+    """Args entries that run several parameters together on one line (``Q: (N, d). K: (N, d).``): napoleon reads
+    one parameter ``Q`` whose text holds ``K: ...``, and the API page lists K under Q."""
+    names = "|".join(sorted((re.escape(p) for p in params), key=len, reverse=True))
+    if not names:
+        return []
+    later = re.compile(rf"[.;]\s+\*{{0,2}}({names})(?:, \*{{0,2}}(?:{names}))*(?: \([^)]*\))?: ")
+    problems, entry = [], None
+    for line in rst.splitlines() + [":end:"]:
+        head = re.match(r":param ([^:]+):(.*)", line)
+        if head or line.startswith(":"):
+            if entry and (m := later.search(entry[1])):
+                problems.append(f"Args entry {entry[0]!r} holds the entry of {m.group(1)!r}: one parameter per entry")
+            entry = [head.group(1).strip(), head.group(2)] if head else None
+        elif entry:
+            entry[1] += " " + line.strip()
     return problems
 
 
@@ -82,6 +103,15 @@ def _inline_sections(tree) -> list[str]:
         if head and _SECTION_LATER.search(text, head.end()):
             problems.append(f"two sections run together in one paragraph: {text[:60]!r}")
     return problems
+
+
+def test_the_check_catches_parameters_run_together_in_one_entry():
+    bad = "Summary.\n\nArgs:\n    Q: (N, d) array. K: (N, d).\n    scale: float; ledger: a Ledger.\n"
+    found = rst_problems(bad, params=("Q", "K", "scale", "ledger"))
+    assert len(found) == 2 and "'K'" in found[0] and "'ledger'" in found[1]
+    good = ("Summary.\n\nArgs:\n    Q: (N, d) array. Scale it: not a parameter.\n    K: (N, d).\n"
+            "    causal, scale: as the forward.\n")
+    assert rst_problems(good, params=("Q", "K", "causal", "scale")) == []
 
 
 def test_the_check_catches_attributes_written_as_one_sentence():
@@ -115,7 +145,12 @@ def test_docstring_renders_without_warnings(name, obj):
     doc = inspect.getdoc(obj)
     if not doc:
         return
-    params = ()
-    if inspect.isfunction(obj):
-        params = [p for p in inspect.signature(obj).parameters if p.endswith("_")]
-    assert rst_problems(doc, first_paragraph=inspect.ismodule(obj), trailing_underscore_params=params) == []
+    names = ()
+    if inspect.isfunction(obj) or inspect.isclass(obj):
+        try:
+            names = tuple(inspect.signature(obj).parameters)
+        except (TypeError, ValueError):   # a class without an inspectable __init__
+            names = ()
+    trailing = [p for p in names if p.endswith("_")] if inspect.isfunction(obj) else []
+    assert rst_problems(doc, first_paragraph=inspect.ismodule(obj), trailing_underscore_params=trailing,
+                        params=names) == []

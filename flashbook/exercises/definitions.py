@@ -64,7 +64,8 @@ def reference(k, variant=0) -> dict:
     """Reference answers of exercise ``k``, variant ``variant``, by part key, computed now with labcore.
 
     Args:
-        k: the exercise number, 1..len(EXERCISES). variant: a non-negative integer (0 = the lecture's numbers).
+        k: the exercise number, 1..len(EXERCISES).
+        variant: a non-negative integer (0 = the lecture's numbers).
     Returns:
         ``{part key: float}`` in the parts' units (a choice part: its option letter).
     Raises:

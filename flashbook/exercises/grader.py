@@ -66,7 +66,8 @@ def payload(k, variant=0) -> dict:
     """The JSON-ready grading payload of exercise ``k``, variant ``variant``: everything both graders need.
 
     Args:
-        k: the exercise number, 1..len(EXERCISES). variant: a non-negative integer (0 = the lecture's numbers).
+        k: the exercise number, 1..len(EXERCISES).
+        variant: a non-negative integer (0 = the lecture's numbers).
     Returns:
         A dict with keys ``id``, ``label``, ``title`` (plain text), ``variant``, ``statement``, ``example``,
         ``hint``, ``messages``, ``data``, and ``parts`` (each: ``key``, ``label``, ``unit``, ``kind``; numeric

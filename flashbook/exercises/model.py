@@ -93,7 +93,8 @@ class Exercise:
     """One exercise of lecture §12 (exercise 13: §4b), defined over parameters.
 
     Args:
-        number: 1..len(EXERCISES). label: stable sphinx-exercise label (``"ex-online-softmax"``).
+        number: 1..len(EXERCISES).
+        label: stable sphinx-exercise label (``"ex-online-softmax"``).
         title: the title exactly as the book's ``{exercise}`` directive shows it (MyST; may hold ``$...$``).
         template: the question in one or two sentences with ``{name}`` placeholders (:meth:`statement` fills it).
         parts: the answer fields (:class:`Part`).

@@ -130,7 +130,8 @@ def prepare(root: Path, dest: Path, pages=None) -> Path:
     """Copy the book's sources from ``root`` to ``dest`` with every notebook stripped (:func:`strip_solutions`).
 
     Args:
-        root: the repository root. dest: an empty or absent directory (it is replaced).
+        root: the repository root.
+        dest: an empty or absent directory (it is replaced).
         pages: optional list of toc entries (``"book/12_exercises"``) to build alone, besides the root page.
     Returns:
         ``dest``.

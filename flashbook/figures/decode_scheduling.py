@@ -83,7 +83,9 @@ def split_plans_data(gpu="H100", *, batch: int = 64, mean: int = 1024, skew: int
         mean: their mean length in keys (int >= 1).
         skew: the lengths are clipped at ``skew x mean`` (the ``max_factor`` of ``labcore.zipf_lengths``; 1 = every
             request of the mean length).
-        group_size: g. head_dim: d. seed: the draw.
+        group_size: g.
+        head_dim: d.
+        seed: the draw.
 
     Returns:
         dict ``lengths``, ``num_sms``, ``gpu``, per plan name a dict ``busy`` (keys each SM reads), ``ratio``

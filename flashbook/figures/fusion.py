@@ -23,7 +23,8 @@ def fusion_traffic_data(rows: int = 1024, N: int = 4096) -> dict:
     and the single point at row length ``N``.
 
     Args:
-        rows: int >= 1. N: the marked row length, int >= 1.
+        rows: int >= 1.
+        N: the marked row length, int >= 1.
     Returns:
         dict with ``N_values`` (int array), ``ratios`` (float array, ``4 + 2 / N``), ``rows``, ``N`` and
         ``point`` (the :func:`~labcore.hbm.softmax_fusion_io` dict at ``N``).

@@ -184,7 +184,8 @@ def grade(lab, kernel, *, seed: int = 0, gpu="A100", choose_splits=None, **param
             ``"flash_decoding"``), number 1-5 or a :class:`~flashbook.labs.definitions.Lab`.
         kernel: ``kernel(cta, *, block_q, block_kv)`` (labs 1-4; lab 1 takes only ``block_kv``) or, lab 5, a
             program ``kernel(chip, *, num_splits, block_kv)`` that allocates and launches.
-        seed: seed of the random inputs (int >= 0). gpu: preset for the modelled time (default A100).
+        seed: seed of the random inputs (int >= 0).
+        gpu: preset for the modelled time (default A100).
         choose_splits: lab 5 only, ``(gpu, *, batch, seqlen, num_q_heads, num_kv_heads, head_dim) -> int``.
         params: the kernel's parameters (``block_q``, ``block_kv``), default the lab's.
     Returns:

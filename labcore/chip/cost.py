@@ -34,9 +34,11 @@ def modelled_time(chip, gpu="A100", *, dtype_bytes: int = 2, per_sm_bandwidth_ca
     """Modelled seconds of every launch a :class:`~labcore.chip.Chip` has run, on a GPU preset.
 
     Args:
-        chip: a Chip after the kernel ran. gpu: preset name or :class:`labcore.hardware.GPU` (needs an FP32
-            figure: ``fp32_flops`` not None). dtype_bytes: bytes per element (int >= 1).
-        per_sm_bandwidth_cap: most bytes/s one SM can pull (> 0). kernel_overhead: seconds per launch (>= 0).
+        chip: a Chip after the kernel ran.
+        gpu: preset name or :class:`labcore.hardware.GPU` (needs an FP32 figure: ``fp32_flops`` not None).
+        dtype_bytes: bytes per element (int >= 1).
+        per_sm_bandwidth_cap: most bytes/s one SM can pull (> 0).
+        kernel_overhead: seconds per launch (>= 0).
     Returns:
         dict: ``total`` (s), ``launches`` (list of per-launch dicts: ``name``, ``ctas``, ``waves``,
         ``cta_time`` (s), ``time`` (s)), ``matmul_flops``, ``nonmatmul_flops``, ``hbm_bytes``, ``gpu`` (name).
