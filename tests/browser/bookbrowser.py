@@ -120,6 +120,24 @@ RESOURCES_JS = """() => [performance.getEntriesByType('navigation')[0]]
       .concat(performance.getEntriesByType('resource'))
       .map(e => ({url: e.name, bytes: e.encodedBodySize || e.transferSize || 0}))"""
 
+#: Each frame player on the page: its box against the article's, the elements sticking out of it, and its
+#: figure's smallest text in CSS px (the frame's ``data-fb-text-px`` scaled by its displayed width).
+PLAYERS_FIT_JS = """
+() => Array.from(document.querySelectorAll('.fb-explorer')).map(root => {
+  const box = root.getBoundingClientRect();
+  const article = (root.closest('article') || document.body).getBoundingClientRect();
+  const wide = Array.from(root.querySelectorAll('*')).filter(e => {
+      const r = e.getBoundingClientRect();
+      return r.width > 0 && (r.left < box.left - 1 || r.right > box.right + 1);
+    }).map(e => e.tagName + '.' + e.className + ' ' + Math.round(e.getBoundingClientRect().width) + ' px');
+  const img = root.querySelector('img.fb-frame');
+  return {name: root.dataset.explorer, width: box.width, article: article.width, wide: wide,
+          textPx: +img.dataset.fbTextPx * img.clientWidth / img.naturalWidth,
+          imgCss: img.clientWidth, imgNatural: img.naturalWidth,
+          sliders: root.querySelectorAll('input[type=range]').length};
+})
+"""
+
 VISIT_JS = r"""
 async () => {
   document.querySelectorAll('img').forEach(i => { i.loading = 'eager'; });

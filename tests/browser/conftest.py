@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from bookbrowser import (CHROMIUM, CHROMIUM_ARGS, HTML, RESOURCES_JS, SCREENSHOTS, SHOTS, VISIT_JS,  # noqa: F401
+from bookbrowser import (CHROMIUM, CHROMIUM_ARGS, HTML, PLAYERS_FIT_JS, RESOURCES_JS, SCREENSHOTS,  # noqa: F401
+                         SHOTS, VISIT_JS,
                          axe_source, is_local, new_offline_page, run_axe)
 
 
@@ -57,7 +58,8 @@ def browser():
 def visit(site, browser):
     """``visit(docname)`` -> dict describing the loaded page (each page is loaded once per session, at 1280 px in
     a fresh browser context): what :data:`VISIT_JS` reads, the first load's resources (``resources``:
-    :data:`RESOURCES_JS`, 300 ms after the load, so frames fetched unasked are in) and axe-core's findings
+    :data:`RESOURCES_JS`, 300 ms after the load, so frames fetched unasked are in), its players' fit
+    (``fit``: :data:`PLAYERS_FIT_JS`) and axe-core's findings
     (``axe``: :func:`run_axe`, after everything else was read)."""
     cache: dict[str, dict] = {}
     source = axe_source()
@@ -88,6 +90,7 @@ def visit(site, browser):
             failed_local=failed_local,
             blocked=list(page.blocked),
             resources=resources,
+            fit=page.evaluate(PLAYERS_FIT_JS) if info["explorers"] else [],
         )
         if SCREENSHOTS:
             page.screenshot(path=str(SHOTS / (docname.replace("/", "__") + ".png")), full_page=True,

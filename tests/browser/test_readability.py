@@ -17,7 +17,7 @@ import json
 
 import pytest
 
-from bookbrowser import PAGES, ROOT, SCREENSHOTS, axe_source, is_local, pages_showing, run_axe, set_theme
+from bookbrowser import PAGES, PLAYERS_FIT_JS, ROOT, SCREENSHOTS, axe_source, is_local, pages_showing, run_axe
 
 ART = ROOT / "artifacts" / "readability"
 WIDTHS = (390, 768, 1280)
@@ -48,47 +48,50 @@ def _page(browser, width: int, theme: str):
     return context.new_page()
 
 
-def _open(page, url: str, theme: str):
-    page.goto(url, wait_until="load")
-    set_theme(page, theme)
 
+@pytest.fixture(scope="module")
+def at_width(site, browser, visit):
+    """``at_width(doc, width)`` -> ``{"fit", "sideways", "axe"}`` of ``doc`` at ``width`` px, each page loaded once
+    per width: its players' fit (:data:`bookbrowser.PLAYERS_FIT_JS`), whether it scrolls sideways
+    (:data:`_SIDEWAYS_JS`) and, at 390 px, axe-core's findings (``bookbrowser.run_axe``). At 1280 px the record
+    is :func:`visit`'s (its page, loaded at 1280 px), unless screenshots are asked for."""
+    pages, cache, source = {}, {}, axe_source()
 
-_FIT_JS = """
-() => Array.from(document.querySelectorAll('.fb-explorer')).map(root => {
-  const box = root.getBoundingClientRect();
-  const article = (root.closest('article') || document.body).getBoundingClientRect();
-  const wide = Array.from(root.querySelectorAll('*')).filter(e => {
-      const r = e.getBoundingClientRect();
-      return r.width > 0 && (r.left < box.left - 1 || r.right > box.right + 1);
-    }).map(e => e.tagName + '.' + e.className + ' ' + Math.round(e.getBoundingClientRect().width) + ' px');
-  const img = root.querySelector('img.fb-frame');
-  return {name: root.dataset.explorer, width: box.width, article: article.width, wide: wide,
-          textPx: +img.dataset.fbTextPx * img.clientWidth / img.naturalWidth,
-          imgCss: img.clientWidth, imgNatural: img.naturalWidth,
-          sliders: root.querySelectorAll('input[type=range]').length};
-})
-"""
+    def _load(doc: str, width: int) -> dict:
+        if width == 1280 and not SCREENSHOTS:
+            v = visit(doc)
+            return {"fit": v["fit"], "sideways": None, "axe": v["axe"]}
+        if (doc, width) not in cache:
+            page = pages.get(width) or pages.setdefault(width, _page(browser, width, "light"))
+            page.goto(site + doc + ".html", wait_until="load")
+            rec = {"fit": page.evaluate(PLAYERS_FIT_JS), "sideways": page.evaluate(_SIDEWAYS_JS)}
+            if SCREENSHOTS and rec["fit"]:
+                page.screenshot(path=str(ART / f"{doc.replace('/', '__')}-{width}.png"))
+                page.locator(".fb-explorer").first.screenshot(
+                    path=str(ART / f"{doc.replace('/', '__')}-{width}-figure.png"))
+            rec["axe"] = run_axe(page, source) if width in (390, 1280) else None
+            cache[doc, width] = rec
+        return cache[doc, width]
+
+    yield _load
+    for page in pages.values():
+        page.context.close()
 
 
 @pytest.mark.parametrize("width", WIDTHS)
-def test_players_fit_and_their_text_reads(site, browser, visit, width):
+def test_players_fit_and_their_text_reads(visit, at_width, width):
     """At ``width``: every player inside the column, nothing in it wider than it, its figure's smallest text
-    at least 12 CSS px (768, 1280) or 9 CSS px (390); screenshots of each player page's top and first figure (``FLASHBOOK_SCREENSHOTS=1``)."""
-    docs = pages_showing(visit, "explorers")
-    page = _page(browser, width, "light")
+    at least 12 CSS px (768, 1280) or 9 CSS px (390); with ``FLASHBOOK_SCREENSHOTS=1``, screenshots of each
+    player page's top and first figure."""
+    ART.mkdir(parents=True, exist_ok=True)
     bad, text = [], {}
-    for doc in docs:
-        _open(page, site + doc + ".html", "light")
-        for p in page.evaluate(_FIT_JS):
+    for doc in pages_showing(visit, "explorers"):
+        for p in at_width(doc, width)["fit"]:
             text[f"{doc}:{p['name']}"] = round(p["textPx"], 2)
             if p["wide"] or p["width"] > p["article"] + 1:
                 bad.append(f"{doc}: {p['name']} ({p['width']:.0f} px in {p['article']:.0f}): {p['wide'][:4]}")
             if p["textPx"] < (9 if width < 500 else 12):
                 bad.append(f"{doc}: {p['name']}: figure text {p['textPx']:.1f} CSS px")
-        if SCREENSHOTS:
-            page.screenshot(path=str(ART / f"{doc.replace('/', '__')}-{width}.png"))
-            page.locator(".fb-explorer").first.screenshot(path=str(ART / f"{doc.replace('/', '__')}-{width}-figure.png"))
-    page.context.close()
     _record(f"figure_text_px_{width}", {"min": min(text.values()), "max": max(text.values()), "each": text})
     assert not bad, "\n".join(bad)
 
@@ -113,32 +116,24 @@ _SIDEWAYS_JS = """() => {
 
 
 @pytest.mark.parametrize("width", [390, 1280])
-def test_axe_finds_nothing_serious(site, browser, visit, width):
+def test_axe_finds_nothing_serious(at_width, width):
     """axe-core (its WCAG 2.0 A and AA rules, the audit of issue 23) on every page: every rule in the light
     theme, then the rules that read colours (``bookbrowser.COLOUR_RULES``) in the dark one (the theme's own switch,
-    on the same loaded page; ``bookbrowser.run_axe``): no critical and no serious violation. At 1280 px axe
-    runs in the page :func:`visit` loaded (a page is loaded once per width). At 390 px, first: the page does not
+    on the same loaded page; ``bookbrowser.run_axe``): no critical and no serious violation. Each page is loaded
+    once per width (:func:`at_width`; at 1280 px, :func:`visit`'s page). At 390 px, also: the page does not
     scroll sideways (``document.scrollingElement.scrollWidth`` at most the window's width + 1; the widest
     elements are named)."""
-    page = _page(browser, width, "light") if width != 1280 else None
-    source = axe_source() if page else None
     found, counts = [], {"light": {}, "dark": {}}
     for doc in PAGES:
-        if page is None:
-            result = visit(doc)["axe"]
-        else:
-            page.goto(site + doc + ".html", wait_until="load")
-            s = page.evaluate(_SIDEWAYS_JS)   # a phone: the page itself does not scroll sideways
-            if s["scrollWidth"] > s["W"] + 1:
-                found.append(f"{doc}: scrolls sideways at 390 px ({s['scrollWidth']} px wide): {s['widest']}")
-            result = run_axe(page, source)
+        rec = at_width(doc, width)
+        s = rec["sideways"]
+        if width == 390 and s["scrollWidth"] > s["W"] + 1:
+            found.append(f"{doc}: scrolls sideways at 390 px ({s['scrollWidth']} px wide): {s['widest']}")
         for theme in ("light", "dark"):
-            for v in result[theme]:
+            for v in rec["axe"][theme]:
                 counts[theme][v["impact"]] = counts[theme].get(v["impact"], 0) + v["n"]
                 if v["impact"] in ("critical", "serious"):
                     found.append(f"{doc} ({theme}): {v['impact']} {v['id']} x{v['n']}: {v['where']}")
-    if page:
-        page.context.close()
     for theme in ("light", "dark"):
         _record(f"axe_{width}_{theme}", counts[theme])
     assert not found, "\n".join(found)
