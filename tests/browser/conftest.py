@@ -12,8 +12,7 @@ from pathlib import Path
 import pytest
 
 from bookbrowser import (CHROMIUM, CHROMIUM_ARGS, HTML, PLAYERS_FIT_JS, RESOURCES_JS, SCREENSHOTS,  # noqa: F401
-                         SHOTS, VISIT_JS,
-                         axe_source, is_local, new_offline_page, run_axe)
+                         SHOTS, VISIT_JS, axe_source, is_local, new_offline_page, run_axe)
 
 
 def pytest_collection_modifyitems(config, items):
