@@ -1,4 +1,5 @@
-"""Committed notebooks carry no outputs and use the python3 kernel (the build executes them afresh)."""
+"""Committed notebooks carry no outputs, use the python3 kernel (the build executes them afresh) and give every
+cell a unique id (nbformat 4.5: nbval and nbformat warn about a cell without one, and will refuse it)."""
 from __future__ import annotations
 
 import json
@@ -12,8 +13,15 @@ NOTEBOOKS = [p for p in NOTEBOOKS if ".ipynb_checkpoints" not in p.parts and "_b
 
 
 def check_clean(nb: dict) -> list[str]:
-    """Problems that make a notebook unfit to commit: outputs, execution counts, a foreign kernel, widget state."""
+    """Problems that make a notebook unfit to commit: outputs, execution counts, a foreign kernel, widget state,
+    a cell without an id or with another cell's id."""
     problems = []
+    ids = [cell.get("id") for cell in nb.get("cells", [])]
+    for i, cid in enumerate(ids):
+        if not cid:
+            problems.append(f"cell {i} has no id")
+        elif ids.index(cid) != i:
+            problems.append(f"cell {i} has the id {cid!r} of cell {ids.index(cid)}")
     spec = nb.get("metadata", {}).get("kernelspec", {})
     if spec.get("name") != "python3":
         problems.append(f"kernelspec name is {spec.get('name')!r}, expected 'python3'")
@@ -31,10 +39,14 @@ def check_clean(nb: dict) -> list[str]:
 
 def test_check_clean_catches_dirty_notebooks():
     dirty = {"metadata": {"kernelspec": {"name": "julia-1.9"}, "widgets": {}},
-             "cells": [{"cell_type": "code", "outputs": [{"output_type": "stream"}], "execution_count": 3}]}
-    assert len(check_clean(dirty)) == 4
+             "cells": [{"cell_type": "code", "outputs": [{"output_type": "stream"}], "execution_count": 3},
+                       {"cell_type": "markdown", "id": "a"}, {"cell_type": "markdown", "id": "a"}]}
+    assert check_clean(dirty) == ["cell 0 has no id", "cell 2 has the id 'a' of cell 1",
+                                  "kernelspec name is 'julia-1.9', expected 'python3'",
+                                  "saved ipywidgets state in the notebook metadata", "cell 0 has 1 output(s)",
+                                  "cell 0 has execution_count 3"]
     clean = {"metadata": {"kernelspec": {"name": "python3"}},
-             "cells": [{"cell_type": "code", "outputs": [], "execution_count": None}]}
+             "cells": [{"cell_type": "code", "id": "c0", "outputs": [], "execution_count": None}]}
     assert check_clean(clean) == []
 
 
@@ -42,4 +54,4 @@ def test_check_clean_catches_dirty_notebooks():
 def test_notebook_is_clean(path):
     problems = check_clean(json.loads(path.read_text(encoding="utf-8")))
     assert not problems, f"{path.relative_to(ROOT)}: " + "; ".join(problems) + \
-        " (clear outputs and use --set-kernel python3 before committing)"
+        " (clear outputs, use --set-kernel python3 and nbformat's normalize() before committing)"
