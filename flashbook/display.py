@@ -15,6 +15,16 @@ from .prefetch import Prefetcher
 __all__ = ["show", "Table"]
 
 
+#: Visually hidden but read by screen readers (the usual "sr-only" rules, inline: the live face has no book CSS).
+_SR_ONLY = ("position:absolute;width:1px;height:1px;margin:-1px;padding:0;border:0;overflow:hidden;"
+            "clip:rect(0,0,0,0);white-space:nowrap")
+
+
+def _described(text: str) -> str:
+    """The live figure's text alternative as an ``ipywidgets.HTML`` value: a polite live region, visually hidden."""
+    return f'<span role="status" aria-live="polite" style="{_SR_ONLY}">{html.escape(text)}</span>'
+
+
 def _live_widget(explorer: Explorer):
     """ipywidgets controls over an ``ipywidgets.Image`` whose ``value`` each move replaces (one message to
     the front end, which swaps the image's bytes: no output area cleared and rebuilt), drawn by one
@@ -48,6 +58,12 @@ def _live_widget(explorer: Explorer):
     css_width = round(int.from_bytes(png[16:20], "big") * CSS_PX_PER_INCH / live.dpi)
     image = W.Image(value=png, format="png", layout=W.Layout(width=f"{css_width}px", max_width="100%", height="auto"))
     image.add_class("fb-live-figure")
+    # An ipywidgets Image has no alt, and its tooltip (a title) breaks its view in ipywidgets 8.1 (the front end
+    # reads the description an Image lacks: jupyter-widgets/ipywidgets#3921). So the static player's alt text, at
+    # the setting shown, is a visually hidden live region after the image, which a screen reader reads there and
+    # announces again after each move.
+    described = W.HTML(_described(explorer.describe(settings(), live=True)))
+    described.add_class("fb-live-description")
     if prefetch is not None:
         prefetch.request(settings())
 
@@ -57,6 +73,7 @@ def _live_widget(explorer: Explorer):
             prefetch.take(p)             # no longer queued; if its draw is under way, wait for it
             Prefetcher.step_aside()
         image.value = live.render(**p)   # from the cache when prefetched, else drawn now
+        described.value = _described(explorer.describe(p, live=True))
         if prefetch is not None:
             vals = next(s.live_values for s in explorer.sliders if s.name == name)
             step = 1 if vals.index(change["new"]) >= vals.index(change["old"]) else -1
@@ -64,7 +81,7 @@ def _live_widget(explorer: Explorer):
 
     for name, c in controls.items():
         c.observe(functools.partial(_update, name), names="value")
-    box = W.VBox([W.HBox(list(controls.values()), layout=W.Layout(flex_flow="row wrap")), image])
+    box = W.VBox([W.HBox(list(controls.values()), layout=W.Layout(flex_flow="row wrap")), image, described])
     box.live_figure = live     # for tests and benchmarks
     box.prefetcher = prefetch
     return box

@@ -70,6 +70,13 @@ class Slider:
     def live_values(self) -> tuple:
         return tuple(self.live) if self.live is not None else tuple(self.values)
 
+    def value_label(self, v) -> str:
+        """How value ``v`` is written beside the control and in the figure's description: "on"/"off" for a
+        switch (a slider of bools), else :meth:`show_value`."""
+        if all(isinstance(x, bool) for x in self.values):
+            return "on" if v else "off"
+        return self.show_value(v)
+
 
 @dataclass(frozen=True)
 class Explorer:
@@ -131,6 +138,20 @@ class Explorer:
         clear_content(fig)
         self.content(fig, data, **params)
         return True
+
+    def describe(self, params: dict, *, live: bool = False) -> str:
+        """The figure's text alternative at setting ``params``: its caption (else its name), then
+        "Shown: " and each control that can move (more than one static value; with ``live``, more than one
+        live value) with its value label, as the static player's ``alt`` and the live image's ``tooltip``
+        (which screen readers announce as the image's name) say.
+
+        Raises:
+            KeyError: ``params`` lacks a slider's value.
+        """
+        caption = self.caption or self.name.replace("_", " ")
+        shown = [f"{s.text} {s.value_label(params[s.name])}" for s in self.sliders
+                 if len(s.live_values if live else s.values) > 1]
+        return caption + (f" Shown: {', '.join(shown)}." if shown else "")
 
     def defaults(self) -> dict:
         """The parameter dict at every slider's default (plus ``fixed``)."""

@@ -79,9 +79,7 @@ def _png_size(png: bytes) -> tuple[int, int]:
 
 
 def _value_labels(slider) -> list[str]:
-    if all(isinstance(v, bool) for v in slider.values):
-        return ["on" if v else "off" for v in slider.values]
-    return [slider.show_value(v) for v in slider.values]
+    return [slider.value_label(v) for v in slider.values]
 
 
 def _control(slider, i: int, labels: list[str]) -> str:
@@ -278,8 +276,7 @@ def render_static(explorer: Explorer, *, dpi: int = STATIC_DPI, number: int | No
                 path.write_bytes(png)
             frames[key] = None if idx == default_idx else fname
     caption = explorer.caption or explorer.name.replace("_", " ")
-    shown = [f"{s.text} {labels[s.name][i]}" for s, i in zip(explorer.sliders, default_idx) if len(s.values) > 1]
-    alt = caption + (f" Shown: {', '.join(shown)}." if shown else "")
+    alt = explorer.describe(explorer.defaults())   # the player's script writes it again for each frame shown
     payload = json.dumps({"frames": frames, "labels": labels, "names": [s.text for s in explorer.sliders],
                           "sizes": [len(s.values) for s in explorer.sliders], "alt": caption,
                           "base": None if target is None else target[1]}).replace("</", "<\\/")

@@ -70,3 +70,23 @@ def test_table_html_and_text():
     assert repr(t).splitlines()[1].split() == ["a<b", "1.50", "True"]
     with pytest.raises(ValueError, match="one entry per header"):
         Table([(1, 2)], ["only"])
+
+
+def test_describe_names_the_setting_as_the_player_alt_does():
+    """Explorer.describe: the caption, then each control that can move with its value label (a switch "on"/"off");
+    the static player's first alt text is describe() at the defaults; live counts the live values."""
+    import html
+    import re
+
+    from flashbook.explorer import Explorer, Slider
+
+    ex = Explorer("t_describe", lambda n, causal, order: n, lambda y, **_: None, caption="Traffic.",
+                  sliders=(Slider("n", (1024, 2048), 1024, label="N", fmt=",d"), Slider("causal", (False, True), True),
+                           Slider("order", ("fa2",), "fa2", live=("fa1", "fa2"))))
+    p = ex.defaults()
+    assert ex.describe(p) == "Traffic. Shown: N 1,024, causal on."
+    assert ex.describe({**p, "causal": False, "order": "fa1"}, live=True) == "Traffic. Shown: N 1,024, causal off, order fa1."
+    assert Explorer("t_bare", lambda: 0, lambda y: None).describe({}) == "t bare"
+    real = EXPLORERS["merge_orders"]
+    alt = re.search(r'<img class="fb-frame" alt="([^"]*)"', render_static(real)).group(1)
+    assert html.unescape(alt) == real.describe(real.defaults())

@@ -3,6 +3,7 @@ content (the content cleared and drawn again into one persistent figure), shows 
 same setting shows."""
 from __future__ import annotations
 
+import html
 import io
 
 import numpy as np
@@ -170,12 +171,15 @@ def test_the_live_widget_swaps_the_image_bytes(monkeypatch):
     monkeypatch.delenv("FLASHBOOK_STATIC", raising=False)
     ex = all_explorers()["io_vs_N"]
     box = show(ex)
-    controls, image = box.children
+    controls, image, described = box.children
     assert isinstance(image, W.Image) and image.format == "png"
-    first = bytes(image.value)
+    first, name = bytes(image.value), described.value
+    # the image's text alternative: a hidden live region that says what the figure shows
+    assert "aria-live=" in name and html.escape(ex.describe(ex.defaults(), live=True)) in name and "Shown: " in name
     slider = next(c for c in controls.children if c.description == "N")
     slider.value = 32768
     assert bytes(image.value) != first
     p = {**ex.defaults(), "N": 32768}
+    assert html.escape(ex.describe(p, live=True)) in described.value != name
     assert (_pixels(bytes(image.value)) == _pixels(ex.png(ex.compute(**p), p, dpi=LIVE_DPI))).all()
     assert box.live_figure.updates == 1

@@ -157,7 +157,7 @@ def test_the_widget_answers_a_step_from_the_prefetched_cache(monkeypatch):
     monkeypatch.setenv("FLASHBOOK_PREFETCH", "1")
     ex = all_explorers()["io_vs_N"]
     box = show(ex)
-    controls, image = box.children
+    controls, image, _ = box.children
     assert isinstance(image, W.Image) and box.prefetcher is not None
     assert Prefetcher.idle(timeout=120)
     slider = next(c for c in controls.children if c.description == "N")

@@ -7,7 +7,8 @@ every notebook, runs all cells, and checks what the reader sees:
 * no error output;
 * no raw MyST in the rendered Markdown (roles, directive options, fences, unrendered ``$``);
 * the admonitions and exercise boxes of the source are rendered as boxes, and no ``{eval}`` is left;
-* every explorer shows its widgets, and moving its first control changes its image;
+* every explorer shows its widgets and an image with its text alternative (what the figure shows, at the
+  setting shown), and moving its first control changes the image;
 * solution cells are collapsed (source and output) and no solution output is visible.
 
 Every request to a host other than 127.0.0.1 is aborted: JupyterLab, its MathJax and the MyST renderer are
@@ -190,6 +191,8 @@ _RENDERED_JS = r"""
                           .filter(e => visible(e) && !e.closest('details:not([open]), summary')).map(e => e.textContent).join(' | ').slice(0, 300),
       widgets: c.querySelectorAll('.jupyter-widgets.widget-slider, .widget-dropdown, .widget-toggle-buttons, .widget-hslider, .widget-islider').length,
       images: c.querySelectorAll('.jp-OutputArea img').length,
+      // an explorer's image is described by a hidden live region after it (flashbook.explorer.Explorer.describe)
+      described: Array.from(c.querySelectorAll('.fb-live-description [aria-live]')).map(e => e.textContent).pop() || '',
       prompt: (c.querySelector('.jp-InputPrompt') || {textContent: ''}).textContent.trim(),
     };
   });
@@ -339,16 +342,33 @@ _IMAGE_CHANGED_JS = """([cell, before]) => {
 }"""
 
 
-def _image_changed(page, cell, before, timeout_ms) -> bool:
-    """Whether the explorer's image differs from ``before`` within ``timeout_ms`` (polled in the page)."""
+def _changed(page, js: str, cell, before, timeout_ms: int) -> bool:
+    """Whether ``js`` (:data:`_IMAGE_CHANGED_JS`, :data:`_DESCRIPTION_CHANGED_JS`), given the cell and the value
+    ``before``, turns true within ``timeout_ms`` (polled in the page)."""
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
     try:
-        page.wait_for_function(_IMAGE_CHANGED_JS, arg=[cell.element_handle(), before], timeout=timeout_ms,
-                               polling=50)
+        page.wait_for_function(js, arg=[cell.element_handle(), before], timeout=timeout_ms, polling=50)
         return True
     except PlaywrightTimeout:
         return False
+
+
+def _image_changed(page, cell, before, timeout_ms) -> bool:
+    """Whether the explorer's image differs from ``before`` within ``timeout_ms``."""
+    return _changed(page, _IMAGE_CHANGED_JS, cell, before, timeout_ms)
+
+
+_DESCRIPTION_CHANGED_JS = """([cell, before]) => {
+  const d = Array.from(cell.querySelectorAll('.fb-live-description [aria-live]')).pop();
+  return !!d && d.textContent !== before;
+}"""
+
+
+def _description_changed(page, cell, before: str) -> bool:
+    """Whether the explorer's text alternative differs from ``before`` within 10 s (the kernel sends it just
+    after the image)."""
+    return _changed(page, _DESCRIPTION_CHANGED_JS, cell, before, 10_000)
 
 
 def _move_first_control(page, cell) -> str | None:
@@ -397,11 +417,16 @@ def test_live_notebook(lab, lab_page, name):
             if i in explorers:
                 if not c["widgets"] or not c["images"]:
                     problems.append(f"cell {i}: explorer without widgets ({c['widgets']}) or image ({c['images']})")
+                elif "Shown: " not in c["described"]:
+                    problems.append(f"cell {i}: the explorer's image has no text alternative ({c['described']!r})")
                 else:
                     cell = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook .jp-Cell").nth(i)
                     msg = _move_first_control(page, cell)
                     if msg:
                         problems.append(f"cell {i}: {msg}")
+                    elif not _description_changed(page, cell, c["described"]):
+                        problems.append(f"cell {i}: the image changed but its text alternative still says "
+                                        f"{c['described']!r}")
         for i in _solution_cells(source):
             if cells[i]["inputVisible"] and source[i]["cell_type"] == "code":
                 problems.append(f"cell {i}: a solution cell shows its source before the reader asks")
