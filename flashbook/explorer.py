@@ -72,7 +72,7 @@ class Slider:
 
     def value_label(self, v) -> str:
         """How value ``v`` is written beside the control and in the figure's description: "on"/"off" for a
-        switch (a slider of bools), else :meth:`show_value`."""
+        switch (a slider of bools), else ``show_value(v)`` (the slider's ``fmt``)."""
         if all(isinstance(x, bool) for x in self.values):
             return "on" if v else "off"
         return self.show_value(v)

@@ -16,7 +16,7 @@ from flashbook.sections import toc_pages
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "book" / "_ext"))
-from flashbook_api import _public_modules, api_entries, covers, page_modules, select  # noqa: E402
+from flashbook_api import _public_modules, api_entries, covers, factory_defaults, page_modules, select  # noqa: E402
 
 
 def test_every_public_module_is_on_exactly_one_api_page():
@@ -55,3 +55,26 @@ def test_prefixes_select_whole_module_names():
 def test_select_bad_input(bad, exc):
     with pytest.raises(exc):
         select(bad)
+
+
+def test_a_dataclass_signature_shows_what_its_factories_give():
+    """``field(default_factory=...)`` shows as the value a new instance gets, not as ``<factory>``."""
+    import collections
+    import dataclasses
+
+    def weights():
+        return {k: 0.5 for k in "abcdefgh"}
+
+    @dataclasses.dataclass
+    class Part:
+        name: str
+        parts: dict[str, float] = dataclasses.field(default_factory=dict)
+        order: list = dataclasses.field(default_factory=list)
+        queue: collections.deque = dataclasses.field(default_factory=collections.deque)
+        weight: dict = dataclasses.field(default_factory=weights)
+
+    sig = "(name: str, parts: dict[str, float] = <factory>, order: list = <factory>, queue: deque = <factory>, weight: dict = <factory>)"
+    assert factory_defaults(sig, Part) == ("(name: str, parts: dict[str, float] = {}, order: list = [], "
+                                           "queue: deque = deque([]), weight: dict = weights())")   # too long: the call
+    assert factory_defaults("(x=<factory>)", object) == "(x=<factory>)"     # not a dataclass: as it was
+    assert factory_defaults(None, Part) is None

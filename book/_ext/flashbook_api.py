@@ -222,8 +222,39 @@ class LabcoreAPIIndex(SphinxDirective):
         return container.children
 
 
+def factory_defaults(signature: str | None, obj) -> str | None:
+    """``signature`` with each dataclass field's ``<factory>`` (what :mod:`inspect` shows for a
+    ``field(default_factory=...)``) replaced by the value a new instance gets: ``parts: dict = {}``, not
+    ``parts: dict = <factory>``. A long or unprintable value is written as the factory's call (``deque()``).
+    Other objects and signatures are returned as they are."""
+    import dataclasses
+
+    if signature is None or "<factory>" not in signature or not dataclasses.is_dataclass(obj):
+        return signature
+    for f in dataclasses.fields(obj):
+        if f.default_factory is dataclasses.MISSING:
+            continue
+        try:
+            shown = repr(f.default_factory())
+        except Exception:                              # a factory that needs the instance: name it
+            shown = ""
+        if not shown or len(shown) > 30 or shown.startswith("<"):
+            shown = getattr(f.default_factory, "__name__", "factory") + "()"
+        signature = re.sub(rf"(\b{re.escape(f.name)}\b[^=]*?=\s*)<factory>", lambda m: m.group(1) + shown, signature,
+                           count=1)
+    return signature
+
+
+def _factory_defaults(app, what, name, obj, options, signature, return_annotation):
+    """``autodoc-process-signature``: :func:`factory_defaults` on a class's signature."""
+    if what == "class":
+        return factory_defaults(signature, obj), return_annotation
+    return None
+
+
 def setup(app):
     app.setup_extension("sphinx.ext.autodoc")
+    app.connect("autodoc-process-signature", _factory_defaults)
     app.add_directive("labcore-api", LabcoreAPI)
     app.add_directive("labcore-api-index", LabcoreAPIIndex)
     return {"parallel_read_safe": True, "parallel_write_safe": True, "version": "1"}

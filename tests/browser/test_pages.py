@@ -157,3 +157,38 @@ def test_reads_from_disk_offline(visit, browser):
             bad.append(f"{doc}: {info['mathTypeset']}/{info['math']} typeset, errors {errors}")
         page.context.close()
     assert not bad, "pages that do not read offline from disk:\n" + "\n".join(bad)
+
+
+_SIDEBARS_JS = """() => {
+  const shown = e => !!e && e.checkVisibility({visibilityProperty: true}) && e.getBoundingClientRect().right > 0
+                     && e.getBoundingClientRect().width > 0;
+  const modal = id => { const d = document.getElementById(id); return !!d && d.open && shown(d.querySelector('nav, .bd-toc, .page-toc')); };
+  return {
+    nav: shown(document.querySelector('#pst-primary-sidebar nav.bd-docs-nav')) || modal('pst-primary-sidebar-modal'),
+    toc: shown(document.querySelector('#pst-secondary-sidebar .page-toc')) || modal('pst-secondary-sidebar-modal'),
+    searches: Array.from(document.querySelectorAll('.search-button__button, .bd-search')).filter(shown).length,
+  };
+}"""
+
+
+@pytest.mark.parametrize("width", [390, 1280])
+def test_the_sidebar_buttons_open_and_close_the_navigation(site, browser, width):
+    """The article header's buttons work at both widths: the menu button shows or hides the table of contents
+    (beside the page at 1280 px, as a drawer at 390 px), the "Contents" button this page's sections on a phone;
+    and one search control is shown, not a second one in a header bar of its own (sphinx-book-theme#999: that
+    bar's hidden buttons took the click handlers, so on a phone the table of contents never opened)."""
+    page = browser.new_context(viewport={"width": width, "height": 800}).new_page()
+    page.goto(site + "book/04_flash_forward.html", wait_until="load")
+    start = page.evaluate(_SIDEBARS_JS)
+    assert start["nav"] == (width > 960) and start["toc"] == (width > 1200), start
+    assert start["searches"] == 1, f"{start['searches']} search controls shown at {width} px"
+    page.locator(".header-article-item button.primary-toggle").click()
+    page.wait_for_timeout(400)   # the drawer's transition
+    assert page.evaluate(_SIDEBARS_JS)["nav"] != start["nav"], f"the menu button did nothing at {width} px"
+    if width < 960:
+        page.keyboard.press("Escape")   # the drawer is a modal dialog
+        page.wait_for_timeout(400)
+        page.locator(".header-article-item button.secondary-toggle").click()
+        page.wait_for_timeout(400)
+        assert page.evaluate(_SIDEBARS_JS)["toc"], "the Contents button did not show the page's sections at 390 px"
+    page.context.close()
