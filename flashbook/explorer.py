@@ -142,16 +142,20 @@ class Explorer:
     def describe(self, params: dict, *, live: bool = False) -> str:
         """The figure's text alternative at setting ``params``: its caption (else its name), then
         "Shown: " and each control that can move (more than one static value; with ``live``, more than one
-        live value) with its value label, as the static player's ``alt`` and the live image's ``tooltip``
-        (which screen readers announce as the image's name) say.
+        live value) with its value label: the static player's ``alt``, and in a live kernel the hidden live
+        region after the image (``flashbook.display``) that a screen reader reads and announces on each move.
 
         Raises:
             KeyError: ``params`` lacks a slider's value.
         """
-        caption = self.caption or self.name.replace("_", " ")
         shown = [f"{s.text} {s.value_label(params[s.name])}" for s in self.sliders
                  if len(s.live_values if live else s.values) > 1]
-        return caption + (f" Shown: {', '.join(shown)}." if shown else "")
+        return self.title + (f" Shown: {', '.join(shown)}." if shown else "")
+
+    @property
+    def title(self) -> str:
+        """The caption, else the name in words (``decode_splits`` -> "decode splits")."""
+        return self.caption or self.name.replace("_", " ")
 
     def defaults(self) -> dict:
         """The parameter dict at every slider's default (plus ``fixed``)."""

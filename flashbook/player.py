@@ -275,10 +275,9 @@ def render_static(explorer: Explorer, *, dpi: int = STATIC_DPI, number: int | No
             if not path.exists():
                 path.write_bytes(png)
             frames[key] = None if idx == default_idx else fname
-    caption = explorer.caption or explorer.name.replace("_", " ")
     alt = explorer.describe(explorer.defaults())   # the player's script writes it again for each frame shown
     payload = json.dumps({"frames": frames, "labels": labels, "names": [s.text for s in explorer.sliders],
-                          "sizes": [len(s.values) for s in explorer.sliders], "alt": caption,
+                          "sizes": [len(s.values) for s in explorer.sliders], "alt": explorer.title,
                           "base": None if target is None else target[1]}).replace("</", "<\\/")
     # The element id comes from the content (explorer name + hash of its frames), never from a random
     # source, so two builds of the same commit write byte-identical HTML (issue 13).
@@ -302,7 +301,7 @@ def render_static(explorer: Explorer, *, dpi: int = STATIC_DPI, number: int | No
         f'<img class="fb-frame" alt="{html.escape(alt)}" width="{w}" height="{h}" '
         f'data-fb-key="{_frame_key(default_idx)}" data-fb-text-px="{text_px:.2f}" '
         f'src="{_png_data_uri(default_png)}">'
-        f'<figcaption><span class="fb-fignum">Figure {number}.</span> {html.escape(caption)}</figcaption>'
+        f'<figcaption><span class="fb-fignum">Figure {number}.</span> {html.escape(explorer.title)}</figcaption>'
         f'{note}'
         f'<script type="application/json" class="fb-frames">{payload}</script>'
         f'<script>{_PLAYER_JS % {"id": json.dumps(uid)}}</script>'
