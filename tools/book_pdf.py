@@ -14,12 +14,14 @@ from __future__ import annotations
 import argparse
 import html
 import io
+import os
 import re
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-CHROMIUM = "/usr/bin/chromium"
+#: The Chromium that prints: ``FLASHBOOK_CHROMIUM`` (the Makefile's ``CHROMIUM``), else Debian's headless shell.
+CHROMIUM = os.environ.get("FLASHBOOK_CHROMIUM", "/usr/bin/chromium-headless-shell")
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 #: Text that must never reach a printed page: an unevaluated role, a directive fence, TeX left untypeset.

@@ -1,8 +1,9 @@
 """Helpers for the browser suite (tests/browser): the TOC, the offline page, what a page must not show.
 
 Every test here is marked ``browser`` (``make browser``; ``make test`` runs it after ``book-strict``).
-It needs ``_build/html`` (a fresh build) and ``/usr/bin/chromium`` (the Makefile installs Debian's
-package). Playwright drives that Chromium through ``executable_path``; it never downloads a browser.
+It needs ``_build/html`` (a fresh build) and Debian's ``/usr/bin/chromium-headless-shell`` (:data:`CHROMIUM`; the
+Makefile installs the package). Playwright drives that Chromium through ``executable_path``; it never downloads a
+browser.
 
 Each page in ``_toc.yml`` is loaded once (:func:`visit`) with every request to a host other than
 localhost aborted, so the tests prove the book reads offline. What the page showed is recorded
@@ -28,7 +29,9 @@ AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"
 #: ``FLASHBOOK_SCREENSHOTS=1`` (``make browser`` sets it). They assert nothing, and a full-page shot of a long
 #: page costs a second or two of a core, so ``make test`` leaves them out.
 SCREENSHOTS = os.environ.get("FLASHBOOK_SCREENSHOTS", "") == "1"
-CHROMIUM = os.environ.get("FLASHBOOK_CHROMIUM", "/usr/bin/chromium")
+#: The Chromium the tests drive: ``FLASHBOOK_CHROMIUM`` (the Makefile's ``CHROMIUM``), else Debian's headless shell,
+#: Chromium's Blink engine without the browser's user interface (what Playwright runs headless by default).
+CHROMIUM = os.environ.get("FLASHBOOK_CHROMIUM", "/usr/bin/chromium-headless-shell")
 CHROMIUM_ARGS = [
     "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
     "--disable-background-networking", "--disable-component-update", "--disable-sync",

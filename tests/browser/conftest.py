@@ -44,7 +44,7 @@ def site():
 @pytest.fixture(scope="session")
 def browser():
     if not Path(CHROMIUM).exists():
-        pytest.fail(f"{CHROMIUM} is missing: `make browser` installs Debian's chromium package")
+        pytest.fail(f"{CHROMIUM} is missing: `make chromium` installs Debian's chromium-headless-shell package")
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as pw:
