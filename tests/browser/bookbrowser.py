@@ -196,14 +196,31 @@ def _fail(message: str):
     pytest.fail(message)
 
 
+#: The axe-core release the accessibility checks run: pinned, so that a new release (new rules, changed
+#: heuristics) cannot turn a run red without a change here; ``axe_source`` installs it where another is found.
+AXE_VERSION = "4.14.1"
+
+
+def _installed_axe_version() -> str | None:
+    package = AXE.parent / "package.json"
+    if not (AXE.exists() and package.exists()):
+        return None
+    import json
+
+    return json.loads(package.read_text(encoding="utf-8")).get("version")
+
+
 def axe_source() -> str:
-    """axe-core's script (``npm install axe-core@4`` into ``node_modules/`` first if it is missing)."""
-    if not AXE.exists():
+    """axe-core's script, release :data:`AXE_VERSION` (``npm install axe-core@AXE_VERSION`` into ``node_modules/``
+    first where it is missing or another release is there)."""
+    if _installed_axe_version() != AXE_VERSION:
         npm = shutil.which("npm")
         if npm is None:
             _fail("axe-core is missing and npm is not installed (apt-get install npm)")
-        subprocess.run([npm, "install", "--no-save", "--no-audit", "--no-fund", "--prefix", str(ROOT), "axe-core@4"],
-                       check=True, capture_output=True, timeout=300)
+        subprocess.run([npm, "install", "--no-save", "--no-audit", "--no-fund", "--prefix", str(ROOT),
+                        f"axe-core@{AXE_VERSION}"], check=True, capture_output=True, timeout=300)
+        if _installed_axe_version() != AXE_VERSION:
+            _fail(f"npm did not install axe-core {AXE_VERSION} into {AXE.parent}")
     return AXE.read_text(encoding="utf-8")
 
 
@@ -242,6 +259,7 @@ def run_axe(page, source: str) -> dict:
     (``.only-dark``, ``.only-light``). Returns ``{"light": [...], "dark": [...]}``, each violation as
     ``{id, impact, n, where}``."""
     page.add_script_tag(content=source)
+    assert page.evaluate("axe.version") == AXE_VERSION, f"{page.url}: axe-core {page.evaluate('axe.version')} ran"
     assert not page.locator(".only-dark, .only-light").count(), f"{page.url}: theme-only elements; run every rule in dark"
     found = {}
     for theme in ("light", "dark"):

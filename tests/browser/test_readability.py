@@ -8,8 +8,9 @@ critical and no serious violation (390 and 1280 px, both themes), no page that s
 ``artifacts/readability/`` (``measurements.json``; with ``FLASHBOOK_SCREENSHOTS=1``, screenshots at the three
 widths).
 
-axe-core comes from the npm registry (``npm install axe-core`` into ``node_modules/`` at the repository
-root, done here if missing); the test fails, not skips, when it cannot be found or installed.
+axe-core comes from the npm registry: the release pinned as ``bookbrowser.AXE_VERSION``, installed into
+``node_modules/`` at the repository root where it is missing or another release is there; the test fails, not
+skips, when it cannot be found or installed.
 """
 from __future__ import annotations
 
