@@ -6,7 +6,7 @@ STAMP   := $(VENV)/.installed
 export MPLBACKEND := Agg
 export PYTHONHASHSEED := 0
 
-.PHONY: help venv lab book book-strict book-rebuild test lint unit nbval browser browser-book live chromium bench clean pdf student sheets
+.PHONY: help venv lab book book-strict book-rebuild test lint unit nbval browser browser-book live chromium bench test-cost clean pdf student sheets
 
 # Debian's Chromium drives the browser tests (Playwright launches it by path; it never downloads one): its headless
 # shell (package chromium-headless-shell), the same Blink engine without the browser's user interface, which is what
@@ -108,6 +108,9 @@ bench: $(STAMP) $(READER_CHROMIUM)  ## performance budget: notebook times, explo
 	$(BIN)/python bench/megakernel_schedule.py  # the megakernel event loop, cold and cached
 	$(BIN)/python bench/prefill_time.py         # one vectorised prefill_time call
 	FLASHBOOK_CHROMIUM=$(READER_CHROMIUM) $(BIN)/python -m pytest -q -s -p no:cacheprovider bench/live_latency.py   # browser-side live latency (JupyterLab, the full Chromium)
+
+test-cost: $(STAMP) $(CHROMIUM)  ## what make test costs: each stage alone, then make test, in wall time and CPU-s (needs make book)
+	$(BIN)/python bench/suite_cost.py
 
 pdf: $(STAMP) $(CHROMIUM)  ## the whole book as one PDF (_build/pdf/flashbook.pdf): Debian's Chromium prints the built HTML
 	@test -f _build/html/index.html || (echo "no _build/html: run 'make book' first" && false)
