@@ -69,6 +69,12 @@ def calibration(repeats: int = 5) -> float:
     return round(sorted(times)[len(times) // 2], 3)
 
 
+def _row(label: str, r: dict) -> str:
+    """One line of the table: the label, wall time, CPU and idle seconds, and whether the command passed."""
+    return (f"{label:<14} {r['wall_s']:>7.0f}s {r['cpu_s']:>8.0f} {r['idle_s']:>8.0f}  "
+            f"{'passed' if r['rc'] == 0 else 'FAILED'}")
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--stages-only", action="store_true", help="measure the stages alone, not make test")
@@ -82,16 +88,14 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{cores} cores; calibration (io_vs_N drawn 4 times): {rows['calibration_cpu_s']:.2f} CPU-s")
     print(f"{'stage':<14} {'wall':>8} {'CPU-s':>8} {'idle':>8}  status")
     for stage in args.stage or STAGES:
-        r = rows["stages"][stage] = measure(["make", "--no-print-directory", stage])
-        print(f"{stage:<14} {r['wall_s']:>7.0f}s {r['cpu_s']:>8.0f} {r['idle_s']:>8.0f}  "
-              f"{'passed' if r['rc'] == 0 else 'FAILED'}", flush=True)
+        rows["stages"][stage] = measure(["make", "--no-print-directory", stage])
+        print(_row(stage, rows["stages"][stage]), flush=True)
     total = sum(r["cpu_s"] for r in rows["stages"].values())
     print(f"{'stages, summed':<14} {sum(r['wall_s'] for r in rows['stages'].values()):>7.0f}s {total:>8.0f}"
           f"   (at least {total / cores / 60:.1f} min of make test on {cores} cores)")
     if not (args.stages_only or args.stage):
-        r = rows["make_test"] = measure(["make", "--no-print-directory", "test"])
-        print(f"{'make test':<14} {r['wall_s']:>7.0f}s {r['cpu_s']:>8.0f} {r['idle_s']:>8.0f}  "
-              f"{'passed' if r['rc'] == 0 else 'FAILED'}")
+        rows["make_test"] = measure(["make", "--no-print-directory", "test"])
+        print(_row("make test", rows["make_test"]))
     out = ROOT / "artifacts" / "suite_cost.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(rows, indent=1))
