@@ -1,0 +1,1 @@
+"""cudalab: the CUDA labs' harness (work in progress; see issue "Labs in CUDA")."""
