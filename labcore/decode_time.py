@@ -29,7 +29,7 @@ from .checks import cdiv, choice, int_array, positive_int, resolve_params
 from .decode import MAX_SPLITS, kv_cache_bytes
 from .hardware import GPU, get_gpu
 from .splits import MAX_BATCH, MAX_SEQLEN, decode_shape, flash_attn_block_n, flash_attn_splits
-from .waves import LAST_WAVE_RULES, waves_time
+from .waves import DRAM_LATENCY, LAST_WAVE_RULES, SM_LIMITS, kernel_occupancy, waves_time
 
 __all__ = ["MODEL_DEFAULTS", "DecodeEstimate", "DECODE_METHODS", "DECODE_VARIANTS", "SPLIT_MODES",
            "SM_LIMITS", "KERNEL_RESOURCES", "decode_ctas_per_sm",
@@ -46,7 +46,7 @@ SPLIT_MODES = ("best", "heuristic", "heuristic-2.5.7")
 #: overrides as keywords (``decode_attention_time(..., efficiency=0.6)``); the §6 page reads the values.
 MODEL_DEFAULTS = dict(
     efficiency=0.7,  # FlashAttention-2 forward reaches 50-73% of A100 peak (Dao 2023): take 0.7
-    per_sm_bandwidth_cap=80e9,  # Little's law: ~64 KB in flight per SM / ~0.8 us DRAM latency = 80 GB/s
+    per_sm_bandwidth_cap=80e9,  # Little's law: ~64 KiB (65,536 B) in flight per SM / ~0.8 us DRAM latency = 80 GB/s
     kernel_overhead=5e-6,  # launch + prologue + tail of one kernel, ~5 us: the lecture's (§6.3), assumed, not measured;
     # Hazy: 2.1 us bare launch on a stream, 1.3 us in a CUDA graph; xformers' decode benchmark replays in a graph
     ctas_per_sm=1,  # CTAs resident per SM in a wave: the lecture's 1; "derived" = decode_ctas_per_sm (2 on an A100)
@@ -58,7 +58,7 @@ MODEL_DEFAULTS = dict(
     dtype_bytes=2,  # FP16/BF16 K, V, q, O
     # refined variant only:
     partial_dtype_bytes=4,  # flash-attn stores per-split o_s and lse_s in FP32 (ElementAccum = float)
-    wave_latency=0.8e-6,  # one DRAM round trip to fill each wave's pipeline (the latency in Little's law)
+    wave_latency=DRAM_LATENCY,  # one DRAM round trip to fill each wave's pipeline (the latency in Little's law)
     bandwidth_efficiency=0.9,  # best streaming kernels reach ~88-90% of A100 datasheet HBM bandwidth
     # both variants:
     last_wave="full",  # the lecture's charge: a partial last wave costs a full one (labcore.waves.waves_time)
@@ -149,20 +149,12 @@ class DecodeEstimate:
 
 
 
-#: Per-SM limits on resident CTAs (compute capabilities 8.0, 9.0 and 10.0 alike): resident threads, resident
-#: CTAs, 32-bit registers, the most registers a thread can hold, and the shared memory the runtime reserves per
-#: CTA. Source: CUDA C++ Programming Guide, "Compute Capabilities", Table "Technical Specifications per Compute
-#: Capability" (2048 threads, 32 blocks, 64 K registers per SM, 255 per thread; 1 KB of shared memory per block
-#: reserved for system use on 8.x and later).
-SM_LIMITS = dict(max_threads=2048, max_ctas=32, registers=65536, max_registers_per_thread=255,
-                 smem_reserved_per_cta=1024)
-
 #: What one CTA of each decode kernel holds: its Q tile (``block_m`` keyword), its KV tile (``block_n`` keyword
 #: or flash-attn's rule), its warps, and its registers per thread (not published: the compiler's maximum, an
 #: upper bound). Shared memory = (Q tile + K tile + V tile) x d x 2 bytes (no Q/K sharing at decode).
 #: Sources: flash-attn v2.0.9 ``flash_fwd_launch_template.h`` (``run_mha_fwd_hdim128``: 128 x 64 tile, 4 warps on
-#: sm80, 64 KB); flash-attn >= 2.2 ``run_mha_fwd_splitkv_dispatch`` (kBlockM 64, kBlockN 256/128/64, 4 warps:
-#: 80 KB at d = 128); flash-attn >= 2.5.7 ``flash_api.cpp``, "We multiply number of SMs by 2 to hard-code the
+#: sm80, 64 KiB = 65,536 B); flash-attn >= 2.2 ``run_mha_fwd_splitkv_dispatch`` (kBlockM 64, kBlockN 256/128/64,
+#: 4 warps: 80 KiB = 81,920 B at d = 128); flash-attn >= 2.5.7 ``flash_api.cpp``, "We multiply number of SMs by 2 to hard-code the
 #: fact that we're using 128 threads per block".
 KERNEL_RESOURCES = {
     "fa2": dict(block_m="fa2_block_m", block_n="fa2_block_n", warps=4, registers_per_thread=255),
@@ -172,28 +164,22 @@ KERNEL_RESOURCES = {
 
 def _occupancy(gpu: GPU, method: str, d: int, p: dict) -> dict:
     """CTAs per SM that the kernel's shared memory, threads and registers allow on ``gpu`` (see decode_ctas_per_sm)."""
-    k, lim = KERNEL_RESOURCES[method], SM_LIMITS
+    k = KERNEL_RESOURCES[method]
     bm = p[k["block_m"]]
     bn = p[k["block_n"]] or flash_attn_block_n(d)
-    smem = (bm + 2 * bn) * d * p["dtype_bytes"]
-    threads = 32 * k["warps"]
-    regs = threads * min(-(-k["registers_per_thread"] // 8) * 8, 256)     # allocated in units of 8 per thread
-    by = dict(smem=gpu.smem_per_sm // (smem + lim["smem_reserved_per_cta"]) if smem <= gpu.smem_per_block else 0,
-              threads=lim["max_threads"] // threads, registers=lim["registers"] // regs, ctas=lim["max_ctas"])
-    return dict(ctas_per_sm=int(min(by.values())), smem_per_cta=int(smem), threads_per_cta=threads,
-                registers_per_cta=int(regs), **{f"by_{k}": int(v) for k, v in by.items()},
-                limit=min(by, key=by.get))
+    return kernel_occupancy(gpu, smem_per_cta=(bm + 2 * bn) * d * p["dtype_bytes"], threads_per_cta=32 * k["warps"],
+                            registers_per_thread=k["registers_per_thread"])
 
 
 def decode_ctas_per_sm(gpu, *, method, head_dim, **assumptions) -> dict:
     """How many CTAs of a decode kernel fit on one SM of ``gpu`` at once (its occupancy), and what limits it.
 
     Each limit of :data:`SM_LIMITS` is divided by what one CTA of the kernel holds (:data:`KERNEL_RESOURCES`):
-    shared memory ``(block_m + 2 block_n) x d x dtype_bytes`` plus the 1 KB the runtime reserves per CTA, against
+    shared memory ``(block_m + 2 block_n) x d x dtype_bytes`` plus the 1 KiB (1,024 B) the runtime reserves per CTA, against
     ``gpu.smem_per_sm``; 128 threads against 2048; 128 x 256 registers (255 per thread, the compiler's
     maximum, an upper bound: flash-attn does not publish its count) against 65,536; and 32 CTAs. On an A100
-    (164 KiB per SM) at d = 128 both FlashAttention-2's 128 x 64 kernel (64 KiB) and the split kernel (64 x 128,
-    80 KiB) fit two CTAs per SM, the factor flash-attn >= 2.5.7 hard-codes into its split heuristic.
+    (164 KiB per SM) at d = 128 both FlashAttention-2's 128 x 64 kernel (64 KiB, 65,536 B) and the split kernel
+    (64 x 128, 80 KiB, 81,920 B) fit two CTAs per SM, the factor flash-attn >= 2.5.7 hard-codes into its split heuristic.
 
     Args:
         gpu: preset name or :class:`labcore.hardware.GPU`.
@@ -391,7 +377,8 @@ def decode_attention_time(gpu, *, batch, seqlen, num_q_heads, num_kv_heads, head
     Assumptions (keywords; defaults in :data:`MODEL_DEFAULTS`):
 
     - ``efficiency=0.7``: fraction of tensor-core peak a CTA sustains; FlashAttention-2 reaches 50-73% of A100 peak (Dao 2023).
-    - ``per_sm_bandwidth_cap=80e9 B/s``: Little's law, ~64 KB in flight per SM over ~0.8 us latency.
+    - ``per_sm_bandwidth_cap=80e9 B/s``: Little's law, ~64 KiB (65,536 B) in flight per SM over ~0.8 us latency
+      (the lecture's A100 figure; :func:`labcore.waves.per_cta_bandwidth_cap` gives each generation's).
     - ``kernel_overhead=5e-6 s``: launch, prologue and tail of one kernel.
     - ``fa2_block_m=128``: FlashAttention-2's Q tile rows (A100, d = 128).
     - ``fd_block_m=64``: flash-attn's split-KV kernel Q tile; flash-decoding pads the GQA group to it.
