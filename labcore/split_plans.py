@@ -3,26 +3,37 @@
 A *request* is one (sequence, KV head) pair: its query rows (one per query head of the GQA group) against its
 ``L`` cached keys. A plan cuts every request into *chunks* ``[k_start, k_stop)`` of keys, gives each chunk to a
 CTA, and lists, per request, the chunks whose partial states ``(o, lse)`` the combine merges with the book's one
-:func:`labcore.softmax.merge_state`. Three plans:
+:func:`labcore.softmax.merge_state`. Four plans, each as its kernel runs it:
 
 - :func:`plan_flash_attn`: flash-attn 2.x's split-KV: one ``num_splits`` for the whole batch, chosen by its
-  heuristic (:func:`labcore.decode_model.num_splits_heuristic`) from the *longest* request; split s of every
-  request covers the same key range, so short requests leave their late splits empty (those CTAs exit
-  at once and write ``lse = -inf``); one CTA per (request, split), launched as a grid.
-- :func:`plan_flashinfer`: FlashInfer's planner: a chunk size (the smallest multiple of the page size that
-  yields at most ``num_ctas`` chunks), every request cut into chunks of that size, and the chunks bin-packed onto
-  ``num_ctas`` persistent CTAs longest first (the plan computed on the host before the kernel runs: ``plan()``,
-  then ``run()``, so a CUDA graph can replay it).
+  heuristic (:func:`labcore.decode_model.num_splits_heuristic`) from the cache's *allocated* length (``kcache.size(1)``,
+  or ``max_num_blocks_per_seq x page_block_size`` with a paged cache); split s of every request covers the same key
+  range, so short requests leave their late splits empty (those CTAs exit at once and write ``lse = -inf``); one CTA
+  per (request, split), launched as a grid. The split count is computed on the host from shapes, not lengths.
+- :func:`plan_flashinfer`: FlashInfer's decode plan (``DecodePlan`` in ``scheduler.cuh``): the smallest chunk, in
+  whole pages and at least 128 tokens, that cuts the batch into at most ``num_ctas`` chunks (the kernel's occupancy
+  times the SMs); one CTA per chunk, launched as a grid that fits on the GPU at once; with the KV partitioned every
+  request writes a partial (``tmp_v`` in the output dtype, ``tmp_s`` in FP32) that a merge kernel copies or merges.
+  ``plan()`` runs on the host, outside a CUDA graph, and copies the plan to the GPU.
 - :func:`plan_lean`: Stream-K / LeanAttention: the concatenated key blocks of all requests cut into ``num_ctas``
-  equal ranges, each range cut again at request boundaries.
+  equal ranges of whole KV blocks, each range cut again at request boundaries.
+- :func:`plan_flashmla`: FlashMLA's decode scheduler (``get_mla_metadata_kernel``), the production form of the equal
+  share: every request costs its 64-key blocks plus a fixed overhead of 5 blocks, the total is cut into
+  ``num_sm_parts`` equal payloads, and requests are cut across part boundaries. It runs on the GPU, as one warp,
+  inside the graph.
 
 :func:`run_split_plan` computes any plan exactly (checked against :func:`labcore.attention.reference_attention`);
-:func:`plan_stats` counts work per CTA, the makespan (:func:`labcore.scheduler.list_schedule`) and the bytes of
-partial states written and read by the combine.
+:func:`plan_stats` counts work per CTA, the makespan on the plan's slots (:func:`labcore.scheduler.list_schedule`,
+a work-balance measure) and the bytes of partial states; :func:`plan_time` charges the plan's HBM bytes in seconds
+by either rule of :data:`labcore.waves.MEMORY_RULES` (default the physical ``"shared"`` one).
 
-Sources: Ye et al. 2025, FlashInfer (arXiv 2501.01005) §3.3 (load-balanced scheduling, plan/run); Sanovar et al.
-2024, LeanAttention (arXiv 2405.10480) (Stream-K partitioning of decode); flash-attn ``flash_api.cpp``
-(``num_splits_heuristic``, ``set_params_splitkv``) and ``flash_fwd_kernel.h`` (``n_blocks_per_split``).
+Sources: Ye et al. 2025, FlashInfer (arXiv 2501.01005) §3.3 and ``include/flashinfer/attention/scheduler.cuh``
+(``PartitionPagedKVCacheBinarySearchMinNumPagePerBatch``, ``DecodePlanImpl``, ``DecodeSplitKVIndptr``) and
+``decode.cuh`` (``tmp_v``, ``tmp_s``, ``VariableLengthMergeStates``) at commit fb28d724; Sanovar et al. 2024,
+LeanAttention (arXiv 2405.10480) (Stream-K partitioning of decode); deepseek-ai/FlashMLA
+``csrc/smxx/decode/get_decoding_sched_meta/get_decoding_sched_meta.cu`` and ``csrc/api/dense_decode.h`` at commit
+9241ae3e; flash-attn ``csrc/flash_attn/flash_api.cpp`` (``num_splits_heuristic``, ``set_params_splitkv``,
+``mha_fwd_kvcache``) and ``flash_fwd_kernel.h`` (``n_blocks_per_split``) at commit 0251105a.
 """
 from __future__ import annotations
 
@@ -33,14 +44,35 @@ import numpy as np
 from .attention import masked_scores
 from .checks import as_real, cdiv, choice, positive_float, positive_int, resolve_scale
 from .decode_model import flash_attn_block_n, num_splits_heuristic
+from .decode_time import MODEL_DEFAULTS
+from .hardware import get_gpu
 from .scheduler import Schedule, list_schedule
 from .softmax import merge_state, row_softmax
+from .waves import MEMORY_RULES, kernel_occupancy, per_cta_bandwidth_cap, shared_bandwidth_schedule
 
-__all__ = ["SPLIT_PLANS", "SplitPlan", "plan_flash_attn", "plan_flashinfer", "plan_lean", "make_split_plan",
-           "run_split_plan", "plan_stats", "zipf_lengths"]
+__all__ = ["SPLIT_PLANS", "PLANNERS", "SplitPlan", "plan_flash_attn", "plan_flashinfer", "plan_lean", "plan_flashmla",
+           "flashinfer_decode_ctas_per_sm", "make_split_plan", "run_split_plan", "plan_stats", "plan_time",
+           "zipf_lengths"]
 
 #: The plans by name (:func:`make_split_plan`).
-SPLIT_PLANS = ("flash_attn", "flashinfer", "lean")
+SPLIT_PLANS = ("flash_attn", "flashinfer", "lean", "flashmla")
+
+#: Where each planner runs, and what that means under a CUDA graph (a decode step is captured once and replayed):
+#: ``"host"`` plans run on the CPU before the step and their result is copied to the GPU (outside the graph; a new
+#: plan is new buffer content, not a new graph); ``"device"`` plans are a small kernel that reads the lengths from
+#: GPU memory, captured in the graph and rerun at every replay; ``"model"`` is the book's own form of a published
+#: idea. Sources: flash-attn ``flash_api.cpp`` (``set_params_splitkv`` on the host, from shapes); FlashInfer
+#: ``scheduler.cuh`` (``DecodePlanImpl``: host vectors, then ``cudaMemcpyAsync`` to the GPU); FlashMLA
+#: ``get_decoding_sched_meta.cu`` (``get_mla_metadata_kernel<<<1, 32>>>``); FlashAttention-3 ``hopper/flash_prepare_scheduler.cu``
+#: (``prepare_varlen_num_blocks_kernel``: per-batch split counts on the GPU, batches sorted by length).
+PLANNERS = {
+    "flash_attn": dict(where="host", what="one split count from the cache's allocated length and the SM count; "
+                       "the grid changes with it, so a graph fixes it at capture"),
+    "flashinfer": dict(where="host", what="plan() on the CPU with the step's lengths, copied to a GPU workspace; "
+                       "run() replays in the graph"),
+    "lean": dict(where="model", what="equal shares of whole KV blocks (LeanAttention's Stream-K idea)"),
+    "flashmla": dict(where="device", what="get_mla_metadata_kernel, one warp, inside the graph, rerun every replay"),
+}
 
 
 @dataclass(frozen=True)
@@ -53,8 +85,13 @@ class SplitPlan:
         cta: (n_chunks,) int64 CTA of each chunk. num_ctas: CTAs of the kernel.
         merge_indptr: (batch + 1,) int64; request b merges chunks ``merge_indices[merge_indptr[b]:merge_indptr[b+1]]``.
         merge_indices: (n_chunks,) int64 chunk indices grouped by request.
-        slots: slots the CTAs are dispatched on (SMs for a launched grid; ``num_ctas`` when persistent).
-        writes_partials: (batch,) bool: the request's chunks go through FP32 partial states and the combine.
+        slots: slots the CTAs are dispatched on (SMs x CTAs per SM for a launched grid; ``num_ctas`` when every
+            CTA is resident at once).
+        writes_partials: (batch,) bool: the request's chunks go through partial states and the combine.
+        partial_o_bytes: bytes per element of a partial output (4: FP32; 2: the output dtype, FlashInfer's ``tmp_v``).
+        partial_lse_bytes: bytes per partial lse (4, FP32, in every plan).
+        chunk_overhead_keys: the fixed cost the planner itself charges per chunk, in keys (FlashMLA: 5 blocks of 64);
+            0 where the planner charges none.
     """
 
     name: str
@@ -66,6 +103,9 @@ class SplitPlan:
     merge_indices: np.ndarray
     slots: int
     writes_partials: np.ndarray
+    partial_o_bytes: int = 4
+    partial_lse_bytes: int = 4
+    chunk_overhead_keys: int = 0
 
     @property
     def chunk_tokens(self) -> np.ndarray:
@@ -85,22 +125,25 @@ def _lengths(lengths) -> np.ndarray:
     return a.astype(np.int64)
 
 
-def _plan(name, L, chunks, cta, num_ctas, slots, writes):
+def _plan(name, L, chunks, cta, num_ctas, slots, writes, **extra):
     chunks = np.asarray(chunks, np.int64).reshape(-1, 3)
     order = np.argsort(chunks[:, 0], kind="stable")
     counts = np.bincount(chunks[:, 0], minlength=L.size)
     return SplitPlan(name=name, lengths=L, chunks=chunks, cta=np.asarray(cta, np.int64), num_ctas=int(num_ctas),
                      merge_indptr=np.concatenate([[0], np.cumsum(counts)]).astype(np.int64),
-                     merge_indices=order.astype(np.int64), slots=int(slots), writes_partials=np.asarray(writes, bool))
+                     merge_indices=order.astype(np.int64), slots=int(slots), writes_partials=np.asarray(writes, bool),
+                     **extra)
 
 
 def plan_flash_attn(lengths, *, num_sms: int, group_size: int = 1, head_dim: int = 128,
-                    sm_doubling: bool = True) -> SplitPlan:
-    """flash-attn 2.x's split-KV plan: one split count for the whole batch, from its longest request.
+                    sm_doubling: bool = True, cache_len: int | None = None, ctas_per_sm: int = 1) -> SplitPlan:
+    """flash-attn 2.x's split-KV plan: one split count for the whole batch, from the cache's allocated length.
 
-    CTAs without splitting: ``batch x ceil(g / 64)`` (one per request; GQA packed, g <= 64 here);
-    KV blocks ``ceil(max L / block_n)``; ``num_splits = num_splits_heuristic(CTAs, SMs (x2 since 2.5.7), blocks)``;
-    split s of request b covers keys ``[s n_bps block_n, (s + 1) n_bps block_n)`` clipped to ``L_b``, with
+    ``flash_attn_with_kvcache`` sees the cache, not the lengths: its key count is ``kcache.size(1)`` (or
+    ``max_num_blocks_per_seq x page_block_size`` with a paged cache), ``cache_len`` here, at least the longest
+    request. CTAs without splitting: ``batch x ceil(g / 64)`` (one per request; GQA packed, g <= 64 here); KV blocks
+    ``ceil(cache_len / block_n)``; ``num_splits = num_splits_heuristic(CTAs, SMs (x2 since 2.5.7), blocks)``; split s
+    of request b covers keys ``[s n_bps block_n, (s + 1) n_bps block_n)`` clipped to ``L_b``, with
     ``n_bps = ceil(blocks / num_splits)``. With more than one split every CTA writes an FP32 partial.
 
     Args:
@@ -109,20 +152,28 @@ def plan_flash_attn(lengths, *, num_sms: int, group_size: int = 1, head_dim: int
         group_size: g, query rows per request (<= 64).
         head_dim: d (sets block_n, :func:`labcore.decode_model.flash_attn_block_n`).
         sm_doubling: bool.
+        cache_len: the cache's allocated length in keys (int >= the longest request); default the longest request
+            (a cache sized exactly for the batch, the smallest the kernel can see).
+        ctas_per_sm: CTAs of the split kernel resident per SM (int >= 1): the grid is dealt on ``num_sms x`` this.
 
     Returns:
-        :class:`SplitPlan` (``slots = num_sms``, CTAs in launch order request-major).
+        :class:`SplitPlan` (``slots = num_sms x ctas_per_sm``, CTAs in launch order request-major).
 
     Raises:
-        ValueError: bad lengths, sizes < 1, g > 64.
+        ValueError: bad lengths, sizes < 1, g > 64, a cache shorter than the longest request.
 
-    Source: flash-attn ``flash_api.cpp`` (``set_params_splitkv``, ``num_splits_heuristic``); ``flash_fwd_kernel.h``.
+    Source: flash-attn ``flash_api.cpp`` (``mha_fwd_kvcache``: ``seqlen_k = !paged_KV ? kcache.size(1) :
+    max_num_blocks_per_seq * page_block_size``; ``set_params_splitkv``, ``num_splits_heuristic``);
+    ``flash_fwd_kernel.h``, at commit 0251105a.
     """
     L = _lengths(lengths)
     sms = positive_int(num_sms, "num_sms")
     g = positive_int(group_size, "group_size", maximum=64)
+    occ = positive_int(ctas_per_sm, "ctas_per_sm")
     bn = flash_attn_block_n(head_dim)
-    n_blocks = max(1, int(cdiv(int(L.max()), bn)))
+    longest = int(L.max())
+    n_k = longest if cache_len is None else positive_int(cache_len, "cache_len", minimum=max(longest, 1))
+    n_blocks = max(1, int(cdiv(n_k, bn)))
     splits = num_splits_heuristic(L.size * cdiv(g, 64), sms * (2 if sm_doubling else 1), n_blocks)
     span = int(cdiv(n_blocks, splits)) * bn
     s = np.arange(splits)
@@ -130,73 +181,119 @@ def plan_flash_attn(lengths, *, num_sms: int, group_size: int = 1, head_dim: int
     stops = np.minimum(L[:, None], (s[None, :] + 1) * span)
     req = np.repeat(np.arange(L.size), splits)
     chunks = np.stack([req, starts.ravel(), stops.ravel()], axis=1)
-    return _plan("flash_attn", L, chunks, np.arange(L.size * splits), L.size * splits, sms,
+    return _plan("flash_attn", L, chunks, np.arange(L.size * splits), L.size * splits, sms * occ,
                  np.full(L.size, splits > 1))
 
 
-def _finish_persistent(name, L, chunks, num_ctas):
-    """Bin-pack the chunks onto ``num_ctas`` persistent CTAs longest first; merge only multi-chunk requests."""
-    chunks = np.asarray(chunks, np.int64).reshape(-1, 3)
-    sched = list_schedule((chunks[:, 2] - chunks[:, 1]).astype(float), num_ctas, order="lpt")
-    per_req = np.bincount(chunks[:, 0], minlength=L.size)
-    return _plan(name, L, chunks, sched.slot, num_ctas, num_ctas, per_req > 1)
+def flashinfer_decode_ctas_per_sm(gpu, *, group_size: int = 1, head_dim: int = 128, dtype_bytes: int = 2,
+                                  registers_per_thread: int = 255) -> int:
+    """CTAs of FlashInfer's batch decode kernel one SM holds: its ``num_blocks_per_sm``, the factor of its grid limit.
+
+    FlashInfer asks the CUDA runtime (``cudaOccupancyMaxActiveBlocksPerMultiprocessor``) for the occupancy of its
+    kernel: ``bdx = d / vec_size`` threads per row with ``vec_size = max(16 / dtype_bytes, d / 32)``, ``bdy = g``,
+    ``max(128, bdx g)`` threads, and ``2 x 2 stages x tile x bdy x bdz x d x dtype_bytes`` bytes of shared memory
+    plus its pointer or merge buffer. FlashInfer does not publish its registers per thread; the compiler's maximum
+    (255) gives a lower bound on the occupancy, as the book does for flash-attn.
+
+    Args:
+        gpu: preset name or GPU.
+        group_size: g (int >= 1).
+        head_dim: d (int, a multiple of 32 / ... as FlashInfer requires; 64, 128, 256 in practice).
+        dtype_bytes: bytes of a K/V element (2).
+        registers_per_thread: int in [1, 255].
+    Returns:
+        int >= 1.
+    Raises:
+        TypeError/ValueError: bad sizes; a kernel that does not fit on an SM.
+    Source:
+        FlashInfer ``scheduler.cuh`` (``BatchDecodeWithPagedKVCacheWorkEstimationDispatched``) and ``utils.cuh``
+        (``NUM_STAGES_SMEM = 2`` on sm80 and later) at commit fb28d724.
+    """
+    g, d = positive_int(group_size, "group_size"), positive_int(head_dim, "head_dim")
+    eb = positive_int(dtype_bytes, "dtype_bytes")
+    vec = max(16 // eb, d // 32)
+    bdx = max(1, d // vec)
+    threads = max(128, bdx * g)
+    bdz = max(1, threads // (bdx * g))
+    tile = (2 if eb == 1 else 4) if g == 1 else 1
+    smem = 2 * 2 * tile * g * bdz * d * eb + max(tile * threads * 8, 2 * g * bdz * 4)
+    occ = kernel_occupancy(gpu, smem_per_cta=smem, threads_per_cta=threads,
+                           registers_per_thread=registers_per_thread)["ctas_per_sm"]
+    if occ < 1:
+        raise ValueError("FlashInfer's decode kernel does not fit on one SM at these sizes")
+    return occ
 
 
-def plan_flashinfer(lengths, *, num_ctas: int, chunk_size: int | None = None, page_size: int = 16) -> SplitPlan:
-    """FlashInfer-style plan: fixed-size KV chunks, bin-packed onto ``num_ctas`` persistent CTAs.
+def plan_flashinfer(lengths, *, num_ctas: int, chunk_size: int | None = None, page_size: int = 16,
+                    cuda_graph: bool = True) -> SplitPlan:
+    """FlashInfer's decode plan: one chunk size in whole pages, one CTA per chunk, a grid that fits the GPU at once.
 
-    The chunk size (keys) is ``chunk_size`` or, by default, the smallest multiple of ``page_size`` for which
-    ``sum_b ceil(L_b / chunk) <= num_ctas`` (a binary search, as FlashInfer's decode planner does). A request of
-    length 0 gets one empty chunk. Chunks go to CTAs longest first, each to the least-loaded CTA
-    (:func:`labcore.scheduler.list_schedule` with ``order="lpt"``). A request cut into one chunk writes its output
-    directly; others write FP32 partials that the merge kernel combines.
+    ``num_ctas`` is FlashInfer's ``max_grid_size``, the kernel's CTAs per SM times the SMs
+    (:func:`flashinfer_decode_ctas_per_sm`). If the batch alone fills it, nothing is split. Otherwise the chunk is
+    the smallest number of pages, at least ``max(128 / page_size, 1)``, for which ``sum_b ceil(pages_b / chunk) <=
+    num_ctas`` (a binary search over the pages per chunk, as ``PartitionPagedKVCacheBinarySearchMinNumPagePerBatch``
+    does); ``chunk_size`` (keys) overrides it. Request b gets ``ceil(max(pages_b, 1) / chunk)`` chunks (an empty
+    request one empty chunk) and each chunk one CTA, in request order; no CTA runs two chunks. When the KV is
+    partitioned (more chunks than requests, or always under a CUDA graph) every request writes its partial states,
+    ``tmp_v`` in the output dtype and ``tmp_s`` in FP32, and ``VariableLengthMergeStates`` merges or copies them.
 
     Args:
         lengths: (batch,) ints >= 0.
-        num_ctas: persistent CTAs (int >= 1; SMs x CTAs per SM).
+        num_ctas: the grid limit (int >= 1; CTAs per SM x SMs).
         chunk_size: keys per chunk (int >= 1) or None.
         page_size: KV page size in tokens (int >= 1).
+        cuda_graph: bool: the plan is made for graph replay (FlashInfer then always partitions).
 
     Returns:
-        :class:`SplitPlan` (``slots = num_ctas``).
+        :class:`SplitPlan` (``slots = num_ctas``: every CTA resident at once; ``partial_o_bytes = 2``).
 
     Raises:
         ValueError: bad lengths or sizes.
 
     Source:
-        Ye et al. 2025 (FlashInfer) §3.3 (load-balanced scheduling: chunked KV, a priority queue of CTA loads, merge
-        indices); FlashInfer ``scheduler.cuh`` (binary search for the pages per chunk).
+        FlashInfer ``include/flashinfer/attention/scheduler.cuh`` (``PartitionPagedKVCacheBinarySearchMinNumPagePerBatch``,
+        ``BatchDecodeWithPagedKVCacheWorkEstimationDispatched``, ``DecodePlanImpl``, ``DecodeSplitKVIndptr``) and
+        ``decode.cuh`` (``tmp_v`` of ``DTypeO``, ``tmp_s`` of ``float``) at commit fb28d724; Ye et al. 2025 §3.3.
     """
     L = _lengths(lengths)
     C = positive_int(num_ctas, "num_ctas")
     ps = positive_int(page_size, "page_size")
-    if chunk_size is None:
-        lo, hi = 1, max(1, int(cdiv(int(L.max()), ps)))         # pages per chunk
+    graph = bool(cuda_graph)
+    pages = cdiv(L, ps)
+    if chunk_size is not None:
+        chunk = positive_int(chunk_size, "chunk_size")
+        split = bool(graph or np.any(cdiv(np.maximum(L, 1), chunk) > 1))
+    elif L.size >= C:
+        chunk, split = max(1, int(pages.max())) * ps, False
+    else:
+        lo, hi = max(128 // ps, 1), int(pages.max())
         while lo < hi:
             mid = (lo + hi) // 2
-            if int(np.maximum(cdiv(L, mid * ps), 1).sum()) <= C:
-                hi = mid
-            else:
+            if int(cdiv(pages, mid).sum()) > C:
                 lo = mid + 1
+            else:
+                hi = mid
         chunk = lo * ps
-    else:
-        chunk = positive_int(chunk_size, "chunk_size")
-    n = np.maximum(cdiv(L, chunk), 1)
+        split = bool(graph or int(cdiv(np.maximum(pages, 1), lo).sum()) > L.size)
+    n = cdiv(np.maximum(L, 1), chunk)
     rows = [(b, min(int(L[b]), k * chunk), min(int(L[b]), (k + 1) * chunk)) for b in range(L.size) for k in range(n[b])]
-    return _finish_persistent("flashinfer", L, rows, C)
+    return _plan("flashinfer", L, rows, np.arange(len(rows)), len(rows), C, np.full(L.size, split),
+                 partial_o_bytes=2)
 
 
-def plan_lean(lengths, *, num_ctas: int, block_n: int = 1) -> SplitPlan:
-    """Stream-K / LeanAttention plan: equal numbers of key blocks per CTA, across request boundaries.
+def plan_lean(lengths, *, num_ctas: int, block_n: int = 128) -> SplitPlan:
+    """Stream-K / LeanAttention plan: equal numbers of whole key blocks per CTA, across request boundaries.
 
     The ``W = sum_b ceil(L_b / block_n)`` key blocks of all requests, in request order, are cut into ``num_ctas``
     ranges ``[floor(c W / C), floor((c + 1) W / C))``; each range is cut again where a request ends. CTA c
-    computes exactly its range (no bin-packing). Length-0 requests have no chunk and merge to ``(0, -inf)``.
+    computes exactly its range (no bin-packing). Length-0 requests have no chunk and merge to ``(0, -inf)``. A kernel
+    iterates over tiles of keys, so the default cut is flash-attn's KV tile at d = 128 (128 keys); ``block_n=1``
+    gives shares as equal as single keys allow, which no kernel runs.
 
     Args:
         lengths: (batch,) ints >= 0.
         num_ctas: CTAs (int >= 1).
-        block_n: keys per iteration (int >= 1).
+        block_n: keys per iteration (int >= 1; default 128).
 
     Returns:
         :class:`SplitPlan` (``slots = num_ctas``).
@@ -206,7 +303,7 @@ def plan_lean(lengths, *, num_ctas: int, block_n: int = 1) -> SplitPlan:
 
     Source:
         Sanovar et al. 2024 (LeanAttention), §4 (equal "LeanTiles" per CTA across heads and requests); Osama et al.
-        2023, Stream-K (PPoPP'23).
+        2023, Stream-K (PPoPP'23); flash-attn ``run_mha_fwd_splitkv_dispatch`` (kBlockN 128 at d = 128).
     """
     L = _lengths(lengths)
     C = positive_int(num_ctas, "num_ctas")
@@ -228,19 +325,83 @@ def plan_lean(lengths, *, num_ctas: int, block_n: int = 1) -> SplitPlan:
     return _plan("lean", L, rows, ctas, C, C, per_req > 1)
 
 
+def plan_flashmla(lengths, *, num_sm_parts: int, block_n: int = 64, fixed_overhead_blocks: int = 5) -> SplitPlan:
+    """FlashMLA's decode schedule: equal payloads of 64-key blocks plus a fixed cost per split, across requests.
+
+    As ``get_mla_metadata_kernel`` computes it: request b has ``nb_b = floor(max(L_b - 1, 0) / block_n) + 1`` blocks
+    (an empty request counts one); ``payload = ceil(sum_b (nb_b + F) / P) + F`` with ``F = fixed_overhead_blocks``
+    and ``P = num_sm_parts``. Each part, in order, takes whole requests while ``payload`` covers their remaining
+    blocks plus ``F``, then the first ``payload - F`` blocks of the next request (if that is > 0), which is then
+    split across parts. A part is one CTA (per KV head); every part is resident at once. Split requests write FP32
+    partials that a combine kernel merges; the others write their output directly.
+
+    Args:
+        lengths: (batch,) ints >= 0.
+        num_sm_parts: parts (int >= 1; FlashMLA: ``max(SMs / h_k / ceil(s_q h_q / h_k / 64), 1)``).
+        block_n: keys per block (int >= 1; FlashMLA's page block, 64).
+        fixed_overhead_blocks: the cost charged per split, in blocks (int >= 0; FlashMLA's dense decode passes 5).
+
+    Returns:
+        :class:`SplitPlan` (``slots = num_sm_parts``; ``chunk_overhead_keys = F x block_n``).
+
+    Raises:
+        ValueError: bad lengths or sizes.
+
+    Source:
+        deepseek-ai/FlashMLA ``csrc/smxx/decode/get_decoding_sched_meta/get_decoding_sched_meta.cu`` and
+        ``csrc/api/dense_decode.h`` (``block_size_n = 64``, ``fixed_overhead_num_blocks = 5``, ``num_sm_parts``) at
+        commit 9241ae3e.
+    """
+    L = _lengths(lengths)
+    P = positive_int(num_sm_parts, "num_sm_parts")
+    bn = positive_int(block_n, "block_n")
+    F = positive_int(fixed_overhead_blocks, "fixed_overhead_blocks", minimum=0)
+    nb = np.maximum(L - 1, 0) // bn + 1
+    payload = int(cdiv(int((nb + F).sum()), P)) + F
+    rows, ctas = [], []
+    req, blk = 0, 0
+    for part in range(P):
+        remain = payload
+        while req < L.size:
+            rem_blocks = int(nb[req]) - blk
+            if remain >= rem_blocks + F:
+                rows.append((req, min(int(L[req]), blk * bn), int(L[req])))
+                ctas.append(part)
+                remain -= rem_blocks + F
+                req, blk = req + 1, 0
+            else:
+                if remain - F > 0:
+                    take = remain - F
+                    rows.append((req, min(int(L[req]), blk * bn), min(int(L[req]), (blk + take) * bn)))
+                    ctas.append(part)
+                    blk += take
+                break
+    if req != L.size:                       # the payload covers every block by construction
+        raise AssertionError("FlashMLA's schedule left blocks unassigned")
+    per_req = np.bincount(np.asarray([r[0] for r in rows], np.int64), minlength=L.size)
+    return _plan("flashmla", L, rows, ctas, P, P, per_req > 1, chunk_overhead_keys=F * bn)
+
+
 def make_split_plan(name: str, lengths, *, num_sms: int, ctas_per_sm: int = 1, group_size: int = 1,
-                    head_dim: int = 128, page_size: int = 16) -> SplitPlan:
-    """One of :data:`SPLIT_PLANS` for a GPU with ``num_sms`` SMs (persistent plans use ``num_sms x ctas_per_sm`` CTAs).
+                    head_dim: int = 128, page_size: int = 16, cache_len: int | None = None) -> SplitPlan:
+    """One of :data:`SPLIT_PLANS` for a GPU with ``num_sms`` SMs.
+
+    ``ctas_per_sm`` is the occupancy of the plan's kernel: flash-attn's grid is dealt on ``num_sms x ctas_per_sm``
+    slots; FlashInfer's grid limit, Lean's CTAs and FlashMLA's parts are ``num_sms x ctas_per_sm``. ``cache_len``
+    is flash-attn's allocated cache length (:func:`plan_flash_attn`).
 
     Raises: ValueError: an unknown plan name, or the planners' errors.
     """
     name = choice(name, "name", SPLIT_PLANS)
     C = positive_int(num_sms, "num_sms") * positive_int(ctas_per_sm, "ctas_per_sm")
     if name == "flash_attn":
-        return plan_flash_attn(lengths, num_sms=num_sms, group_size=group_size, head_dim=head_dim)
+        return plan_flash_attn(lengths, num_sms=num_sms, group_size=group_size, head_dim=head_dim,
+                               cache_len=cache_len, ctas_per_sm=ctas_per_sm)
     if name == "flashinfer":
         return plan_flashinfer(lengths, num_ctas=C, page_size=page_size)
-    return plan_lean(lengths, num_ctas=C)
+    if name == "flashmla":
+        return plan_flashmla(lengths, num_sm_parts=C)
+    return plan_lean(lengths, num_ctas=C, block_n=flash_attn_block_n(head_dim))
 
 
 def run_split_plan(plan: SplitPlan, q, K_list, V_list, *, scale=None):
@@ -286,13 +447,14 @@ def run_split_plan(plan: SplitPlan, q, K_list, V_list, *, scale=None):
 
 
 def plan_stats(plan: SplitPlan, *, group_size: int = 1, head_dim: int = 128, time_per_key: float = 1.0,
-               chunk_overhead: float = 0.0, partial_bytes: int = 4, out_bytes: int = 2) -> dict:
-    """Work per CTA, makespan and partial-state traffic of a plan.
+               chunk_overhead: float = 0.0, partial_bytes: int | None = None, out_bytes: int = 2) -> dict:
+    """Work per CTA, makespan on the plan's slots and partial-state traffic of a plan (a work-balance measure).
 
     A CTA costs ``keys x time_per_key + chunks x chunk_overhead``; the CTAs are dispatched on ``plan.slots`` in
-    order (:func:`labcore.scheduler.list_schedule`). A request that writes partials writes, per chunk,
-    ``g (d + 1) partial_bytes`` (o and lse in FP32) that the combine reads back; every request's final output
-    is ``g d out_bytes``.
+    order (:func:`labcore.scheduler.list_schedule`), each slot at the same rate whatever the others do: this
+    measures how evenly the plan spreads the keys, not time (for seconds, :func:`plan_time`). A request that writes
+    partials writes, per chunk, ``g d`` partial outputs of ``plan.partial_o_bytes`` and ``g`` lse values of
+    ``plan.partial_lse_bytes`` that the combine reads back; every request's final output is ``g d out_bytes``.
 
     Args:
         plan: :class:`SplitPlan`.
@@ -300,14 +462,17 @@ def plan_stats(plan: SplitPlan, *, group_size: int = 1, head_dim: int = 128, tim
         head_dim: d (= d_v).
         time_per_key: seconds per key (> 0).
         chunk_overhead: seconds per chunk (>= 0).
-        partial_bytes, out_bytes: bytes per element.
+        partial_bytes: bytes per partial element for both o and lse (int >= 1), overriding the plan's format; None
+            keeps the plan's.
+        out_bytes: bytes per element of the final output.
 
     Returns:
         dict ``work_per_cta`` (keys), ``schedule`` (:class:`~labcore.scheduler.Schedule`), ``makespan``,
         ``ratio`` (makespan / (work / slots)), ``partials``, ``partial_bytes_written``,
         ``combine_bytes_read``, ``output_bytes``, ``max_work``, ``mean_work``.
 
-    Source: flash-attn ``flash_fwd_kernel.h`` (``oaccum``/``lse_accum`` in FP32); FlashInfer §3.3.
+    Source: flash-attn ``flash_fwd_kernel.h`` (``oaccum``/``lse_accum`` in FP32); FlashInfer ``decode.cuh``
+    (``tmp_v`` in the output dtype, ``tmp_s`` in FP32); FlashInfer §3.3.
     """
     g, d = positive_int(group_size, "group_size"), positive_int(head_dim, "head_dim")
     t = positive_float(time_per_key, "time_per_key")
@@ -316,11 +481,68 @@ def plan_stats(plan: SplitPlan, *, group_size: int = 1, head_dim: int = 128, tim
     n_chunks = np.bincount(plan.cta, minlength=plan.num_ctas)
     sched: Schedule = list_schedule(w * t + n_chunks * oh, plan.slots)
     partials = int(plan.writes_partials[plan.chunks[:, 0]].sum())
-    pb = partials * g * (d + 1) * positive_int(partial_bytes, "partial_bytes")
+    if partial_bytes is None:
+        per = g * (d * plan.partial_o_bytes + plan.partial_lse_bytes)
+    else:
+        per = g * (d + 1) * positive_int(partial_bytes, "partial_bytes")
+    pb = partials * per
     return {"work_per_cta": w, "schedule": sched, "makespan": sched.makespan, "ratio": sched.ratio,
             "partials": partials, "partial_bytes_written": pb, "combine_bytes_read": pb,
             "output_bytes": plan.lengths.size * g * d * positive_int(out_bytes, "out_bytes"),
             "max_work": int(w.max()), "mean_work": float(w.mean())}
+
+
+def plan_time(plan: SplitPlan, gpu, *, group_size: int = 1, head_dim: int = 128, dtype_bytes: int = 2,
+              memory_rule: str = "shared", per_cta_cap: float | None = None) -> dict:
+    """Seconds of a plan's attention kernel, its CTAs charged for their HBM bytes by one of two rules.
+
+    A CTA reads ``2 d dtype_bytes`` bytes per key (K and V) and its ``g`` query rows once per chunk, and writes its
+    partial states (or its output). Decode CTAs are memory-bound, so their bytes are their time:
+
+    - ``memory_rule="shared"`` (default, the physical rule, :data:`labcore.waves.MEMORY_RULES`): the CTAs are
+      dealt to the plan's slots (``plan.slots``, spread over the GPU's SMs) and the running ones share the HBM
+      bandwidth, each capped at :func:`labcore.waves.per_cta_bandwidth_cap` of the GPU's generation
+      (:func:`labcore.waves.shared_bandwidth_schedule`): idle SMs' bandwidth goes to the busy CTAs.
+    - ``memory_rule="lecture"``: one CTA per SM, each charged a full wave's share ``min(80 GB/s, B / SMs)`` whether
+      or not the other SMs are busy, dealt by :func:`labcore.scheduler.list_schedule` (the rule of §6's lecture
+      figures, and of this function's busiest-CTA arithmetic).
+
+    Also returned: the plan's floor (every byte once at full bandwidth) and where the planner runs
+    (:data:`PLANNERS`); the plan's own cost and the combine kernel are not charged here.
+
+    Args:
+        plan: :class:`SplitPlan`.
+        gpu: preset name or :class:`labcore.hardware.GPU`.
+        group_size: g; head_dim: d (= d_v); dtype_bytes: bytes of a K, V, q or output element.
+        memory_rule: ``"shared"`` or ``"lecture"``.
+        per_cta_cap: bytes/s (> 0) for ``"shared"``; default the generation's.
+    Returns:
+        dict ``total`` (s), ``schedule``, ``floor`` (s), ``bytes_per_cta`` ((num_ctas,) bytes), ``memory_rule``,
+        ``per_cta_cap`` (bytes/s), ``planner`` (``where`` and ``what``).
+    Raises:
+        TypeError/ValueError: an unknown GPU or rule, bad sizes.
+    Source:
+        as :func:`labcore.waves.shared_bandwidth_schedule` and :func:`labcore.waves.per_cta_bandwidth_cap`; lecture
+        §6.4 for the ``"lecture"`` rule.
+    """
+    g_ = get_gpu(gpu)
+    rule = choice(memory_rule, "memory_rule", MEMORY_RULES)
+    g, d = positive_int(group_size, "group_size"), positive_int(head_dim, "head_dim")
+    eb = positive_int(dtype_bytes, "dtype_bytes")
+    keys = plan.chunk_tokens.astype(float)
+    writes = np.where(plan.writes_partials[plan.chunks[:, 0]],
+                      g * (d * plan.partial_o_bytes + plan.partial_lse_bytes), g * d * eb)
+    chunk_bytes = keys * 2 * d * eb + g * d * eb + writes
+    by = np.bincount(plan.cta, weights=chunk_bytes, minlength=plan.num_ctas)
+    if rule == "shared":
+        cap = per_cta_bandwidth_cap(g_) if per_cta_cap is None else positive_float(per_cta_cap, "per_cta_cap")
+        sched = shared_bandwidth_schedule(by, slots=plan.slots, bandwidth=g_.hbm_bandwidth, per_cta_cap=cap,
+                                          sms=min(g_.num_sms, plan.slots))
+    else:
+        cap = MODEL_DEFAULTS["per_sm_bandwidth_cap"]
+        sched = list_schedule(by / min(cap, g_.hbm_bandwidth / g_.num_sms), g_.num_sms)
+    return {"total": sched.makespan, "schedule": sched, "floor": float(by.sum()) / g_.hbm_bandwidth,
+            "bytes_per_cta": by, "memory_rule": rule, "per_cta_cap": cap, "planner": dict(PLANNERS[plan.name])}
 
 
 def zipf_lengths(batch: int, *, mean: int, a: float = 1.5, max_factor: int = 16, seed: int = 0) -> np.ndarray:
