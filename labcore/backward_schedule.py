@@ -1,26 +1,43 @@
-"""FlashAttention-2's backward in the order its kernels run it: dQ by atomic adds, and what determinism costs.
+"""FlashAttention's backward in the order its kernels run it: dQ by atomic adds, and what determinism costs.
 
 The backward is three kernels (flash-attn ``flash_bwd_launch_template.h``):
 
 1. a pre-kernel computes ``D_i = rowsum(dO_i * O_i)`` and zeroes an FP32 buffer ``dQaccum``;
 2. the main kernel has one CTA per K/V block j (the outer loop of FlashAttention-2 Algorithm 2): it keeps
    dK_j and dV_j on chip while it streams Q_i, dO_i, lse_i and D_i for every query block i it sees, and adds
-   its partial ``dQ_i += scale dS_ij K_j`` into ``dQaccum`` with FP32 atomic adds (read-modify-write in L2/HBM);
+   its partial ``dQ_i += scale dS_ij K_j`` into ``dQaccum`` with FP32 reduction atomics. The SM sends 4 bytes per
+   element; the read-modify-write happens in the L2 slice that holds the element, so while ``dQaccum`` stays in L2
+   HBM sees about the buffer once, and the limit is the L2's atomic throughput (FA3 and FA4 send each warpgroup's
+   tile as one TMA bulk reduce-add);
 3. a post-kernel converts ``dQaccum`` to the output type.
 
 Because FP32 addition is not associative, the order in which the CTAs' adds land changes the bits of dQ: the
 ``"atomic"`` mode below adds the CTAs' partial sums in a random completion order (a seeded permutation), the
-``"deterministic"`` mode in a fixed order (CTA 0, 1, 2, ...), as a semaphore chain per query block does.
-:func:`dq_serialisation_time` models what the chain costs, with the one dispatch loop of
-:mod:`labcore.scheduler`: a CTA may not add to row block i before the CTA before it has.
+``"deterministic"`` mode in a fixed order (CTA 0, 1, 2, ...). Three designs in use fix the order
+(:data:`DETERMINISTIC_DESIGNS`), and :func:`deterministic_backward_time` models what each costs with an
+event-driven dispatch of the CTAs:
 
-Sources: Dao 2023 (FlashAttention-2) §3.1 and Algorithm 2; flash-attn ``csrc/flash_attn/src/flash_bwd_kernel.h``
-("If deterministic, each thread block will do atomicAdd to a different dQ_accum buffer") and
-``flash_bwd_preprocess_kernel.h`` (D and the dQ conversion); Zadouri et al. 2026 (FlashAttention-4) §5.2
-(deterministic backward up to 75% of the non-deterministic one; the blog says about 85-90%).
+- FlashAttention-2 (``csrc/flash_attn``): no ordering at all; ``ceil(SMs / (batch x heads))`` CTAs per head, each
+  looping over its share of the key blocks and adding into a dQaccum buffer of its own; the convert kernel sums the
+  buffers in a fixed order. It pays with fewer, longer CTAs, the buffers' memory and a longer convert kernel;
+- FlashAttention-3 and -4: a semaphore per row block; without a mask the adds land in key-block order, with a
+  causal mask in the reverse order (the diagonal CTA first), and the CTAs are launched shortest first, so the
+  causal chain is a stall-free pipeline;
+- DASH (Qiang et al. 2026): the CTAs visit their query blocks in descending order (Descending Q-Tile Iteration),
+  or each starts at a different query block (Shift Scheduling).
+
+Sources: Dao 2023 (FlashAttention-2) §3.1 and Algorithm 2; flash-attn at commit 0251105a:
+``csrc/flash_attn/src/flash_bwd_launch_template.h`` (``gridDimx = (num_sm + b * h - 1) / (b * h)`` when
+deterministic), ``flash_bwd_kernel.h`` ("If deterministic, each thread block will do atomicAdd to a different
+dQ_accum buffer"), ``flash_bwd_preprocess_kernel.h`` (``convert_dQ`` sums ``nsplits`` buffers),
+``hopper/mainloop_bwd_sm90_tma_gmma_ws.hpp`` (``Barrier::wait_eq`` on ``n_block_max_for_m_block - 1 - n_block``;
+``SM90_BULK_REDUCE_ADD``), ``hopper/tile_scheduler.hpp`` (``SingleTileBwdLPTScheduler<..., SPT>``, commit 5c1627a7,
+2025-09-17) and ``flash_attn/cute/flash_bwd_sm100.py`` (``self.spt = (is_causal or is_local) and deterministic``);
+Zadouri et al. 2026 (FlashAttention-4) §5.2; Qiang et al. 2026, DASH (arXiv 2601.21824).
 """
 from __future__ import annotations
 
+import heapq
 from dataclasses import dataclass
 
 import numpy as np
@@ -29,11 +46,12 @@ from .checks import as_matrix, as_vector, cdiv, check_qkv, choice, flag, key_cou
     resolve_scale
 from .flash import causal_block_map
 from .hbm import Ledger, causal_block_counts
-from .scheduler import Schedule, dispatch_order, list_schedule, simulate_dispatch
+from .scheduler import Schedule, list_schedule
 from .softmax import probabilities_from_lse, scaled_scores
 
-__all__ = ["DQ_MODES", "ROW_ORDERS", "KernelOrderBackward", "flash_backward_kernel_order", "count_distinct_dq",
-           "dq_ulp_differences", "dq_atomic_counts", "dq_serialisation_time"]
+__all__ = ["DQ_MODES", "ROW_ORDERS", "DETERMINISTIC_DESIGNS", "KernelOrderBackward", "flash_backward_kernel_order",
+           "count_distinct_dq", "dq_ulp_differences", "dq_atomic_counts", "dq_serialisation_time",
+           "deterministic_backward_time", "fa2_deterministic_splits"]
 
 #: How the main kernel's dQ partial sums are added into the FP32 buffer.
 DQ_MODES = ("atomic", "deterministic")
@@ -50,7 +68,7 @@ class KernelOrderBackward:
         dq_accum: (N_q, d) float32 buffer after every atomic add.
         completion_order: (T_c,) int64 order in which the K/V-block CTAs' dQ adds landed.
         atomic_adds: FP32 elements added into ``dq_accum`` (one per row and column of every visited block pair).
-        dq_accum_bytes: bytes the adds move (4 read + 4 written each).
+        dq_accum_bytes: bytes the adds read and write inside L2 (4 read + 4 written each); the SM sends 4 per add.
         mode: ``"atomic"`` or ``"deterministic"``.
     """
 
@@ -81,8 +99,9 @@ def flash_backward_kernel_order(Q, K, V, O, dO, lse, *, block_q: int, block_kv: 
     ``0, 1, ..., T_c - 1`` (``"deterministic"``). Post-kernel: ``dQ = dq_accum`` (converted).
 
     Ledger (elements; ``dQaccum`` counts FP32 elements): pre read O, dO, write D, write dQaccum; main per CTA read
-    K_j, V_j, write dK_j, dV_j, per visited pair read Q_i, dO_i, lse_i, D_i and read + write dQaccum_i;
-    post read dQaccum, write dQ.
+    K_j, V_j, write dK_j, dV_j, per visited pair read Q_i, dO_i, lse_i, D_i and read + write dQaccum_i (the book's
+    convention counts every read and write; on the GPU this read-modify-write is done by the L2, see
+    :func:`dq_atomic_counts`); post read dQaccum, write dQ.
 
     Args:
         Q (N_q, d), K (N_k, d), V (N_k, d_v), O (N_q, d_v), dO (N_q, d_v), lse (N_q,): as
@@ -207,47 +226,56 @@ def dq_ulp_differences(a, b) -> np.ndarray:
 
 def dq_atomic_counts(N: int, d: int, *, block_q: int, block_kv: int, causal: bool = False,
                      N_k: int | None = None) -> dict:
-    """FP32 atomic adds into dQaccum and the bytes they and the two side kernels move, for one head.
+    """FP32 atomic adds into dQaccum, where their bytes go, and the bytes of the two side kernels, for one head.
 
-    ``atomic_adds = sum over visited block pairs of rows_i x d``: ``T_r T_c B_r d`` without a mask when B_r
-    divides N. Each add reads and writes 4 B (``rmw_bytes = 8 x adds``); the pre-kernel zeroes the buffer
-    (``4 N d``) and the post-kernel reads it (``4 N d``) and writes dQ in 2 B (``2 N d``).
+    ``atomic_adds = sum over visited block pairs of rows_i x d``: ``T_r T_c B_r d`` without a mask when B_r divides
+    N. An FP32 reduction atomic executes in the L2 slice that holds its address: the SM sends the 4-byte addend
+    (``l2_payload_bytes = 4 x adds``) and the L2 reads and writes the element in place (``rmw_bytes = 8 x adds``,
+    inside L2, not HBM traffic while the buffer stays resident). HBM sees the buffer about once: the pre-kernel
+    zeroes it (``4 N d``), the post-kernel reads it (``4 N d``) and writes dQ in 2 B (``2 N d``): ``hbm_bytes``. What
+    limits the adds is the L2's atomic throughput, not the HBM bandwidth.
 
     Args:
         N: queries, d: head dim, block_q, block_kv: B_r, B_c (ints >= 1).
         causal: bool.
         N_k: keys (default N).
     Returns:
-        dict ``atomic_adds``, ``rmw_bytes``, ``init_bytes``, ``convert_bytes``, ``total_bytes``, ``T_r``, ``T_c``.
+        dict ``atomic_adds``, ``l2_payload_bytes``, ``rmw_bytes`` (in L2), ``init_bytes``, ``convert_bytes``,
+        ``hbm_bytes`` (= ``total_bytes``: the zeroing and the conversion), ``buffer_bytes`` (dQaccum, 4 N d),
+        ``T_r``, ``T_c``.
     Source:
-        flash-attn ``flash_bwd_kernel.h`` (dQaccum in FP32, ``atomicAdd``); Dao 2023, Algorithm 2.
+        flash-attn ``flash_bwd_kernel.h`` (dQaccum in FP32, ``atomicAdd``) and
+        ``hopper/mainloop_bwd_sm90_tma_gmma_ws.hpp`` (``SM90_BULK_REDUCE_ADD``: the add is done by the L2); Dao
+        2023, Algorithm 2.
     """
     d = positive_int(d, "d")
     rows, J, _ = causal_block_counts(N, block_q=block_q, block_kv=block_kv, causal=causal, N_k=N_k)
     adds = int((rows * J).sum()) * d
     n = int(rows.sum())
-    out = {"atomic_adds": adds, "rmw_bytes": 8 * adds, "init_bytes": 4 * n * d, "convert_bytes": 6 * n * d,
+    out = {"atomic_adds": adds, "l2_payload_bytes": 4 * adds, "rmw_bytes": 8 * adds, "init_bytes": 4 * n * d,
+           "convert_bytes": 6 * n * d, "buffer_bytes": 4 * n * d,
            "T_r": int(rows.size), "T_c": int(cdiv(key_count(N, N_k), positive_int(block_kv, "block_kv")))}
-    out["total_bytes"] = out["rmw_bytes"] + out["init_bytes"] + out["convert_bytes"]
+    out["hbm_bytes"] = out["total_bytes"] = out["init_bytes"] + out["convert_bytes"]
     return out
 
 
 def dq_serialisation_time(N: int, *, block_q: int, block_kv: int, tile_time: float, add_time: float,
                           heads: int = 1, slots: int, causal: bool = False, row_order: str = "ascending",
                           N_k: int | None = None) -> dict:
-    """Makespan of the backward's main kernel with atomic dQ adds and with a deterministic semaphore chain.
+    """Makespan of the backward's main kernel with atomic dQ adds and with a semaphore chain in key-block order.
 
-    Every (head, K/V block j) is a CTA, dispatched in FA2's grid order (``n_block = blockIdx.x`` fastest) onto
-    ``slots`` slots by :func:`labcore.scheduler.simulate_dispatch`. A CTA visits its query blocks in ``row_order``;
-    a tile costs ``tile_time`` of compute, then ``add_time`` to add its dQ partial.
+    Every (head, K/V block j) is a CTA, dispatched in the grid's order (``n_block = blockIdx.x`` fastest) onto
+    ``slots`` slots. A CTA visits its query blocks in ``row_order``; a tile costs ``tile_time`` of compute, then
+    ``add_time`` to add its dQ partial.
 
     - ``"atomic"``: no waiting; a CTA with n tiles takes ``n (tile_time + add_time)``.
-    - ``"deterministic"``: the adds to row block i land in the fixed order of j (a semaphore per row block):
-      ``add_start(i, j) = max(compute_end(i, j), add_end(i, j_prev))``, where ``j_prev`` is the previous CTA
-      that visits row i. A waiting CTA holds its slot.
+    - ``"deterministic"``: the adds to row block i land in increasing j (a semaphore per row block): an add starts
+      once the compute is done and the previous CTA in that order has added. A waiting CTA holds its slot.
 
-    With a causal mask and ``"ascending"`` rows, CTA j starts at row j but CTA 0 reaches row j only after j + 1
-    tiles, so the chain serialises the whole kernel; ``"descending"`` rows meet every CTA at row T_r - 1 first.
+    This is FlashAttention-3's and -4's order without a mask (``wait_eq(lock, n_block)``). With a causal mask and
+    ``"ascending"`` rows, CTA j starts at row j but CTA 0 reaches row j only after j + 1 tiles, so the chain
+    serialises the kernel; ``"descending"`` rows (DASH's Descending Q-Tile Iteration) meet every CTA at row T_r - 1
+    first. The designs the kernels run are compared by :func:`deterministic_backward_time`.
 
     Args:
         N: queries (int >= 1).
@@ -266,32 +294,257 @@ def dq_serialisation_time(N: int, *, block_q: int, block_kv: int, tile_time: flo
         TypeError/ValueError: sizes not integers >= 1, negative times, an unknown row order.
 
     Source:
-        flash-attn ``flash_bwd_kernel.h`` (deterministic mode); Zadouri et al. 2026 §5.2 (the semaphore ordering of the
-        deterministic backward and its cost); Graham 1969 (list scheduling).
+        flash-attn ``hopper/mainloop_bwd_sm90_tma_gmma_ws.hpp`` (the semaphore per row block) at commit 0251105a;
+        Qiang et al. 2026 (DASH) for the descending order; Graham 1969 (list scheduling).
     """
     t = positive_float(tile_time, "tile_time")
     a = positive_float(add_time, "add_time", allow_zero=True)
     heads, slots = positive_int(heads, "heads"), positive_int(slots, "slots")
     row_order = choice(row_order, "row_order", ROW_ORDERS)
+    kinds = _block_map(N, block_q, block_kv, causal, N_k)
+    return _chain(kinds, t, a, heads, slots, rows=row_order, adds="ascending", order=_dispatch("launch", kinds.shape[1],
+                                                                                               heads, 1))
+
+
+#: The deterministic designs :func:`deterministic_backward_time` models: how each CTA visits its query blocks
+#: (``rows``), in which order the adds to one row block land (``adds``: increasing or decreasing key block, the
+#: order of arrival of a shifted schedule, or ``None`` for per-CTA buffers with nothing to order), how the CTAs are
+#: dealt with a causal mask (``causal_dispatch``: ``"launch"`` the grid's order, head by head; ``"sections"`` FA3's
+#: longest-first order within L2 sections of heads; ``"sections_spt"`` shortest first within them; without a mask
+#: every design launches head by head), and the source.
+DETERMINISTIC_DESIGNS = {
+    "fa2_split_buffers": dict(rows="ascending", adds=None, causal_dispatch="launch",
+                              text="FlashAttention-2: ceil(SMs / (batch x heads)) CTAs per head, each over a strided "
+                                   "share of the key blocks, adding into a dQaccum buffer of its own; the convert "
+                                   "kernel sums the buffers in a fixed order",
+                              source="flash-attn csrc/flash_attn/src/flash_bwd_launch_template.h, flash_bwd_kernel.h"),
+    "semaphore_ascending": dict(rows="ascending", adds="ascending", causal_dispatch="sections",
+                                text="a semaphore per row block, adds in increasing key block, query blocks "
+                                     "ascending: FlashAttention-3's and -4's order without a mask, and FlashAttention-3's "
+                                     "causal order until 2025-09-17",
+                                source="flash-attn hopper/mainloop_bwd_sm90_tma_gmma_ws.hpp (wait_eq on n_block)"),
+    "fa3": dict(rows="ascending", adds="descending", causal_dispatch="sections_spt",
+                text="FlashAttention-3 and -4: with a causal mask the adds land diagonal first (decreasing key block) "
+                     "and the CTAs are dealt shortest first; without a mask as semaphore_ascending",
+                source="flash-attn hopper/mainloop_bwd_sm90_tma_gmma_ws.hpp (n_block_max_for_m_block - 1 - n_block) and "
+                       "hopper/tile_scheduler.hpp (SingleTileBwdLPTScheduler with SPT), both since commit 5c1627a7 "
+                       "(2025-09-17); flash_attn/cute/flash_bwd_sm100.py"),
+    "dash_descending": dict(rows="descending", adds="ascending", causal_dispatch="sections",
+                            text="DASH's Descending Q-Tile Iteration: query blocks visited from the last, adds in "
+                                 "increasing key block",
+                            source="Qiang et al. 2026 (DASH), arXiv 2601.21824"),
+    "dash_shift": dict(rows="shift", adds="arrival", causal_dispatch=None,
+                       text="DASH's Shift Scheduling without a mask: CTA j starts at query block j and wraps around, "
+                            "so no two CTAs of a head want the same row block at once",
+                       source="Qiang et al. 2026 (DASH), arXiv 2601.21824"),
+}
+
+#: FA3's backward L2 section budget: Q, dO (element_size each) and dQaccum (FP32) of ``swizzle`` heads fit in it.
+#: Source: flash-attn ``hopper/tile_scheduler.hpp`` (``SingleTileBwdLPTScheduler``: ``size_l2 = 40 * 1024 * 1024``).
+BWD_L2_BUDGET = 40 * 1024 * 1024
+
+
+def _bwd_section(n_q: int, head_dim: int, element_size: int = 2) -> int:
+    """Heads per L2 section of FA3's backward tile scheduler (a power of 2, at least 1)."""
+    one = n_q * 2 * head_dim * element_size + n_q * head_dim * 4
+    return 1 if BWD_L2_BUDGET < one else 1 << (BWD_L2_BUDGET // one).bit_length() - 1
+
+
+def _dispatch(kind, T_c, heads, section):
+    """The CTAs' dispatch order (item ``h T_c + j``): head by head, or FA3's sections (heads inner, key block outer,
+    ascending or shortest first)."""
+    if kind == "launch":
+        return np.arange(heads * T_c, dtype=np.int64)
+    blocks = range(T_c) if kind == "sections" else range(T_c - 1, -1, -1)
+    out = [h * T_c + j for f in range(0, heads, section) for j in blocks for h in range(f, min(f + section, heads))]
+    return np.asarray(out, np.int64)
+
+
+def _block_map(N, block_q, block_kv, causal, N_k):
     n_q = positive_int(N, "N")
-    kinds = causal_block_map(n_q, block_q=block_q, block_kv=block_kv, N_k=N_k) if flag(causal, "causal") else \
-        np.ones((cdiv(n_q, positive_int(block_q, "block_q")),
-                 cdiv(key_count(n_q, N_k), positive_int(block_kv, "block_kv"))), np.int8)
-    T_c = kinds.shape[1]
-    rows_of = [np.flatnonzero(kinds[:, j])[:: 1 if row_order == "ascending" else -1] for j in range(T_c)]
-    costs = np.array([rows_of[j].size * (t + a) for _ in range(heads) for j in range(T_c)])
-    order = dispatch_order(costs, "launch")
-    atomic = list_schedule(costs, slots)
-    sem = np.zeros((heads, kinds.shape[0]))        # when the last add to (head, row block) ended
+    if flag(causal, "causal"):
+        return causal_block_map(n_q, block_q=block_q, block_kv=block_kv, N_k=N_k)
+    return np.ones((cdiv(n_q, positive_int(block_q, "block_q")),
+                    cdiv(key_count(n_q, N_k), positive_int(block_kv, "block_kv"))), np.int8)
 
-    def run(item, slot, start):
-        h, j = divmod(item, T_c)
-        end = start
-        for i in rows_of[j].tolist():
-            end = max(end + t, sem[h, i]) + a
-            sem[h, i] = end
-        return end
 
-    det = Schedule.from_times(costs, slots, order, *simulate_dispatch(order, slots, run))
+def _visits(kinds, rows):
+    """Per key block j, the query blocks it visits in the design's order."""
+    T_r, T_c = kinds.shape
+    out = []
+    for j in range(T_c):
+        vis = np.flatnonzero(kinds[:, j])
+        if rows == "descending":
+            vis = vis[::-1]
+        elif rows == "shift":
+            vis = vis[np.argsort((vis - j) % T_r, kind="stable")]
+        out.append(vis)
+    return out
+
+
+def _chain(kinds, t, a, heads, slots, *, rows, adds, order, atomic_order=None):
+    """The atomic and the deterministic schedules of one design (see :func:`deterministic_backward_time`); the
+    atomic kernel is dealt in ``atomic_order`` (default the grid's order, head by head)."""
+    T_r, T_c = kinds.shape
+    visits = _visits(kinds, rows)
+    n_tiles = np.array([v.size for v in visits], float)
+    costs = np.tile(n_tiles * (t + a), heads)
+    atomic = list_schedule(costs, slots, order="launch" if atomic_order is None else atomic_order)
+    # the order in which the CTAs' adds land on each row block
+    step_of = [{int(i): k for k, i in enumerate(v)} for v in visits]
+    pos = {}
+    for i in range(T_r):
+        js = [j for j in range(T_c) if i in step_of[j]]
+        if adds == "descending":
+            js = js[::-1]
+        elif adds == "arrival":
+            js = sorted(js, key=lambda j: (step_of[j][i], j))
+        for p_, j in enumerate(js):
+            pos[(j, i)] = p_
+    det = _simulate_chain(visits, pos, T_r, T_c, t, a, heads, slots, order, costs)
     return {"atomic": atomic, "deterministic": det, "slowdown": det.makespan / atomic.makespan,
             "fraction": atomic.makespan / det.makespan}
+
+
+def _simulate_chain(visits, pos, T_r, T_c, t, a, heads, slots, order, costs):
+    """Event-driven dispatch of CTAs whose adds to a row block must land in the order ``pos``: an add starts when the
+    tile is computed and every earlier add to that row has ended; a waiting CTA holds its slot; a freed slot takes the
+    next CTA in ``order``. Raises ValueError when no CTA can move (the order deadlocks on these slots)."""
+    n = heads * T_c
+    slot, start, end = np.zeros(n, np.int64), np.zeros(n), np.zeros(n)
+    done_adds = np.zeros((heads, T_r), np.int64)             # adds landed on each (head, row block)
+    waiting = {}                                             # (h, i, position) -> (item, step)
+    events = []                                              # (time, kind, seq, item, step): kind 0 add ends, 1 tile done
+    seq = 0
+    queue = list(order.tolist())[::-1]
+
+    def push(time, kind, item, step):
+        nonlocal seq
+        heapq.heappush(events, (time, kind, seq, item, step))
+        seq += 1
+
+    def begin(item, s, time):
+        slot[item], start[item] = s, time
+        j = item % T_c
+        if visits[j].size == 0:
+            end[item] = time
+            free(s, time)
+        else:
+            push(time + t, 1, item, 0)
+
+    def free(s, time):
+        if queue:
+            begin(queue.pop(), s, time)
+
+    def try_add(item, step, time):
+        h, j = divmod(item, T_c)
+        i = int(visits[j][step])
+        if done_adds[h, i] == pos[(j, i)]:
+            push(time + a, 0, item, step)
+        else:
+            waiting[(h, i, pos[(j, i)])] = (item, step)
+
+    for s in range(min(slots, n)):
+        begin(queue.pop(), s, 0.0)
+    while events:
+        time, kind, _, item, step = heapq.heappop(events)
+        h, j = divmod(item, T_c)
+        if kind == 1:
+            try_add(item, step, time)
+            continue
+        i = int(visits[j][step])
+        done_adds[h, i] += 1
+        nxt = waiting.pop((h, i, int(done_adds[h, i])), None)
+        if nxt is not None:
+            push(time + a, 0, *nxt)
+        if step + 1 < visits[j].size:
+            push(time + t, 1, item, step + 1)
+        else:
+            end[item] = time
+            free(int(slot[item]), time)
+    if queue or waiting:
+        raise ValueError("the deterministic order deadlocks on these slots: a CTA waits for one that cannot start")
+    return Schedule.from_times(costs, slots, order, slot, start, end)
+
+
+def fa2_deterministic_splits(num_sms: int, batch_heads: int) -> int:
+    """CTAs per head of FlashAttention-2's deterministic backward: ``ceil(SMs / (batch x heads))``.
+
+    Args: num_sms, batch_heads: ints >= 1. Returns: int >= 1.
+    Source: flash-attn ``csrc/flash_attn/src/flash_bwd_launch_template.h`` (``gridDimx``) at commit 0251105a.
+    """
+    return int(cdiv(positive_int(num_sms, "num_sms"), positive_int(batch_heads, "batch_heads")))
+
+
+def deterministic_backward_time(N: int, *, block_q: int, block_kv: int, tile_time: float, add_time: float,
+                                heads: int = 1, slots: int, causal: bool = False, design: str = "fa3",
+                                buffer_time: float = 0.0, head_dim: int = 128, N_k: int | None = None) -> dict:
+    """What one deterministic design costs against atomic adds, on the same CTAs and slots.
+
+    The atomic kernel is the grid of one CTA per (head, K/V block), each tile ``tile_time + add_time``, dealt as the
+    same kernel deals it without determinism (head by head; FA3's longest-first sections with a causal mask, FA2's
+    grid for ``"fa2_split_buffers"``). The deterministic kernel is the design's (:data:`DETERMINISTIC_DESIGNS`):
+
+    - the semaphore designs (``"semaphore_ascending"``, ``"fa3"``, ``"fa3_launch_order"``, ``"dash_descending"``,
+      ``"dash_shift"``): the same CTAs, each visiting its query blocks in the design's order; the adds to a row block
+      land in the design's order (an add waits for the previous one); the CTAs are dealt head by head without a
+      mask and, with one, in FA3's L2 sections of heads (``head_dim`` sets their size), longest first or (``"fa3"``)
+      shortest first; a waiting CTA holds its slot;
+    - ``"fa2_split_buffers"``: ``fa2_deterministic_splits(slots, heads)`` CTAs per head, CTA x taking key blocks
+      x, x + splits, ... one after another, adding into its own buffer without waiting; the convert kernel then reads
+      one dQaccum buffer per CTA instead of one per head, and the zeroing writes them all:
+      ``extra = 2 x (splits - 1) x heads x buffer_time`` (``buffer_time``: one head's FP32 dQaccum read once at the
+      HBM bandwidth, in the unit of ``tile_time``).
+
+    Args:
+        N: queries (int >= 1); N_k: keys (default N).
+        block_q, block_kv: B_r, B_c.
+        tile_time: one tile's compute (> 0); add_time: one tile's dQ add (>= 0), any unit of time.
+        heads: batch x heads (int >= 1).
+        slots: int >= 1 (SMs x CTAs per SM).
+        causal: bool.
+        design: a key of :data:`DETERMINISTIC_DESIGNS` (``"dash_shift"`` without a mask only).
+        buffer_time: >= 0 (``"fa2_split_buffers"`` only).
+        head_dim: d (int >= 1; the size of FA3's L2 sections).
+    Returns:
+        dict ``atomic``, ``deterministic`` (:class:`labcore.scheduler.Schedule`), ``extra`` (time outside the main
+        kernel), ``slowdown`` ((deterministic + extra) / atomic), ``fraction`` (its inverse, the throughput kept),
+        ``design``, ``splits`` (FA2 only, else None), ``text``, ``source``.
+    Raises:
+        TypeError/ValueError: bad sizes or times, an unknown design, ``"dash_shift"`` with a causal mask, or an order
+            that deadlocks on these slots.
+    Source:
+        as :data:`DETERMINISTIC_DESIGNS`; Graham 1969 (list scheduling).
+    """
+    t = positive_float(tile_time, "tile_time")
+    a = positive_float(add_time, "add_time", allow_zero=True)
+    heads, slots = positive_int(heads, "heads"), positive_int(slots, "slots")
+    design = choice(design, "design", tuple(DETERMINISTIC_DESIGNS))
+    buf = positive_float(buffer_time, "buffer_time", allow_zero=True)
+    causal = flag(causal, "causal")
+    if design == "dash_shift" and causal:
+        raise ValueError("design 'dash_shift' is modelled without a mask only (DASH's causal shift schedule differs)")
+    kinds = _block_map(N, block_q, block_kv, causal, N_k)
+    spec = DETERMINISTIC_DESIGNS[design]
+    info = dict(design=design, text=spec["text"], source=spec["source"], splits=None)
+    if design != "fa2_split_buffers":
+        T_c = kinds.shape[1]
+        if causal:
+            sec = _bwd_section(kinds.shape[0] * positive_int(block_q, "block_q"), positive_int(head_dim, "head_dim"))
+            order, adds = _dispatch(spec["causal_dispatch"], T_c, heads, sec), spec["adds"]
+            atomic_order = _dispatch("sections", T_c, heads, sec)      # the same scheduler, without determinism
+        else:
+            order, adds = _dispatch("launch", T_c, heads, 1), ("ascending" if design == "fa3" else spec["adds"])
+            atomic_order = order
+        r = _chain(kinds, t, a, heads, slots, rows=spec["rows"], adds=adds, order=order, atomic_order=atomic_order)
+        return {**r, "extra": 0.0, **info}
+    T_c = kinds.shape[1]
+    tiles = kinds.astype(bool).sum(axis=0).astype(float)
+    atomic = list_schedule(np.tile(tiles * (t + a), heads), slots)
+    k = fa2_deterministic_splits(slots, heads)
+    per = np.array([tiles[x::k].sum() for x in range(k)]) * (t + a)
+    det = list_schedule(np.tile(per, heads), slots)
+    extra = 2.0 * (min(k, T_c) - 1) * heads * buf
+    total = det.makespan + extra
+    return {"atomic": atomic, "deterministic": det, "extra": extra, "slowdown": total / atomic.makespan,
+            "fraction": atomic.makespan / total, **info, "splits": k}
