@@ -3,17 +3,22 @@
 With a causal mask, the forward CTA of query block m visits ``m + 1`` key blocks (``J_m`` in general, from
 :func:`labcore.hbm.causal_block_counts`): the last CTA of a head does ``T_r`` times the work of the first.
 FA2 launches the grid ``(num_m_blocks, batch, heads)`` with ``m_block = blockIdx.x``, so the hardware hands out
-each head's CTAs shortest first and the longest ones land in the last wave; reversing ``m_block`` (longest
-first) or a persistent kernel that takes tiles in LPT order from an atomic counter (FA3/FA4) fills the tail.
-The dispatch itself is :func:`labcore.scheduler.list_schedule`.
+each head's CTAs shortest first and the longest ones land in the last wave. FA3 and FA4 deal the longest first,
+within *sections* of heads whose K and V fit in L2 (:func:`tile_scheduler_order`): FA3's causal forward is a
+persistent kernel, one CTA per SM, that takes the next tile from an atomic counter (``DynamicPersistentTileScheduler``);
+FA4's is a grid of one CTA per tile whose block index is remapped in that order (``SingleTileLPTScheduler``), or
+scheduled by the hardware's cluster launch control. The dispatch itself is :func:`labcore.scheduler.list_schedule`.
 
-:func:`l2_section` is the L2 arithmetic of FA3/FA4's tile scheduler: heads are grouped into "sections" whose K
-and V fit in an L2 budget, so that the CTAs running at once re-read K/V from L2 rather than HBM.
+:func:`l2_section` is the L2 arithmetic of that scheduler: heads are grouped into sections whose K and V fit in an
+L2 budget, so that the CTAs running at once re-read K/V from L2 rather than HBM.
 
 Sources: flash-attn ``csrc/flash_attn/src/flash_fwd_launch_template.h`` (grid ``(num_m_block, b, h)``),
-``hopper/tile_scheduler.hpp`` (``DynamicPersistentTileScheduler``: LPT order and L2 swizzle, 32 MB for K & V)
-and ``flash_attn/cute/tile_scheduler.py`` (FA4: 50 MB); Zadouri et al. 2026 (FlashAttention-4) §3.3 (+4-8% MHA,
-+7-14% MQA-8 from the LPT scheduler, BF16 d = 128, H200); benchmark shapes of FA2 §4.1, FA3 §4.1 and FA4 §5.
+``hopper/tile_scheduler.hpp`` (``DynamicPersistentTileScheduler``: LPT order and L2 swizzle, 32 MB for K & V),
+``hopper/flash_fwd_launch_template.h`` (the persistent scheduler for causal masks) and
+``hopper/flash_fwd_kernel_sm90.h`` (``MinBlocksPerMultiprocessor = 1``), ``flash_attn/cute/tile_scheduler.py``
+(``SingleTileLPTScheduler``, 50 MB) and ``flash_attn/cute/flash_fwd_sm100.py``, all at commit 0251105a;
+Zadouri et al. 2026 (FlashAttention-4) §3.3 (+4-8% MHA, +7-14% MQA-8 from the LPT scheduler, BF16 d = 128, H200);
+benchmark shapes of FA2 §4.1, FA3 §4.1 and FA4 §5.
 """
 from __future__ import annotations
 
@@ -25,17 +30,24 @@ from .hbm import causal_block_counts
 from .scheduler import SCHEDULE_ORDERS, list_schedule
 
 __all__ = ["BENCHMARK_PAPERS", "benchmark_shapes", "causal_cta_costs", "causal_load_balance", "causal_schedule_table",
-           "L2_SECTION_RULES", "l2_section"]
+           "L2_SECTION_RULES", "l2_section", "TILE_ORDERS", "tile_scheduler_order"]
 
 #: Benchmark shapes: total tokens per batch and the sequence lengths of each paper's figures (hidden 2048).
 BENCHMARK_PAPERS = {"fa2": (16384, (512, 1024, 2048, 4096, 8192, 16384)),
                     "fa3": (16384, (512, 1024, 2048, 4096, 8192, 16384)),
                     "fa4": (32768, (1024, 2048, 4096, 8192, 16384, 32768))}
 
-#: FA3's and FA4's L2 section rule: (L2 budget for K and V in bytes, factor on one KV head's bytes), as written in
-#: ``hopper/tile_scheduler.hpp`` (32 MB, ``... * element_size * 2``) and ``flash_attn/cute/tile_scheduler.py``
-#: (``50 * 1024 * 1024``, commented "40 MB for K & V").
-L2_SECTION_RULES = {"fa3": (32 * 1024 * 1024, 2), "fa4": (50 * 1024 * 1024, 1)}
+#: FA3's and FA4's L2 section rule: (L2 budget for K and V in bytes, factor on one KV head's bytes), as written at
+#: flash-attn commit 0251105a in ``hopper/tile_scheduler.hpp`` (``size_l2 = 32 * 1024 * 1024``, one KV head
+#: ``seqlen_k * (headdim + headdim_v) * element_size``) and ``flash_attn/cute/tile_scheduler.py``
+#: (``50 * 1024 * 1024``, commented "40 MB for K & V"). Until commit 5e0c258c ("Fix L2 swizzle in causal tile
+#: scheduler", 2025-04-21) FA3 counted one KV head twice (``* 2``), which halved its sections.
+L2_SECTION_RULES = {"fa3": (32 * 1024 * 1024, 1), "fa4": (50 * 1024 * 1024, 1)}
+
+#: The dispatch orders :func:`causal_load_balance` takes: :data:`labcore.scheduler.SCHEDULE_ORDERS` and
+#: ``"fa3_sections"`` / ``"fa4_sections"``, the longest-first order within L2 sections that FA3's and FA4's tile
+#: schedulers produce (:func:`tile_scheduler_order`).
+TILE_ORDERS = SCHEDULE_ORDERS + ("fa3_sections", "fa4_sections")
 
 
 def benchmark_shapes(paper: str = "fa2", *, head_dim: int = 128, hidden: int = 2048) -> list[dict]:
@@ -89,9 +101,46 @@ def causal_cta_costs(seqlen: int, *, batch: int, heads: int, block_q: int = 128,
     return np.tile(J.astype(float) * positive_float(tile_time, "tile_time"), reps)
 
 
+def tile_scheduler_order(seqlen: int, *, batch: int, heads: int, head_dim: int = 128, block_q: int = 128,
+                         element_size: int = 2, rule: str = "fa3") -> np.ndarray:
+    """The order in which FA3's or FA4's tile scheduler hands out the causal forward's tiles.
+
+    Both walk the (batch, head) pairs, head fastest, in sections of ``swizzle`` pairs (:func:`l2_section`'s
+    ``kv_heads``; the last section takes the remainder): inside a section, query block ``T_r - 1`` of every pair
+    first, then ``T_r - 2``, and so on down to block 0; then the next section. FA3 hands tile ``t`` to the CTA that
+    took ticket ``t`` from its atomic counter; FA4 gives tile ``t`` to CTA ``blockIdx.x = t``. Longest first within a
+    section, not over the whole grid.
+
+    Args:
+        seqlen: N (queries = keys); batch, heads: ints >= 1; head_dim: d; block_q: B_r; element_size: bytes.
+        rule: ``"fa3"`` or ``"fa4"`` (:data:`L2_SECTION_RULES`).
+    Returns:
+        (heads x batch x T_r,) int64 permutation of the indices of :func:`causal_cta_costs` (head, then batch, then
+        query block ``m``), in dispatch order.
+    Raises:
+        TypeError/ValueError: sizes not integers >= 1, an unknown rule.
+    Source:
+        flash-attn ``hopper/tile_scheduler.hpp`` (``DynamicPersistentTileScheduler::get_block_coord``) and
+        ``flash_attn/cute/tile_scheduler.py`` (``SingleTileLPTScheduler.get_current_work``) at commit 0251105a.
+    """
+    n, B, H = positive_int(seqlen, "seqlen"), positive_int(batch, "batch"), positive_int(heads, "heads")
+    T_r = -(-n // positive_int(block_q, "block_q"))
+    sw = l2_section(n, head_dim=head_dim, element_size=element_size, rule=rule)["kv_heads"]
+    hb = B * H
+    out = []
+    for first in range(0, hb, sw):
+        pairs = range(first, min(first + sw, hb))
+        for k in range(T_r):
+            m = T_r - 1 - k
+            for bh in pairs:
+                b, h = divmod(bh, H)
+                out.append((h * B + b) * T_r + m)
+    return np.asarray(out, np.int64)
+
+
 def causal_load_balance(gpu, *, seqlen: int, batch: int, heads: int, block_q: int = 128, block_kv: int = 128,
                     ctas_per_sm: int = 1, tile_time: float = 1.0, item_overhead: float = 0.0,
-                    orders=SCHEDULE_ORDERS) -> dict:
+                    orders=SCHEDULE_ORDERS, head_dim: int = 128) -> dict:
     """The causal forward's CTAs (:func:`causal_cta_costs`) scheduled on a GPU's SMs in each dispatch order.
 
     Args:
@@ -99,7 +148,8 @@ def causal_load_balance(gpu, *, seqlen: int, batch: int, heads: int, block_q: in
         seqlen, batch, heads, block_q, block_kv, tile_time: as :func:`causal_cta_costs`.
         ctas_per_sm: CTAs resident per SM (slots = SMs x this).
         item_overhead: time added per CTA (float >= 0).
-        orders: names from :data:`labcore.scheduler.SCHEDULE_ORDERS`.
+        orders: names from :data:`TILE_ORDERS`.
+        head_dim: d (sets the L2 sections of ``"fa3_sections"`` and ``"fa4_sections"``).
     Returns:
         dict: one :class:`labcore.scheduler.Schedule` per order, plus ``lpt_gain`` = launch makespan / LPT
         makespan - 1 (the throughput an LPT scheduler adds) when both orders are present.
@@ -112,7 +162,12 @@ def causal_load_balance(gpu, *, seqlen: int, batch: int, heads: int, block_q: in
     g = get_gpu(gpu)
     slots = g.num_sms * positive_int(ctas_per_sm, "ctas_per_sm")
     c = causal_cta_costs(seqlen, batch=batch, heads=heads, block_q=block_q, block_kv=block_kv, tile_time=tile_time)
-    out = {o: list_schedule(c, slots, order=o, item_overhead=item_overhead) for o in orders}
+    out = {}
+    for o in orders:
+        o = choice(o, "order", TILE_ORDERS)
+        seq = tile_scheduler_order(seqlen, batch=batch, heads=heads, head_dim=head_dim, block_q=block_q,
+                                   rule=o[:3]) if o.endswith("_sections") else o
+        out[o] = list_schedule(c, slots, order=seq, item_overhead=item_overhead)
     if "launch" in out and "lpt" in out:
         out["lpt_gain"] = out["launch"].makespan / out["lpt"].makespan - 1
     return out
@@ -123,17 +178,19 @@ def causal_schedule_table(gpu, *, paper: str = "fa2", head_dim: int = 128, block
     """One row per benchmark shape of ``paper``: makespan / (work / slots) in each order, LPT gain, idle SM-time.
 
     Returns:
-        list of dicts ``seqlen``, ``batch``, ``heads``, ``ctas``, ``ratio_launch``, ``ratio_longest_first``,
-        ``ratio_lpt``, ``lpt_gain``, ``idle_launch`` and ``idle_lpt`` (mean idle fraction per SM).
+        list of dicts ``seqlen``, ``batch``, ``heads``, ``ctas``, ``ratio_<order>`` for every order of
+        :data:`TILE_ORDERS`, ``lpt_gain`` (launch over global LPT), ``sections_gain`` (launch over FA3's sectioned
+        order, the one the kernels run), ``idle_launch`` and ``idle_lpt`` (mean idle fraction per SM).
 
     Source: as :func:`causal_load_balance` and :func:`benchmark_shapes`.
     """
     rows = []
     for sh in benchmark_shapes(paper, head_dim=head_dim):
         r = causal_load_balance(gpu, seqlen=sh["seqlen"], batch=sh["batch"], heads=sh["heads"], block_q=block_q,
-                            block_kv=block_kv, ctas_per_sm=ctas_per_sm)
-        row = dict(sh, ctas=int(r["launch"].costs.size), lpt_gain=r["lpt_gain"])
-        for o in SCHEDULE_ORDERS:
+                                block_kv=block_kv, ctas_per_sm=ctas_per_sm, orders=TILE_ORDERS, head_dim=head_dim)
+        row = dict(sh, ctas=int(r["launch"].costs.size), lpt_gain=r["lpt_gain"],
+                   sections_gain=r["launch"].makespan / r["fa3_sections"].makespan - 1)
+        for o in TILE_ORDERS:
             row[f"ratio_{o}"] = r[o].ratio
         for o in ("launch", "lpt"):
             row[f"idle_{o}"] = float(r[o].slot_idle.mean() / r[o].makespan)
@@ -145,7 +202,7 @@ def l2_section(seqlen_k: int, *, head_dim: int, head_dim_v: int | None = None, e
                qhead_per_khead: int = 1, pack_gqa: bool = False, rule: str = "fa3") -> dict:
     """How many heads FA3/FA4's tile scheduler groups into one L2 "section", and their K/V working set.
 
-    ``size_one_kv_head = seqlen_k (d + d_v) element_size x factor``; KV heads per section
+    ``size_one_kv_head = seqlen_k (d + d_v) element_size x factor`` (factor 1 in both current rules); KV heads per section
     ``= 1`` if it exceeds the budget, else ``2^floor(log2(budget / size_one_kv_head))`` (a power of 2); the
     scheduler's ``swizzle`` (query heads per section) multiplies that by ``qhead_per_khead`` unless GQA is packed.
     The working set is ``kv_heads x seqlen_k (d + d_v) element_size`` bytes of K and V.
@@ -165,8 +222,9 @@ def l2_section(seqlen_k: int, *, head_dim: int, head_dim_v: int | None = None, e
         TypeError/ValueError: sizes not integers >= 1, an unknown rule.
 
     Source:
-        flash-attn ``hopper/tile_scheduler.hpp`` (``size_l2 = 32 * 1024 * 1024; // 32 MB for K & V``) and
-        ``flash_attn/cute/tile_scheduler.py`` (``SingleTileLPTScheduler``).
+        flash-attn ``hopper/tile_scheduler.hpp`` (``size_l2 = 32 * 1024 * 1024; // 32 MB for K & V``, fixed in
+        commit 5e0c258c, 2025-04-21) and ``flash_attn/cute/tile_scheduler.py`` (``SingleTileLPTScheduler``), at
+        commit 0251105a.
     """
     budget, factor = L2_SECTION_RULES[choice(rule, "rule", tuple(L2_SECTION_RULES))]
     n, d = positive_int(seqlen_k, "seqlen_k"), positive_int(head_dim, "head_dim")

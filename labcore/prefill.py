@@ -63,7 +63,7 @@ GENERATION_ASSUMPTIONS = {
         mma_fraction={"ampere": 1.0, "hopper": "fa3.mma_sync_fraction_hopper"}, exp_emulation_share=0.0, bwd_kernels=3,
         # review §3 point 7: at 2 CTAs per SM (prefill_ctas_per_sm: 2 on A100/H100 at d = 64, 128) two warps per SM
         # sub-partition interleave HMMA and MUFU/FMA through the warp scheduler: the forward hides the same share
-        # of the shorter unit as FA3's ping-pong of two warpgroups (``overlap_share``), without a barrier to enforce
+        # of the shorter unit as FA3's warp-specialised kernel (``overlap_share``), without a barrier to enforce
         # it, so at most that; at 1 CTA per SM (and in the 8-warp backward, 1 CTA per SM) the units run in sequence
         efficiency="mma_efficiency", schedule="launch", two_cta_overlap=True, partial_overlap=False,
         schedule_text="one CTA per (query block, sequence, head) in launch order, m_block = blockIdx.x, so each "
@@ -71,18 +71,21 @@ GENERATION_ASSUMPTIONS = {
     ),
     "fa3": dict(
         architectures=("hopper",), overlap="max",
-        text="FlashAttention-3: warp specialisation (producer warps load with TMA) and ping-pong scheduling of "
-             "two consumer warpgroups: one group's softmax runs while the other's GEMMs run. Its own ablation "
-             "(570 -> 661 TFLOP/s) says the overlap is partial: a tile costs the larger of MMA and exp + FMA plus "
-             "the unhidden share of the smaller (at least the SMEM cycles).",
+        text="FlashAttention-3: warp specialisation (producer warps load with TMA), ping-pong scheduling of "
+             "two consumer warpgroups (one group's softmax runs while the other's GEMMs run) and GEMM-softmax "
+             "pipelining inside a warpgroup. Its warp-specialisation ablation (570 -> 661 TFLOP/s; the 570 "
+             "configuration already pipelines GEMM and softmax inside a warpgroup) says the overlap is partial: a "
+             "tile costs the larger of MMA and exp + FMA plus the unhidden share of the smaller (at least the SMEM "
+             "cycles).",
         source="Shah et al. 2024 (FlashAttention-3) Sec. 1 (GEMM 80-90%), 3.1, 3.2, Table 2, App. C.1 (1830 MHz)",
         mma_fraction={"hopper": 1.0}, exp_emulation_share=0.0, bwd_kernels=3,
         # review §3 point 8: the overlap is partial, the share measured by FA3's own ablation (``overlap_share``);
         # point 9: WGMMA's issue efficiency is not mma.sync's (``wgmma_efficiency``), and FA3's benchmark fixed
         # the clock at the 1830 MHz of the 989 TFLOP/s peak (fa3.h100_clock), so no throttling is charged
         efficiency="wgmma_efficiency", schedule="lpt", two_cta_overlap=False, partial_overlap=True,
-        schedule_text="persistent kernel, one CTA per SM taking tiles longest-first from an atomic counter "
-                      "(hopper/tile_scheduler.hpp)",
+        schedule_text="persistent kernel, one CTA per SM (MinBlocksPerMultiprocessor = 1) taking tiles from an "
+                      "atomic counter, longest query block first within sections of heads whose K and V fit in L2 "
+                      "(hopper/tile_scheduler.hpp, DynamicPersistentTileScheduler)",
     ),
     "fa4": dict(
         architectures=("blackwell",), overlap="max",
@@ -96,7 +99,9 @@ GENERATION_ASSUMPTIONS = {
         mma_fraction={"blackwell": 1.0}, exp_emulation_share="fa4.exp_emulation_share", bwd_kernels=3,
         # FA4's own roofline (perfect overlap) is kept: no FA4 per-seqlen bars are stored to check it against
         efficiency="mma_efficiency", schedule="lpt", two_cta_overlap=False, partial_overlap=False,
-        schedule_text="persistent LPT scheduler (FlashAttention-4 Sec. 3.3)",
+        schedule_text="one CTA per tile, the grid's block index remapped longest first within L2 sections "
+                      "(flash_attn/cute/tile_scheduler.py, SingleTileLPTScheduler), or the hardware's cluster "
+                      "launch control; FlashAttention-4 Sec. 3.3",
     ),
 }
 
@@ -125,6 +130,9 @@ PREFILL_DEFAULTS = dict(
     # 570 TFLOP/s without warp specialisation -> 661 with it) by labcore.prefill_schedule.ablation_overlap
     overlap_share=None,
     ctas_per_sm=None,  # CTAs resident per SM; None: labcore.prefill_schedule.prefill_ctas_per_sm (occupancy)
+    # the order the CTAs are dealt to the SMs; None: the generation's (GENERATION_ASSUMPTIONS[...]["schedule"]: FA2's
+    # launch order, FA3/FA4 longest first); "launch", "longest_first" or "lpt" to compare one kernel under another
+    schedule=None,
 )
 
 #: The clock each benchmark figure ran at, where it is not the preset's: the FA2 paper's H100 (Fig. 7) was not
@@ -202,7 +210,7 @@ _ABLATION_KEYS = ("wgmma_efficiency", "fwd_fma_ops", "fp32_lanes")
 
 @lru_cache(maxsize=64)
 def fa3_ablation_overlap(wgmma_efficiency: float = None, fwd_fma_ops: float = None, fp32_lanes: float = None) -> float:
-    """The share of the softmax FlashAttention-3's ping-pong hides under the MMAs, from its own ablation.
+    """The share of the softmax FlashAttention-3's warp specialisation hides under the MMAs, from its own ablation.
 
     The tile of the ablation (H100, FP16 forward, d = 128, 128 x 128) has MMA cycles ``2048 / wgmma_efficiency``
     and softmax cycles exp + FMA (1024 + 384); FA3's Table 2 reports 570 TFLOP/s without warp specialisation
@@ -233,6 +241,8 @@ _RULES = {"mma_efficiency": "fraction", "block_q": "count", "block_kv": "count",
           **dict.fromkeys(("fwd_fma_ops", "bwd_fma_ops", "emulation_fma_ops", "kernel_overhead", "cta_latency"),
                           "non-negative"), "wgmma_efficiency": "fraction",
           "per_sm_bandwidth_cap": "positive or None", "l2_reuse": "flag", "fp32_lanes": "positive"}
+#: The dispatch orders the ``schedule`` assumption takes (besides None, the generation's own).
+_SCHEDULES = ("launch", "longest_first", "lpt")
 
 
 def fa4_emulation_balance(gpu="B200", *, d: int = 128, **assumptions) -> dict:
@@ -318,8 +328,8 @@ def prefill_time(gpu, *, batch, heads: int, seqlen, head_dim: int, causal: bool 
     2. CTAs per SM from occupancy (:func:`labcore.prefill_schedule.prefill_ctas_per_sm`; each slot gets that
        share of the SM); every CTA costs its tiles x tile cycles / ``clock`` plus ``cta_latency`` (its first K/V
        tile's round trip); the CTAs, unequal with a causal mask, are list-scheduled on SMs x CTAs-per-SM slots
-       in the generation's order (FA2 launch order, FA3/FA4 persistent LPT:
-       :func:`labcore.prefill_schedule.kernel_makespan`); the backward holds one CTA per SM;
+       in the generation's order (FA2 launch order, FA3/FA4 longest first; the ``schedule`` assumption overrides
+       it: :func:`labcore.prefill_schedule.kernel_makespan`); the backward holds one CTA per SM;
     3. HBM bytes from :func:`labcore.hbm.flash_forward_io` / :func:`~labcore.hbm.flash_backward_io`
        (x bytes per element): with ``l2_reuse`` (default) K and V re-reads hit L2, so the count with a single
        block (every tensor once) is used; a kernel is never faster than its bytes dealt in waves by
@@ -386,7 +396,9 @@ def prefill_time(gpu, *, batch, heads: int, seqlen, head_dim: int, causal: bool 
                        for N in seq_b.ravel()], dtype=np.int64).reshape(seq_b.shape + (7,))
     T_r, T_c, pairs, fwd_long, bwd_long, fwd_el, bwd_el = np.moveaxis(counts, -1, 0)
     bh = batch_b.astype(np.int64) * heads
-    kw = dict(order=ga["schedule"], causal=causal)
+    if p["schedule"] is not None:
+        p["schedule"] = choice(p["schedule"], "schedule", _SCHEDULES)
+    kw = dict(order=ga["schedule"] if p["schedule"] is None else p["schedule"], causal=causal)
     fwd, w = _kernel_time(g, seq_b, bh, bh * T_r, fwd_tile["cycles"], bh * fwd_el * eb, clock, p, last_wave,
                           slots=g.num_sms * cps, ctas_per_sm=cps, backward=False, **kw)
     fwd = fwd + p["kernel_overhead"]

@@ -104,7 +104,8 @@ def ablation_overlap(mma: float, softmax: float, before: float, after: float) ->
     Taking the configuration ``before`` (FLOP/s) as MMA and softmax in sequence and ``after`` as the overlapped
     kernel, ``(mma + softmax) / overlap_cycles(mma, softmax, omega) = after / before``. Applied to
     FlashAttention-3's Table 2 (570 TFLOP/s without warp specialisation, 661 with it, d = 128), it measures the
-    share of the softmax the ping-pong schedule really hides.
+    share of the softmax warp specialisation really hides (the 570 configuration already pipelines GEMM and
+    softmax inside a warpgroup; FA3 §3.1 credits ping-pong alone with 570 -> 620-640).
 
     Args:
         mma, softmax: cycles (> 0).

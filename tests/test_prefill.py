@@ -150,6 +150,25 @@ def test_causal_schedules_and_occupancy():
     assert prefill_ctas_per_sm("A100-80GB-SXM", "fa2", 128) == 2 and prefill_ctas_per_sm("H100", "fa3", 64) == 1
 
 
+def test_fa2_launch_order_against_the_same_model_under_lpt():
+    """The prefill model already deals FA2's causal CTAs in launch order; the same model with an LPT scheduler is the
+    comparison (not the launch / LPT ratio multiplied on top). Checked against kernel_makespan called directly."""
+    from labcore.prefill_schedule import kernel_makespan
+    kw = dict(batch=1, heads=16, seqlen=16384, head_dim=128, causal=True, generation="fa2")
+    launch, lpt = P.prefill_time("H100", **kw), P.prefill_time("H100", schedule="lpt", **kw)
+    assert float(lpt["forward"]) < float(launch["forward"])
+    assert P.prefill_time("H100", schedule="launch", **kw)["forward"] == launch["forward"]
+    cps, p = launch["ctas_per_sm"], P.PREFILL_DEFAULTS
+    tile = launch["fwd_tile"]["cycles"] * cps / P.get_gpu("H100").model_clock
+    mk = {o: kernel_makespan(16384, reps=16, slots=132 * cps, tile_time=tile, startup=p["cta_latency"], block_q=128,
+                             block_kv=128, causal=True, order=o) for o in ("launch", "lpt")}
+    assert float(launch["forward"]) == pytest.approx(mk["launch"] + p["kernel_overhead"])
+    assert float(lpt["forward"]) == pytest.approx(mk["lpt"] + p["kernel_overhead"])
+    assert 0.10 < float(launch["forward"]) / float(lpt["forward"]) - 1 < 0.2
+    with pytest.raises(ValueError, match="schedule"):
+        P.prefill_time("H100", schedule="random", **kw)
+
+
 def test_generation_ordering_and_availability():
     kw = dict(batch=2, heads=16, seqlen=8192, head_dim=128)
     fa2 = P.prefill_time("H100", generation="fa2", **kw)["tflops"]
