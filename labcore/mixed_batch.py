@@ -9,12 +9,19 @@ approaches the larger of the two.
 
 :func:`chunk_prefill_time` times the chunk with the prefill model's per-tile cost
 (:func:`labcore.prefill.prefill_time`'s ``fwd_tile`` cycles: its generation's overlap rule and calibrated MMA
-efficiency), its unequal causal CTAs dealt to the SMs by :func:`labcore.scheduler.list_schedule`, and its HBM
-bytes (every tensor once, as the prefill model's ``l2_reuse``); :func:`mixed_batch_time` adds the decode model
-(:func:`labcore.decode_model.decode_attention_time`) and combines them with :func:`fused_step_time`:
-``serial = t_prefill + t_decode``; ``fused = max(compute_p + compute_d, memory_p + memory_d, t_prefill, t_decode)``
-(each resource's demand summed; one launch), an optimistic bound for a kernel that shares every SM;
-``ideal = max(t_prefill, t_decode)``.
+efficiency), its unequal causal CTAs dealt to the kernel's slots (its occupancy, each CTA with the model's start-up
+latency) by :func:`labcore.prefill_schedule.kernel_makespan`, and its HBM bytes (every tensor once, as the prefill
+model's ``l2_reuse``). :func:`mixed_batch_demands` adds the decode model (:func:`labcore.decode_model.decode_attention_time`,
+by default under the physical memory rule of :mod:`labcore.waves`: the running CTAs share the bandwidth, each capped
+at its generation's per-CTA rate, as many per SM as the kernel's resources allow) and states each part's demands;
+:func:`fused_step_time` combines them: ``serial = t_prefill + t_decode``; ``fused = max(compute_p + compute_d,
+memory_p + memory_d, t_prefill, t_decode)`` (each resource's demand summed, the tensor-core demands as work spread
+over every SM; one launch), an optimistic bound for a kernel that shares every SM; ``ideal = max(t_prefill, t_decode)``.
+
+What the bound leaves out: co-resident prefill and decode CTAs must split each SM's shared memory and registers
+(fewer of each fit), and their instructions compete for the same issue slots; POD-Attention measures less than
+such a bound. The decodes' tensor-core demand depends on how many rows their tiles compute (``decode_tile_rows``):
+flash-attn's split kernel pads a GQA group to 64 rows.
 
 Sources: Kamath et al. 2025, POD-Attention (ASPLOS'25, arXiv 2410.18038) (up to 59%, mean 28% faster attention
 than serial FlashAttention prefill + decode, A100); Agrawal et al. 2024, Sarathi-Serve (chunked prefill).
@@ -23,14 +30,23 @@ from __future__ import annotations
 
 import numpy as np
 
-from .checks import positive_float, positive_int
+from .checks import choice, positive_float, positive_int
 from .decode_model import decode_attention_time
 from .hardware import get_gpu
 from .hbm import causal_block_counts, flash_forward_io
-from .prefill import PREFILL_DEFAULTS, prefill_time
-from .scheduler import list_schedule
+from .prefill import GENERATION_ASSUMPTIONS, PREFILL_DEFAULTS, prefill_time
+from .waves import MEMORY_RULES, per_cta_bandwidth_cap, shared_bandwidth_schedule
 
-__all__ = ["chunk_prefill_time", "fused_step_time", "mixed_batch_time", "mixed_batch_sweep"]
+__all__ = ["chunk_prefill_time", "mixed_batch_demands", "fused_step_time", "mixed_batch_time", "mixed_batch_sweep",
+           "DECODE_TILE_ROWS"]
+
+#: What :func:`mixed_batch_demands` may charge the decodes' tensor cores for, per CTA: ``"padded"`` (the split
+#: kernel's tile, flash-attn's 64 rows: what POD's FlashAttention baseline computes), an int (a tile of that many
+#: rows, e.g. 16), or ``"useful"`` (the GQA group's real rows only).
+DECODE_TILE_ROWS = ("padded", "useful")
+
+#: The prefill model's dispatch orders by the names the list scheduler takes.
+_ORDERS = {"launch": "launch", "longest_first": "longest_first", "lpt": "lpt"}
 
 
 def chunk_prefill_time(gpu, *, chunk: int, context: int, heads: int, head_dim: int, generation: str = "fa2",
@@ -38,10 +54,13 @@ def chunk_prefill_time(gpu, *, chunk: int, context: int, heads: int, head_dim: i
     """Time of one prefill chunk's attention: ``chunk`` queries after ``context`` cached tokens, causal.
 
     One CTA per (head, query block of ``block_q`` rows); CTA i visits ``J_i`` key blocks
-    (:func:`labcore.hbm.causal_block_counts` with ``N_k = context + chunk``) and costs ``J_i x tile_cycles / clock``,
-    the tile cost of :func:`labcore.prefill.prefill_time` (same generation and assumptions). ``compute`` is the
-    makespan of those CTAs on the SMs (launch order); ``memory`` is Q, K, V and O read or written once over the HBM
-    bandwidth; ``total = max(compute, memory) + kernel_overhead``.
+    (:func:`labcore.hbm.causal_block_counts` with ``N_k = context + chunk``) and costs ``J_i`` tiles of the tile cost
+    of :func:`labcore.prefill.prefill_time` (same generation and assumptions), plus the model's start-up latency
+    ``cta_latency``. ``compute`` is the makespan of those CTAs on the kernel's slots (SMs x its CTAs per SM, the CTAs on
+    one SM sharing its tensor cores; the generation's dispatch order; :func:`labcore.waves.shared_bandwidth_schedule`);
+    ``compute_work`` the same tiles spread over every SM without a tail (what a kernel that fills the SMs with other
+    work pays). ``memory`` is Q, K, V and O read or written once over the HBM bandwidth; ``total = max(compute,
+    memory) + kernel_overhead``.
 
     Args:
         gpu: preset name or GPU.
@@ -53,8 +72,8 @@ def chunk_prefill_time(gpu, *, chunk: int, context: int, heads: int, head_dim: i
         dtype_bytes: 2 (BF16).
         **prefill_assumptions: overrides of :data:`labcore.prefill.PREFILL_DEFAULTS`.
     Returns:
-        dict ``total``, ``compute``, ``memory``, ``overhead`` (s), ``flops`` (tile FLOPs), ``bytes``,
-        ``ctas``, ``tile_time`` (s per tile), ``schedule`` (:class:`~labcore.scheduler.Schedule`).
+        dict ``total``, ``compute``, ``compute_work``, ``memory``, ``overhead`` (s), ``flops`` (tile FLOPs),
+        ``bytes``, ``ctas``, ``ctas_per_sm``, ``tile_time`` (s per tile on a whole SM).
 
     Raises:
         TypeError/ValueError: as :func:`labcore.prefill.prefill_time`; sizes < 1.
@@ -68,25 +87,35 @@ def chunk_prefill_time(gpu, *, chunk: int, context: int, heads: int, head_dim: i
                        **prefill_assumptions)
     p = {**PREFILL_DEFAULTS, **prefill_assumptions}                # the tile sizes and overhead the model uses
     tile = ref["fwd_tile"]["cycles"] / g.model_clock
+    cps = int(ref["ctas_per_sm"])
     rows, J, cols = causal_block_counts(c, block_q=p["block_q"], block_kv=p["block_kv"], causal=True, N_k=ctx + c)
-    costs = np.tile(J * tile, h)
-    sched = list_schedule(costs, g.num_sms)
+    order = p["schedule"] or GENERATION_ASSUMPTIONS[generation]["schedule"]
     by = flash_forward_io(c, d, block_q=c, block_kv=ctx + c, causal=True, N_k=ctx + c) * h * positive_int(
         dtype_bytes, "dtype_bytes")
+    costs = np.tile(np.asarray(J, float) * tile + float(p["cta_latency"]), h)
+    sched = shared_bandwidth_schedule(np.full(costs.size, by / costs.size), slots=g.num_sms * cps,
+                                      bandwidth=g.hbm_bandwidth, per_cta_cap=per_cta_bandwidth_cap(g),
+                                      compute_time=costs, sms=g.num_sms, order=_ORDERS.get(order, order))
+    make = sched.makespan
     mem = by / g.hbm_bandwidth
     oh = float(p["kernel_overhead"])
-    return {"total": max(sched.makespan, mem) + oh, "compute": sched.makespan, "memory": mem, "overhead": oh,
-            "flops": float(4 * d * (rows * cols).sum() * h), "bytes": float(by), "ctas": int(costs.size),
-            "tile_time": tile, "schedule": sched}
+    return {"total": max(make, mem) + oh, "compute": make, "compute_work": float(J.sum()) * h * tile / g.num_sms,
+            "memory": mem, "overhead": oh, "flops": float(4 * d * (rows * cols).sum() * h), "bytes": float(by),
+            "ctas": int(J.size * h), "ctas_per_sm": cps, "tile_time": tile}
 
 
-def mixed_batch_time(gpu, *, chunk: int, context: int, decode_batch: int, decode_seqlen: int, num_q_heads: int,
-                     num_kv_heads: int, head_dim: int, generation: str = "fa2") -> dict:
-    """One iteration of a mixed batch: a prefill chunk and ``decode_batch`` decodes, serial and fused.
+def mixed_batch_demands(gpu, *, chunk: int, context: int, decode_batch: int, decode_seqlen: int, num_q_heads: int,
+                        num_kv_heads: int, head_dim: int, generation: str = "fa2", memory_rule: str = "shared",
+                        decode_tile_rows="padded") -> dict:
+    """Each part's demands on the tensor cores and on HBM, and its time alone: the inputs of :func:`fused_step_time`.
 
-    Decode: :func:`labcore.decode_model.decode_attention_time` (flash-decoding, the model's best split count);
-    its compute demand is ``compute_time x waves`` and its memory demand the KV bytes over the bandwidth.
-    Prefill: :func:`chunk_prefill_time` with ``num_q_heads`` heads. Combined as the module docstring says.
+    Prefill: :func:`chunk_prefill_time` with ``num_q_heads`` heads; its tensor-core demand is its tiles spread over
+    every SM (``compute_work``), its HBM demand its bytes at full bandwidth. Decode:
+    :func:`labcore.decode_model.decode_attention_time` (flash-decoding, the model's best split count) under
+    ``memory_rule``: ``"shared"`` (default: the physical rule, ``last_wave="shared"``, ``ctas_per_sm="derived"`` and
+    :func:`labcore.waves.per_cta_bandwidth_cap`) or ``"lecture"`` (one CTA per SM, the last wave in full, 80 GB/s per
+    CTA); its tensor-core demand is its CTAs' FLOPs spread over every SM, on tiles of ``decode_tile_rows`` rows;
+    its HBM demand the KV bytes at full bandwidth.
 
     Args:
         gpu: preset or GPU.
@@ -94,25 +123,60 @@ def mixed_batch_time(gpu, *, chunk: int, context: int, decode_batch: int, decode
         decode_batch, decode_seqlen: the decodes (ints >= 1).
         num_q_heads, num_kv_heads, head_dim: the model's attention shape.
         generation: prefill's.
+        memory_rule: one of :data:`labcore.waves.MEMORY_RULES`.
+        decode_tile_rows: ``"padded"`` (the split kernel's 64-row tile), ``"useful"`` (the group's real rows) or an
+            int >= 1 (rows per tile, at least the group's).
+    Returns:
+        dict ``prefill_compute``, ``prefill_memory``, ``decode_compute``, ``decode_memory``, ``prefill_overhead``,
+        ``decode_overhead``, ``prefill_total``, ``decode_total`` (s), ``decode_rows`` (rows charged per CTA),
+        ``decode_splits``, ``memory_rule``.
+    Raises:
+        as the two models; an unknown rule or a bad ``decode_tile_rows``.
+    Source: Kamath et al. 2025 (POD-Attention) §3; flash-attn ``run_mha_fwd_splitkv_dispatch`` (kBlockM = 64).
+    """
+    g = get_gpu(gpu)
+    rule = choice(memory_rule, "memory_rule", MEMORY_RULES)
+    pf = chunk_prefill_time(g, chunk=chunk, context=context, heads=num_q_heads, head_dim=head_dim,
+                            generation=generation)
+    kw = dict(last_wave="shared", ctas_per_sm="derived", per_sm_bandwidth_cap=per_cta_bandwidth_cap(g)) \
+        if rule == "shared" else {}
+    de = decode_attention_time(g, batch=decode_batch, seqlen=decode_seqlen, num_q_heads=num_q_heads,
+                               num_kv_heads=num_kv_heads, head_dim=head_dim, method="flash_decoding", **kw)
+    if isinstance(decode_tile_rows, str):
+        rows = de.rows_padded if choice(decode_tile_rows, "decode_tile_rows", DECODE_TILE_ROWS) == "padded" \
+            else de.rows_real
+    else:
+        rows = positive_int(decode_tile_rows, "decode_tile_rows", minimum=de.rows_real)
+    d_compute = de.num_ctas * de.flops_per_cta * rows / de.rows_padded / (de.flops_per_sm * g.num_sms)
+    return dict(prefill_compute=pf["compute_work"], prefill_memory=pf["memory"], decode_compute=d_compute,
+                decode_memory=de.kv_bytes / g.hbm_bandwidth, prefill_overhead=pf["overhead"],
+                decode_overhead=de.launch_time, prefill_total=pf["total"], decode_total=de.total, decode_rows=rows,
+                decode_splits=de.num_splits, memory_rule=rule)
+
+
+def mixed_batch_time(gpu, *, chunk: int, context: int, decode_batch: int, decode_seqlen: int, num_q_heads: int,
+                     num_kv_heads: int, head_dim: int, generation: str = "fa2", memory_rule: str = "shared",
+                     decode_tile_rows="padded") -> dict:
+    """One iteration of a mixed batch: a prefill chunk and ``decode_batch`` decodes, serial and fused.
+
+    The demands of :func:`mixed_batch_demands` (same arguments) combined by :func:`fused_step_time`.
 
     Returns:
         dict ``prefill``, ``decode`` (s each), ``serial``, ``fused``, ``ideal`` (s), ``speedup`` (serial /
-        fused), ``gain`` (serial / fused - 1, POD's "x% faster"), ``bound`` (which demand sets ``fused``).
+        fused), ``gain`` (serial / fused - 1, POD's "x% faster"), ``bound`` (which demand sets ``fused``), and the
+        ``demands``.
 
     Raises:
         as the two models.
 
     Source: Kamath et al. 2025 (POD-Attention) §3 (one kernel, SMs shared between prefill and decode CTAs).
     """
-    g = get_gpu(gpu)
-    pf = chunk_prefill_time(g, chunk=chunk, context=context, heads=num_q_heads, head_dim=head_dim,
-                            generation=generation)
-    de = decode_attention_time(g, batch=decode_batch, seqlen=decode_seqlen, num_q_heads=num_q_heads,
-                               num_kv_heads=num_kv_heads, head_dim=head_dim, method="flash_decoding")
-    return fused_step_time(prefill_compute=pf["compute"], prefill_memory=pf["memory"],
-                           decode_compute=de.compute_time * de.waves, decode_memory=de.kv_bytes / g.hbm_bandwidth,
-                           prefill_overhead=pf["overhead"], decode_overhead=de.launch_time,
-                           prefill_total=pf["total"], decode_total=de.total)
+    dm = mixed_batch_demands(gpu, chunk=chunk, context=context, decode_batch=decode_batch, decode_seqlen=decode_seqlen,
+                             num_q_heads=num_q_heads, num_kv_heads=num_kv_heads, head_dim=head_dim,
+                             generation=generation, memory_rule=memory_rule, decode_tile_rows=decode_tile_rows)
+    r = fused_step_time(**{k: dm[k] for k in ("prefill_compute", "prefill_memory", "decode_compute", "decode_memory",
+                                              "prefill_overhead", "decode_overhead", "prefill_total", "decode_total")})
+    return {**r, "demands": dm}
 
 
 def fused_step_time(*, prefill_compute: float, prefill_memory: float, decode_compute: float, decode_memory: float,
@@ -162,7 +226,8 @@ def fused_step_time(*, prefill_compute: float, prefill_memory: float, decode_com
 
 
 def mixed_batch_sweep(gpu, *, chunks, context: int, decode_batch: int, decode_seqlen: int, num_q_heads: int,
-                      num_kv_heads: int, head_dim: int, generation: str = "fa2") -> dict:
+                      num_kv_heads: int, head_dim: int, generation: str = "fa2", memory_rule: str = "shared",
+                      decode_tile_rows="padded") -> dict:
     """:func:`mixed_batch_time` for every chunk size in ``chunks`` (ints >= 1): arrays ``chunk``, ``prefill``,
     ``decode``, ``serial``, ``fused``, ``ideal``, ``gain`` (seconds; ``gain`` a fraction).
 
@@ -170,7 +235,8 @@ def mixed_batch_sweep(gpu, *, chunks, context: int, decode_batch: int, decode_se
     """
     rows = [mixed_batch_time(gpu, chunk=int(c), context=context, decode_batch=decode_batch,
                              decode_seqlen=decode_seqlen, num_q_heads=num_q_heads, num_kv_heads=num_kv_heads,
-                             head_dim=head_dim, generation=generation) for c in np.asarray(chunks).ravel()]
+                             head_dim=head_dim, generation=generation, memory_rule=memory_rule,
+                             decode_tile_rows=decode_tile_rows) for c in np.asarray(chunks).ravel()]
     out = {k: np.array([r[k] for r in rows]) for k in ("prefill", "decode", "serial", "fused", "ideal", "gain")}
     out["chunk"] = np.asarray(chunks).ravel()
     return out

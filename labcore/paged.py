@@ -22,7 +22,8 @@ from .attention import masked_scores
 from .checks import as_real, cdiv, positive_int, resolve_scale
 from .softmax import row_softmax
 
-__all__ = ["PAGE_SIZES", "paginate", "gather_pages", "paged_decode_attention", "page_waste"]
+__all__ = ["PAGE_SIZES", "paginate", "gather_pages", "paged_decode_attention", "page_waste", "fa3_forward_tile",
+           "fa3_paged_kv_uses_tma"]
 
 #: Page sizes the book compares (tokens per page): 1 (no waste, a table entry per token), 16 (vLLM's default),
 #: 64 (FlashMLA), 128.
@@ -174,3 +175,52 @@ def page_waste(lengths, page_size) -> dict:
     if ps.ndim == 0:
         out = {k: (v.item() if isinstance(v, np.ndarray) else v) for k, v in out.items()}
     return out
+
+
+def fa3_forward_tile(head_dim: int, *, causal: bool = False) -> tuple[int, int]:
+    """FlashAttention-3's forward tile ``(kBlockM, kBlockN)`` on Hopper for FP16/BF16 with ``d_v = d``, no local
+    window, no softcap and K/V fetched by TMA (the configuration its paged-KV check assumes).
+
+    Args: head_dim: d (int >= 1); causal: bool.
+    Returns: (rows of queries, keys) per tile.
+    Raises: TypeError/ValueError for a bad head dimension.
+    Source: flash-attn ``hopper/tile_size.h`` (``tile_size_fwd_sm90``, element size 2) at commit 0251105a.
+    """
+    d = positive_int(head_dim, "head_dim")
+    c = bool(causal)
+    if d <= 64:
+        return 192, 128 if c else 192
+    if d <= 96:
+        return 192, 144
+    if d <= 128:
+        return 128, 128 if c else 176
+    if d <= 192:
+        return 128, 112             # d_v = d > 128
+    return 128, 80
+
+
+def fa3_paged_kv_uses_tma(page_size: int, *, head_dim: int = 128, seqlen_q: int = 1, qheads_per_kvhead: int = 1,
+                          causal: bool = False) -> bool:
+    """Whether FlashAttention-3 fetches a paged K/V tile with one TMA copy, or gathers it with ``cp.async``.
+
+    Two conditions, both from the code: the page holds a whole number of key tiles (``page_size % kBlockN == 0``, a
+    multiple, not merely at least one tile), and the packed query rows exceed one query tile (``seqlen_q x
+    qheads_per_kvhead > kBlockM``): at decode, with fewer rows than a tile, the kernel is not compute-bound and "using
+    TMA is slower", so it gathers. With FA3's tiles (:func:`fa3_forward_tile`) neither vLLM's 16-token pages nor
+    FlashMLA's 64 qualify at d = 128.
+
+    Args:
+        page_size: tokens per page (int >= 1).
+        head_dim: d; seqlen_q: new tokens per request; qheads_per_kvhead: the GQA group (ints >= 1).
+        causal: bool.
+    Returns:
+        bool.
+    Raises:
+        TypeError/ValueError: sizes not integers >= 1.
+    Source:
+        flash-attn ``hopper/flash_api.cpp`` (``get_pagedkv_tma``) at commit 0251105a.
+    """
+    ps = positive_int(page_size, "page_size")
+    rows = positive_int(seqlen_q, "seqlen_q") * positive_int(qheads_per_kvhead, "qheads_per_kvhead")
+    bm, bn = fa3_forward_tile(head_dim, causal=causal)
+    return ps % bn == 0 and rows > bm

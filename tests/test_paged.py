@@ -56,3 +56,15 @@ def test_errors():
         page_waste([3], 0)
     with pytest.raises(ValueError, match="one"):
         paginate(Ks, Vs[:1], page_size=2)
+
+
+def test_fa3_paged_kv_tma_condition():
+    """FA3 takes a paged tile with TMA only when the page is a multiple of its key tile and the packed query rows
+    exceed one query tile; at decode it gathers with cp.async."""
+    from labcore.paged import fa3_forward_tile, fa3_paged_kv_uses_tma
+    assert fa3_forward_tile(128) == (128, 176) and fa3_forward_tile(128, causal=True) == (128, 128)
+    assert not fa3_paged_kv_uses_tma(16) and not fa3_paged_kv_uses_tma(64)             # vLLM's, FlashMLA's pages
+    assert not fa3_paged_kv_uses_tma(256, causal=True)                                 # a multiple, but 1 row
+    assert fa3_paged_kv_uses_tma(256, causal=True, seqlen_q=64, qheads_per_kvhead=4)   # 256 rows > 128
+    assert not fa3_paged_kv_uses_tma(192, causal=True, seqlen_q=64, qheads_per_kvhead=4)    # at least, not a multiple
+    assert fa3_paged_kv_uses_tma(352, seqlen_q=129)                                    # 2 x 176 keys

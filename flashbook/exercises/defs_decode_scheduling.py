@@ -178,14 +178,16 @@ _EX19 = Exercise(
 
 # ---- exercise 20: a mixed batch, serial or fused ----------------------------------------------------------------
 def _mixed_demands() -> dict:
-    """The page's mixed step (:data:`flashbook.pages.scheduling_decode.MIXED_SETTING`) as whole-µs demands."""
+    """The page's mixed step (:data:`flashbook.pages.scheduling_decode.MIXED_SETTING`) as whole-µs demands: the chunk's
+    compute as its kernel alone spends it (its last round's tail included), the decodes' tensor-core work and each
+    part's bytes, from :func:`labcore.mixed_batch_demands` (the physical memory rule, 64-row decode tiles)."""
     s = MIXED_SETTING
-    g, sh = labcore.get_gpu(s["gpu"]), labcore.get_decode_shape(s["shape"])
-    pf = labcore.chunk_prefill_time(g, chunk=s["chunk"], context=s["context"], heads=sh["num_q_heads"],
-                                    head_dim=sh["head_dim"])
-    de = labcore.decode_attention_time(g, batch=s["decode_batch"], seqlen=s["context"], method="flash_decoding", **sh)
-    us = {"p_compute": pf["compute"], "p_memory": pf["memory"], "d_compute": de.compute_time * de.waves,
-          "d_memory": de.kv_bytes / g.hbm_bandwidth, "p_launch": pf["overhead"], "d_launch": de.launch_time}
+    sh = labcore.get_decode_shape(s["shape"])
+    dm = labcore.mixed_batch_demands(s["gpu"], chunk=s["chunk"], context=s["context"], decode_batch=s["decode_batch"],
+                                     decode_seqlen=s["context"], **sh)
+    us = {"p_compute": dm["prefill_total"] - dm["prefill_overhead"], "p_memory": dm["prefill_memory"],
+          "d_compute": dm["decode_compute"], "d_memory": dm["decode_memory"], "p_launch": dm["prefill_overhead"],
+          "d_launch": dm["decode_overhead"]}
     return {k: round(v * 1e6) for k, v in us.items()}
 
 
@@ -209,14 +211,14 @@ _EX20 = Exercise(
     template="One step of a mixed batch: a prefill chunk whose attention needs {p_compute:,} µs of tensor-core time "
              "and {p_memory:,} µs of HBM time, and decodes that need {d_compute:,} µs and {d_memory:,} µs. Alone, a "
              "kernel takes the larger of its two demands plus its launch cost ({p_launch} µs for the chunk's kernel, "
-             "{d_launch} µs for the decodes' split and combine kernels). (a) The step's time with the two kernels in "
+             "{d_launch} µs for the decodes' kernels). (a) The step's time with the two kernels in "
              "series (µs)? (b) In one fused kernel that shares every SM between both parts, the tensor cores serve "
              "both compute demands and the HBM both memory demands; the step pays the larger launch cost once and "
              "is never shorter than either part alone: its time (µs)? (c) The gain, serial / fused - 1 (%)?",
     params=_mixed_demands(),
     ranges={"p_compute": tuple(range(200, 2001, 50)), "p_memory": tuple(range(20, 401, 20)),
             "d_compute": tuple(range(100, 1001, 50)), "d_memory": tuple(range(200, 2001, 50)),
-            "p_launch": (5,), "d_launch": (10,)},
+            "p_launch": (5,), "d_launch": (5, 10)},
     # the chunk compute-bound, the decodes memory-bound, and a summed demand (not one part alone) binds the fused step
     valid=lambda p, r, c: p["p_compute"] > p["p_memory"] and p["d_memory"] > p["d_compute"]
     and c["bound"] in ("compute", "memory"),
