@@ -409,60 +409,60 @@ def _chain(kinds, t, a, heads, slots, *, rows, adds, order, atomic_order=None):
 def _simulate_chain(visits, pos, T_r, T_c, t, a, heads, slots, order, costs):
     """Event-driven dispatch of CTAs whose adds to a row block must land in the order ``pos``: an add starts when the
     tile is computed and every earlier add to that row has ended; a waiting CTA holds its slot; a freed slot takes the
-    next CTA in ``order``. Raises ValueError when no CTA can move (the order deadlocks on these slots)."""
-    n = heads * T_c
-    slot, start, end = np.zeros(n, np.int64), np.zeros(n), np.zeros(n)
-    done_adds = np.zeros((heads, T_r), np.int64)             # adds landed on each (head, row block)
-    waiting = {}                                             # (h, i, position) -> (item, step)
-    events = []                                              # (time, kind, seq, item, step): kind 0 add ends, 1 tile done
-    seq = 0
-    queue = list(order.tolist())[::-1]
+    next CTA in ``order``. Raises ValueError when no CTA can move (the order deadlocks on these slots).
 
-    def push(time, kind, item, step):
+    The only events are the ends of adds: when a CTA's add ends it computes its next tile, and its next add either
+    can follow at once (the previous add to that row has landed) or waits for it (the CTA is parked until then)."""
+    n = heads * T_c
+    slot, start, end = [0] * n, [0.0] * n, [0.0] * n
+    vis = [v.tolist() for v in visits]
+    posl = [[pos[(j, i)] for i in vis[j]] for j in range(T_c)]          # position of CTA j's add at each step
+    done_adds = [[0] * T_r for _ in range(heads)]                       # adds landed on each (head, row block)
+    parked = {}                                              # (h, i, position) -> (item, step, ready time)
+    events = []                                              # (time an add ends, seq, item, step)
+    queue = list(order.tolist())[::-1]
+    seq = 0
+    push, pop = heapq.heappush, heapq.heappop
+
+    def ready(item, step, time):
+        """The CTA's tile ``step`` is computed at ``time``: add now, or wait for the previous add to its row."""
         nonlocal seq
-        heapq.heappush(events, (time, kind, seq, item, step))
-        seq += 1
+        h, j = divmod(item, T_c)
+        p_ = posl[j][step]
+        if done_adds[h][vis[j][step]] == p_:
+            push(events, (time + a, seq, item, step))
+            seq += 1
+        else:
+            parked[(h, vis[j][step], p_)] = (item, step, time)
 
     def begin(item, s, time):
         slot[item], start[item] = s, time
-        j = item % T_c
-        if visits[j].size == 0:
+        if not vis[item % T_c]:
             end[item] = time
-            free(s, time)
+            if queue:
+                begin(queue.pop(), s, time)
         else:
-            push(time + t, 1, item, 0)
+            ready(item, 0, time + t)
 
-    def free(s, time):
-        if queue:
-            begin(queue.pop(), s, time)
-
-    def try_add(item, step, time):
-        h, j = divmod(item, T_c)
-        i = int(visits[j][step])
-        if done_adds[h, i] == pos[(j, i)]:
-            push(time + a, 0, item, step)
-        else:
-            waiting[(h, i, pos[(j, i)])] = (item, step)
-
-    for s in range(min(slots, n)):
-        begin(queue.pop(), s, 0.0)
+    for s_ in range(min(slots, n)):
+        begin(queue.pop(), s_, 0.0)
     while events:
-        time, kind, _, item, step = heapq.heappop(events)
+        time, _, item, step = pop(events)
         h, j = divmod(item, T_c)
-        if kind == 1:
-            try_add(item, step, time)
-            continue
-        i = int(visits[j][step])
-        done_adds[h, i] += 1
-        nxt = waiting.pop((h, i, int(done_adds[h, i])), None)
+        i = vis[j][step]
+        row = done_adds[h]
+        row[i] += 1
+        nxt = parked.pop((h, i, row[i]), None)
         if nxt is not None:
-            push(time + a, 0, *nxt)
-        if step + 1 < visits[j].size:
-            push(time + t, 1, item, step + 1)
+            push(events, (max(nxt[2], time) + a, seq, nxt[0], nxt[1]))
+            seq += 1
+        if step + 1 < len(vis[j]):
+            ready(item, step + 1, time + t)
         else:
             end[item] = time
-            free(int(slot[item]), time)
-    if queue or waiting:
+            if queue:
+                begin(queue.pop(), slot[item], time)
+    if queue or parked:
         raise ValueError("the deterministic order deadlocks on these slots: a CTA waits for one that cannot start")
     return Schedule.from_times(costs, slots, order, slot, start, end)
 

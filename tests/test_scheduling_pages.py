@@ -22,21 +22,30 @@ def test_dq_bits_atomic_orders_differ_deterministic_does_not(n):
     assert n.bits_ctas == n.bits_N // n.bits_block
 
 
-def test_dq_atomic_traffic_and_chain(n):
-    # causal, N = 4096, 128 x 128 blocks: 32 x 33 / 2 visited pairs of 128 x 128 adds, 8 bytes each
+def test_dq_atomic_traffic_and_designs(n):
+    # causal, N = 4096, 128 x 128 blocks: 32 x 33 / 2 visited pairs of 128 x 128 adds; 4 B each sent to L2, where the
+    # read-modify-write happens; HBM sees the 2 MB buffer zeroed and read and dQ written in BF16
     assert n.adds_M * 1e6 == 32 * 33 // 2 * 128 * 128
-    assert n.rmw_over_dq == pytest.approx(8 * 32 * 33 / 2 * 128 * 128 / (2 * 4096 * 128))
-    assert 0.4 < n.add_share_est < 0.6 and n.add_share == 0.5      # the slider default is the estimate, rounded
-    # the chain: ascending causal rows serialise, descending ones and no mask keep most of the throughput
-    assert n.frac_asc_hi < n.fa4_det < n.frac_desc_lo < n.frac_full_hi <= 100
-    assert (n.fa4_det, n.fa4_blog, n.fa4_blog_hi) == (75, 85, 90)
+    assert n.payload_MB == pytest.approx(4 * n.adds_M) and n.rmw_MB == pytest.approx(8 * n.adds_M)
+    assert n.buffer_MB == pytest.approx(4 * 4096 * 128 / 1e6) and n.hbm_MB == pytest.approx(10 * 4096 * 128 / 1e6)
+    # one add: 4 x 128 x 128 B at 12 TB/s / 132 against 10 x 128^3 FLOP at 989 TFLOP/s / 132
+    assert n.add_share_est == pytest.approx((4 * 128 * 128 / (12e12 / 132)) / (10 * 128**3 / (989e12 / 132)), rel=1e-3)
+    assert n.add_share == 0.25 and abs(n.add_share_est - n.add_share) < 0.05     # the slider default, rounded
+    # causal: the old increasing order serialises, FA3's reversed order with SPT keeps most, DASH's descending more
+    assert n.c_semaphore_ascending_hi < n.c_fa3_lo <= n.c_fa3_hi < n.c_dash_descending_hi <= 100
+    assert n.f_dash_shift_lo == n.f_dash_shift_hi == 100 and n.f_semaphore_ascending_lo < 100
+    assert n.c_fa2_split_buffers_lo < 60 and (n.fa2_splits_16k, n.fa2_ctas_16k) == (9, 144)
+    assert (n.fa4_det, n.fa4_blog, n.fa4_blog_hi, n.dash_loss, n.dash_x) == (75, 85, 90, 37.9, 1.28)
 
 
 def test_causal_gain_against_fa4(n):
     assert 0 < n.gain1_lo <= n.gain1_hi < n.gain2_lo <= n.gain2_hi
-    assert n.lpt_mha <= n.gain2_hi <= n.lpt_mha_hi                    # two CTAs per SM: inside FA4's MHA range
-    assert (n.l2_heads, n.l2_MiB, n.l2_budget_MiB, n.l2_heads_fa4) == (4, 16.0, 32.0, 8)
-    assert n.prefill_launch_ms == pytest.approx(n.prefill_ms * (1 + n.prefill_gain / 100))
+    assert n.sec1_hi <= n.gain1_hi + 0.5 and n.fa3_ctas_per_sm == 1
+    assert n.gain1_lo < n.lpt_mha_hi and n.gain1_hi < n.lpt_mha + 0.5          # one CTA per SM: the low end only
+    assert n.lpt_mha <= n.gain2_hi <= n.lpt_mha_hi                              # two CTAs per SM: inside the range
+    assert (n.l2_heads, n.l2_MiB, n.l2_budget_MiB, n.l2_heads_fa4, n.l2_budget_fa4_MiB) == (8, 32.0, 32.0, 8, 50.0)
+    assert n.prefill_ms == pytest.approx(n.prefill_lpt_ms * (1 + n.prefill_gain / 100))
+    assert 3.3 < n.prefill_ms < 3.45 and 2.85 < n.prefill_lpt_ms < 3.0
 
 
 def test_varlen_savings(n):
@@ -47,11 +56,13 @@ def test_varlen_savings(n):
 
 
 def test_explorer_data_shapes():
-    c = S.dq_chain_data("H100-SXM", add_share=0.5)
-    assert c["seqlen"].tolist() == list(S.BWD_SEQLENS) and np.all(c["ascending"] < c["descending"])
+    c = S.dq_chain_data("H100-SXM", add_share=0.25)
+    assert c["seqlen"].tolist() == list(S.BWD_SEQLENS) and np.all(c["semaphore_ascending"] < c["dash_descending"])
+    assert c["designs"] == S.DQ_DESIGNS[True] and c["causal"]
     d = S.causal_data("H200-SXM", seqlen=1024, ctas_per_sm=1)
-    assert set(d["schedules"]) == set(lc.SCHEDULE_ORDERS)
+    assert set(d["schedules"]) == set(S.CAUSAL_ORDERS)
     assert d["schedules"]["lpt"].makespan <= d["schedules"]["launch"].makespan
+    assert d["schedules"]["fa3_sections"].makespan <= d["schedules"]["launch"].makespan
     with pytest.raises(ValueError, match="kind"):
         S.varlen_lengths("normal")
     u = S.varlen_lengths("uniform", batch=64, mean=1000)

@@ -5,10 +5,11 @@ Pure figure functions over :mod:`labcore.backward_schedule`, :mod:`labcore.causa
 
 - ``sched_dq_bits``: how far apart (in float32 ulps) the dQ of two atomic completion orders land, and how many
   bitwise-distinct dQ twenty orders give, atomic against deterministic;
-- ``sched_dq_chain``: the throughput a deterministic (semaphore-ordered) backward keeps, against sequence length,
-  beside FlashAttention-4's published fractions;
-- ``sched_causal``: per-slot Gantt charts of the causal forward's CTAs in the three dispatch orders, and the
-  makespan ratio against sequence length beside FlashAttention-4's published LPT gain;
+- ``sched_dq_chain``: the throughput each deterministic design keeps against atomic adds (FA2's per-CTA buffers,
+  FA3/FA4's semaphores, DASH's schedules), against sequence length, beside the published fractions;
+- ``sched_causal``: per-slot Gantt charts of the causal forward's CTAs in FA2's launch order, a global LPT and the
+  order FA3's and FA4's tile schedulers produce, and the makespan ratio against sequence length beside
+  FlashAttention-4's published LPT gain;
 - ``sched_varlen``: FLOPs and bytes a packed (varlen) batch saves against the same batch padded.
 
 ``compute`` functions are numpy-only; the sweeps over sequence length are cached (each costs a few hundred ms once).
@@ -25,15 +26,27 @@ from labcore.split_plans import zipf_lengths
 from ..explorer import Explorer, Slider, register
 from .base import new_figure
 
-__all__ = ["BWD_SEQLENS", "dq_bits_data", "dq_chain_data", "causal_data", "causal_sweep", "varlen_lengths",
-           "varlen_data"]
+__all__ = ["BWD_SEQLENS", "CAUSAL_ORDERS", "DQ_DESIGNS", "dq_bits_data", "dq_add_share", "dq_chain_data",
+           "causal_data", "causal_sweep", "varlen_lengths", "varlen_data"]
 
 #: Sequence lengths of the backward sweep: FlashAttention-2's benchmark shapes (16k tokens per batch).
 BWD_SEQLENS = tuple(s["seqlen"] for s in lc.benchmark_shapes("fa2"))
 _BLOCK = 128
-_C = {"launch": "#d95f02", "longest_first": "#7570b3", "lpt": "#1b9e77", "full": "#333333"}
+_C = {"launch": "#d95f02", "longest_first": "#7570b3", "lpt": "#1b9e77", "fa3_sections": "#e7298a",
+      "full": "#333333"}
 _ORDER_NAMES = {"launch": "launch order (FA2: shortest first)", "longest_first": "longest first (m_block reversed)",
-                "lpt": "persistent LPT (tile counter)"}
+                "lpt": "global LPT (Graham)", "fa3_sections": "FA3/FA4: longest first within L2 sections"}
+#: The orders the causal explorer draws as Gantt charts.
+CAUSAL_ORDERS = ("launch", "lpt", "fa3_sections")
+#: The deterministic designs the chain explorer draws, with a mask and without one.
+DQ_DESIGNS = {True: ("fa2_split_buffers", "semaphore_ascending", "fa3", "dash_descending"),
+              False: ("fa2_split_buffers", "semaphore_ascending", "dash_shift")}
+_DESIGN_NAMES = {"fa2_split_buffers": "FA2: a dQ buffer per CTA, summed", "semaphore_ascending":
+                 "semaphores, adds in key-block order (FA3/FA4 without a mask)",
+                 "fa3": "FA3/FA4: diagonal first, shortest CTAs first", "dash_descending": "DASH: query blocks descending",
+                 "dash_shift": "DASH: shifted start"}
+_DESIGN_STYLE = {"fa2_split_buffers": ("#7570b3", "x--"), "semaphore_ascending": ("#d95f02", "^-"),
+                 "fa3": ("#e7298a", "o-"), "dash_descending": ("#1b9e77", "s-"), "dash_shift": ("#1b9e77", "s-")}
 _GPUS = ("A100-80GB-SXM", "H100-SXM", "H200-SXM", "B200")
 
 
@@ -90,32 +103,52 @@ def _bits_content(fig, data, **_):
 
 
 # ------------------------------------------------------------------------------------------ dQ chain
-@cache
-def dq_chain_data(gpu: str = "H100-SXM", *, add_share: float = 0.5) -> dict:
-    """Throughput a deterministic backward keeps (atomic makespan / deterministic makespan) on FA2's benchmark
-    shapes (16k tokens, 16 heads of d = 128, 128 x 128 tiles), for no mask and for a causal mask with the query
-    blocks visited ascending and descending. ``add_share`` = one dQ add's time / one tile's compute.
+def dq_add_share(gpu: str = "H100-SXM", *, block: int = _BLOCK, d: int = 128) -> dict:
+    """One tile's dQ add against its compute, if nothing overlaps them: the add sends ``4 B_r d`` bytes to the L2, whose
+    atomic units the SMs share; the tile does five matrix multiplications, ``10 B_r B_c d`` FLOP, at one SM's tensor
+    rate. No source in hand states the L2's atomic throughput: its load bandwidth (FA3 Table 1, 12 TB/s on an H100) is
+    an upper bound on it, so the share is a lower bound. Also the time to read one head's FP32 dQaccum from HBM, in
+    tiles (FA2's per-CTA buffers pay it per extra buffer).
 
-    Returns dict ``seqlen`` (int array), ``full``, ``ascending``, ``descending`` (float arrays), ``gpu``, ``slots``,
-    and the published fractions ``paper`` (FA4 §5.2) and ``blog`` (low, high).
-    Source: :func:`labcore.dq_serialisation_time`; Zadouri et al. 2026 §5.2 and blog.
+    Returns dict ``add_s``, ``tile_s`` (s), ``share`` (add / tile), ``buffer_tiles(N)`` (a function of N).
+    Source: Shah et al. 2024, Table 1 (``fa3.h100_l2_bandwidth``); flash-attn ``SM90_BULK_REDUCE_ADD``.
     """
     g = lc.get_gpu(gpu)
-    out = {"full": [], "ascending": [], "descending": []}
+    tile = 10 * block * block * d / g.tensor_flops_per_sm
+    add = 4 * block * d / (published("fa3.h100_l2_bandwidth").value / g.num_sms)
+    return {"add_s": add, "tile_s": tile, "share": add / tile,
+            "buffer_tiles": lambda N: 4 * N * d / g.hbm_bandwidth / tile}
+
+
+@cache
+def dq_chain_data(gpu: str = "H100-SXM", *, add_share: float = 0.25, causal: bool = True) -> dict:
+    """Throughput each deterministic design keeps (atomic makespan / deterministic time) on FA2's benchmark shapes
+    (16k tokens, 16 heads of d = 128, 128 x 128 tiles), with a causal mask or without. ``add_share`` = one dQ add's
+    time / one tile's compute; FA2's extra buffers are read and zeroed at the GPU's HBM bandwidth.
+
+    Returns dict ``seqlen`` (int array), one float array per design of :data:`DQ_DESIGNS`, ``designs``, ``gpu``,
+    ``slots``, ``causal``, and the published fractions ``paper`` (FA4 §5.2), ``blog`` (low, high) and ``dash_loss``
+    (FA3's deterministic backward up to this share below the atomic one, DASH).
+    Source: :func:`labcore.deterministic_backward_time`; Zadouri et al. 2026 §5.2 and blog; Qiang et al. 2026.
+    """
+    g = lc.get_gpu(gpu)
+    buf = dq_add_share(gpu)["buffer_tiles"]
+    out = {k: [] for k in DQ_DESIGNS[causal]}
     for sh in lc.benchmark_shapes("fa2", head_dim=128):
-        kw = dict(block_q=_BLOCK, block_kv=_BLOCK, tile_time=1.0, add_time=add_share, heads=sh["batch"] * sh["heads"],
-                  slots=g.num_sms)
-        out["full"].append(lc.dq_serialisation_time(sh["seqlen"], **kw)["fraction"])
-        for ro in ("ascending", "descending"):
-            out[ro].append(lc.dq_serialisation_time(sh["seqlen"], causal=True, row_order=ro, **kw)["fraction"])
+        for k in DQ_DESIGNS[causal]:
+            out[k].append(lc.deterministic_backward_time(
+                sh["seqlen"], block_q=_BLOCK, block_kv=_BLOCK, tile_time=1.0, add_time=add_share,
+                heads=sh["batch"] * sh["heads"], slots=g.num_sms, causal=causal, design=k,
+                buffer_time=buf(sh["seqlen"]))["fraction"])
     blog = published("fa4.blog_deterministic_bwd_fraction")
-    return {**{k: np.array(v) for k, v in out.items()}, "seqlen": np.array(BWD_SEQLENS), "gpu": g.name,
-            "slots": g.num_sms, "add_share": add_share, "paper": published("fa4.deterministic_bwd_fraction").value,
-            "blog": (blog.low, blog.high)}
+    return {**{k: np.array(v) for k, v in out.items()}, "designs": DQ_DESIGNS[causal],
+            "seqlen": np.array(BWD_SEQLENS), "gpu": g.name, "slots": g.num_sms, "add_share": add_share,
+            "causal": causal, "paper": published("fa4.deterministic_bwd_fraction").value, "blog": (blog.low, blog.high),
+            "dash_loss": published("dash.fa3_deterministic_loss_max").value}
 
 
 def _chain_setup(**_):
-    fig, ax = new_figure(width=6.4, height=3.4)
+    fig, ax = new_figure(width=6.8, height=3.6)
     ax.set_xscale("log", base=2)
     ax.set_xlabel("sequence length (FA2's benchmark shapes: 16k tokens, 16 heads, d = 128)")
     ax.set_ylabel("deterministic / atomic throughput")
@@ -127,26 +160,29 @@ def _chain_content(fig, d, **_):
     ax = fig.axes[0]
     ax.axhspan(*d["blog"], color="#dddddd", lw=0, label="FlashAttention-4 blog: about 85-90%")
     ax.axhline(d["paper"], color="k", ls=":", lw=1, label="FlashAttention-4 paper: up to 75% (B200)")
-    ax.plot(d["seqlen"], d["full"], "o-", color=_C["full"], label="no mask")
-    ax.plot(d["seqlen"], d["descending"], "s-", color=_C["lpt"], label="causal, query blocks descending")
-    ax.plot(d["seqlen"], d["ascending"], "^-", color=_C["launch"], label="causal, query blocks ascending")
-    ax.legend(fontsize=9, loc="lower right", framealpha=0.9)
-    ax.set_title(f"{d['gpu']} ({d['slots']} SMs), one dQ add = {d['add_share']:g} x a tile's compute: "
-                 "what the semaphore chain keeps", fontsize=9)
+    ax.axhline(1 - d["dash_loss"], color="k", ls="--", lw=0.8,
+               label=f"DASH: FA3's deterministic mode down to {1 - d['dash_loss']:.0%} (H800)")
+    for k in d["designs"]:
+        c, st = _DESIGN_STYLE[k]
+        ax.plot(d["seqlen"], d[k], st, color=c, label=_DESIGN_NAMES[k])
+    ax.legend(fontsize=8, loc="lower left", framealpha=0.9)
+    ax.set_title(f"{d['gpu']} ({d['slots']} SMs), {'causal' if d['causal'] else 'no mask'}, one dQ add = "
+                 f"{d['add_share']:g} x a tile's compute: what each design keeps", fontsize=9)
 
 
 # ------------------------------------------------------------------------------------------ causal
 def causal_data(gpu: str = "H200-SXM", *, seqlen: int = 4096, ctas_per_sm: int = 1) -> dict:
     """The causal forward's CTAs of FA4's benchmark shape at ``seqlen`` (32k tokens, 16 heads of d = 128) in the
-    three dispatch orders, plus the makespan ratio against sequence length (:func:`causal_sweep`).
+    dispatch orders of :data:`CAUSAL_ORDERS`, plus the makespan ratio against sequence length (:func:`causal_sweep`).
 
     Returns dict ``schedules`` ({order: Schedule}), ``lpt_gain``, ``sweep``, ``gpu``, ``seqlen``, ``batch``, ``heads``,
     ``ctas_per_sm``, ``published`` (the MHA gain range of FA4 §3.3).
     Source: :func:`labcore.causal_load_balance`; Zadouri et al. 2026 §3.3.
     """
     sh = next(s for s in lc.benchmark_shapes("fa4", head_dim=128) if s["seqlen"] == seqlen)
-    r = lc.causal_load_balance(gpu, seqlen=seqlen, batch=sh["batch"], heads=sh["heads"], ctas_per_sm=ctas_per_sm)
-    return {"schedules": {o: r[o] for o in lc.SCHEDULE_ORDERS}, "lpt_gain": r["lpt_gain"],
+    r = lc.causal_load_balance(gpu, seqlen=seqlen, batch=sh["batch"], heads=sh["heads"], ctas_per_sm=ctas_per_sm,
+                               orders=CAUSAL_ORDERS)
+    return {"schedules": {o: r[o] for o in CAUSAL_ORDERS}, "lpt_gain": r["lpt_gain"],
             "sweep": causal_sweep(gpu, ctas_per_sm), "gpu": lc.get_gpu(gpu).name, "seqlen": seqlen,
             "batch": sh["batch"], "heads": sh["heads"], "ctas_per_sm": ctas_per_sm,
             "published": published("fa4.lpt_gain_mha").value}
@@ -155,9 +191,9 @@ def causal_data(gpu: str = "H200-SXM", *, seqlen: int = 4096, ctas_per_sm: int =
 @cache
 def causal_sweep(gpu: str = "H200-SXM", ctas_per_sm: int = 1) -> dict:
     """:func:`labcore.causal_schedule_table` on FA4's benchmark shapes as arrays: ``seqlen``, ``ratio_<order>``,
-    ``lpt_gain``."""
+    ``lpt_gain``, ``sections_gain``."""
     rows = lc.causal_schedule_table(gpu, paper="fa4", ctas_per_sm=ctas_per_sm)
-    keys = ["seqlen", "lpt_gain"] + [f"ratio_{o}" for o in lc.SCHEDULE_ORDERS]
+    keys = ["seqlen", "lpt_gain", "sections_gain"] + [f"ratio_{o}" for o in lc.TILE_ORDERS]
     return {k: np.array([row[k] for row in rows]) for k in keys}
 
 
@@ -201,14 +237,15 @@ def _causal_content(fig, d, **_):
                      "of the time", fontsize=9)
     sw, lo_hi = d["sweep"], d["published"]
     ax = axes[3]
-    for o in lc.SCHEDULE_ORDERS:
-        ax.plot(sw["seqlen"], sw[f"ratio_{o}"], "o-" if o != "longest_first" else "x--", color=_C[o],
+    for o in CAUSAL_ORDERS:
+        ax.plot(sw["seqlen"], sw[f"ratio_{o}"], "o-" if o != "fa3_sections" else "x--", color=_C[o],
                 label=_ORDER_NAMES[o])
     ax.axvline(d["seqlen"], color="#bbbbbb", lw=3, zorder=0)
     ax.legend(fontsize=9, loc="upper left", framealpha=0.9)
-    gains = sw["lpt_gain"]
-    ax.set_title(f"{d['gpu']}, {d['ctas_per_sm']} CTA(s) per SM: the LPT gain is {gains.min():.1%}-{gains.max():.1%} "
-                 f"(FlashAttention-4 measured {lo_hi[0]:.0%}-{lo_hi[1]:.0%} for MHA on an H200)", fontsize=9)
+    gains = sw["sections_gain"]
+    ax.set_title(f"{d['gpu']}, {d['ctas_per_sm']} CTA(s) per SM: the kernels' order gains {gains.min():.1%}-"
+                 f"{gains.max():.1%} over launch order (FlashAttention-4 measured {lo_hi[0]:.0%}-{lo_hi[1]:.0%} for MHA "
+                 "on an H200)", fontsize=9)
     fig.suptitle(f"causal forward, seqlen {d['seqlen']:,}, batch {d['batch']}, {d['heads']} heads: "
                  f"{d['schedules']['launch'].costs.size:,} CTAs on {d['schedules']['launch'].slots} slots", fontsize=9)
 
@@ -284,11 +321,13 @@ register(Explorer(
 
 register(Explorer(
     "sched_dq_chain",
-    compute=lambda gpu, add_share: dq_chain_data(gpu, add_share=add_share),
+    compute=lambda gpu, add_share, causal: dq_chain_data(gpu, add_share=add_share, causal=causal),
     setup=_chain_setup, content=_chain_content,
     sliders=(_gpu_slider("H100-SXM"),
-             Slider("add_share", (0.1, 0.25, 0.5), 0.5, label="one dQ add / one tile's compute", fmt="g")),
-    caption="What a deterministic backward keeps: the semaphore chain against sequence length",
+             Slider("add_share", (0.25,), 0.25, label="one dQ add / one tile's compute", live=(0.1, 0.25, 0.5),
+                    fmt="g"),
+             Slider("causal", (True, False), True, label="causal mask")),
+    caption="What a deterministic backward keeps: three designs in use, against sequence length",
 ))
 
 register(Explorer(
