@@ -470,8 +470,15 @@ def _simulate_chain(visits, pos, T_r, T_c, t, a, heads, slots, order, costs):
 def fa2_deterministic_splits(num_sms: int, batch_heads: int) -> int:
     """CTAs per head of FlashAttention-2's deterministic backward: ``ceil(SMs / (batch x heads))``.
 
-    Args: num_sms, batch_heads: ints >= 1. Returns: int >= 1.
-    Source: flash-attn ``csrc/flash_attn/src/flash_bwd_launch_template.h`` (``gridDimx``) at commit 0251105a.
+    Args:
+        num_sms: SMs (int >= 1).
+        batch_heads: batch x heads (int >= 1).
+    Returns:
+        int >= 1.
+    Raises:
+        TypeError/ValueError: values not integers >= 1.
+    Source:
+        flash-attn ``csrc/flash_attn/src/flash_bwd_launch_template.h`` (``gridDimx``) at commit 0251105a.
     """
     return int(cdiv(positive_int(num_sms, "num_sms"), positive_int(batch_heads, "batch_heads")))
 
@@ -497,15 +504,17 @@ def deterministic_backward_time(N: int, *, block_q: int, block_kv: int, tile_tim
       HBM bandwidth, in the unit of ``tile_time``).
 
     Args:
-        N: queries (int >= 1); N_k: keys (default N).
+        N: queries (int >= 1).
         block_q, block_kv: B_r, B_c.
-        tile_time: one tile's compute (> 0); add_time: one tile's dQ add (>= 0), any unit of time.
+        tile_time: one tile's compute (> 0), any unit of time.
+        add_time: one tile's dQ add (>= 0), the same unit.
         heads: batch x heads (int >= 1).
         slots: int >= 1 (SMs x CTAs per SM).
         causal: bool.
         design: a key of :data:`DETERMINISTIC_DESIGNS` (``"dash_shift"`` without a mask only).
         buffer_time: >= 0 (``"fa2_split_buffers"`` only).
         head_dim: d (int >= 1; the size of FA3's L2 sections).
+        N_k: keys (default N).
     Returns:
         dict ``atomic``, ``deterministic`` (:class:`labcore.scheduler.Schedule`), ``extra`` (time outside the main
         kernel), ``slowdown`` ((deterministic + extra) / atomic), ``fraction`` (its inverse, the throughput kept),

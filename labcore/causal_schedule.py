@@ -112,7 +112,12 @@ def tile_scheduler_order(seqlen: int, *, batch: int, heads: int, head_dim: int =
     section, not over the whole grid.
 
     Args:
-        seqlen: N (queries = keys); batch, heads: ints >= 1; head_dim: d; block_q: B_r; element_size: bytes.
+        seqlen: N (queries = keys).
+        batch: int >= 1.
+        heads: int >= 1.
+        head_dim: d.
+        block_q: B_r.
+        element_size: bytes per element.
         rule: ``"fa3"`` or ``"fa4"`` (:data:`L2_SECTION_RULES`).
     Returns:
         (heads x batch x T_r,) int64 permutation of the indices of :func:`causal_cta_costs` (head, then batch, then

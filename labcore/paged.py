@@ -181,10 +181,15 @@ def fa3_forward_tile(head_dim: int, *, causal: bool = False) -> tuple[int, int]:
     """FlashAttention-3's forward tile ``(kBlockM, kBlockN)`` on Hopper for FP16/BF16 with ``d_v = d``, no local
     window, no softcap and K/V fetched by TMA (the configuration its paged-KV check assumes).
 
-    Args: head_dim: d (int >= 1); causal: bool.
-    Returns: (rows of queries, keys) per tile.
-    Raises: TypeError/ValueError for a bad head dimension.
-    Source: flash-attn ``hopper/tile_size.h`` (``tile_size_fwd_sm90``, element size 2) at commit 0251105a.
+    Args:
+        head_dim: d (int >= 1).
+        causal: bool.
+    Returns:
+        ``(kBlockM, kBlockN)``: query rows and keys per tile.
+    Raises:
+        TypeError/ValueError: a bad head dimension.
+    Source:
+        flash-attn ``hopper/tile_size.h`` (``tile_size_fwd_sm90``, element size 2) at commit 0251105a.
     """
     d = positive_int(head_dim, "head_dim")
     c = bool(causal)
@@ -211,7 +216,9 @@ def fa3_paged_kv_uses_tma(page_size: int, *, head_dim: int = 128, seqlen_q: int 
 
     Args:
         page_size: tokens per page (int >= 1).
-        head_dim: d; seqlen_q: new tokens per request; qheads_per_kvhead: the GQA group (ints >= 1).
+        head_dim: d (int >= 1).
+        seqlen_q: new tokens per request (int >= 1).
+        qheads_per_kvhead: the GQA group (int >= 1).
         causal: bool.
     Returns:
         bool.

@@ -513,7 +513,9 @@ def plan_time(plan: SplitPlan, gpu, *, group_size: int = 1, head_dim: int = 128,
     Args:
         plan: :class:`SplitPlan`.
         gpu: preset name or :class:`labcore.hardware.GPU`.
-        group_size: g; head_dim: d (= d_v); dtype_bytes: bytes of a K, V, q or output element.
+        group_size: g.
+        head_dim: d (= d_v).
+        dtype_bytes: bytes of a K, V, q or output element.
         memory_rule: ``"shared"`` or ``"lecture"``.
         per_cta_cap: bytes/s (> 0) for ``"shared"``; default the generation's.
     Returns:

@@ -8,7 +8,8 @@ of a variant, a reference computed from ``labcore`` at run time (:func:`labcore.
 texts whose preset values are ``{placeholders}``.
 
 Sources: flash-attn ``num_splits_heuristic`` and ``flash_fwd_kernel.h`` (one split count, whole KV blocks);
-Sanovar et al. 2024 (LeanAttention: equal shares across requests); FlashMLA README and deep-dive docs/20250422;
+Sanovar et al. 2024 (LeanAttention: equal shares of whole KV blocks across requests); FlashMLA README and deep-dive
+docs/20250422;
 Kwon et al. 2023 (PagedAttention) §4.2; Kamath et al. 2025 (POD-Attention) §3.
 """
 from __future__ import annotations
@@ -39,14 +40,15 @@ def _answer16(p):
     g = labcore.get_gpu(p["gpu"])
     L = np.array([p["long"]] + [p["short"]] * (p["batch"] - 1), dtype=np.int64)
     fa = labcore.plan_flash_attn(L, num_sms=g.num_sms, group_size=_GROUP, head_dim=_HEAD_DIM)
-    lean = labcore.plan_lean(L, num_ctas=g.num_sms)
+    bn = flash_attn_block_n(_HEAD_DIM)
+    lean = labcore.plan_lean(L, num_ctas=g.num_sms, block_n=bn)
     a, b = float(fa.chunk_tokens.max()), float(lean.work_per_cta.max())
     splits = fa.num_ctas // L.size
-    bn = flash_attn_block_n(_HEAD_DIM)
     return ({"fa_keys": a, "lean_keys": b, "ratio": a / b},
             {"splits": splits, "block_n": bn, "blocks": int(cdiv(p["long"], bn)), "num_sms": g.num_sms,
              "n_short": p["batch"] - 1, "total": int(L.sum()), "gpu_an": an(p["gpu"]), "group": _GROUP,
-             "d": _HEAD_DIM, "no_round": float(cdiv(p["long"], splits)), "mean_len": float(L.mean())})
+             "d": _HEAD_DIM, "no_round": float(cdiv(p["long"], splits)), "mean_len": float(L.mean()),
+             "all_blocks": int(cdiv(L, bn).sum()), "single_keys": float(cdiv(int(L.sum()), g.num_sms))})
 
 
 _EX16 = Exercise(
@@ -54,9 +56,10 @@ _EX16 = Exercise(
     template="A decode batch on {gpu_an} ({num_sms} SMs) has {batch} requests (GQA group {group}, d = {d}): one of "
              "{long:,} keys and {n_short} of {short:,} keys. flash-attn gives every request {splits} splits; a split covers "
              "ceil(blocks / {splits}) blocks of {block_n} keys, with blocks = ceil(longest / {block_n}), clipped to the "
-             "request's length. (a) How many keys does the busiest flash-attn CTA read? (b) LeanAttention cuts all "
-             "{total:,} keys into {num_sms} shares as equal as whole keys allow: keys of the largest share? "
-             "(c) The ratio (a) / (b).",
+             "request's length. (a) How many keys does the busiest flash-attn CTA read? (b) LeanAttention cuts every "
+             "request into blocks of {block_n} keys (a request's last block may be shorter) and deals all the blocks, "
+             "in request order, into {num_sms} shares of as equal a number of whole blocks as possible: how many keys "
+             "does the largest share hold? (c) The ratio (a) / (b).",
     params={"gpu": "H100", "batch": 64, "long": 15_000, "short": 1024},
     ranges={"gpu": ("A100", "H100", "B200"), "batch": (16, 32, 48, 64),
             "long": tuple(range(9_000, 30_001, 1_000)), "short": (256, 384, 512, 768, 1024, 1536)},
@@ -75,6 +78,9 @@ _EX16 = Exercise(
                 "that is the mean request length; Lean cuts the keys of all requests together into {num_sms} shares"),
         Mistake("long_only", "lean_keys", lambda r, c: float(cdiv(c["long"], c["num_sms"])),
                 "you shared only the longest request; Lean cuts all {total:,} keys of the batch"),
+        Mistake("single_keys", "lean_keys", lambda r, c: c["single_keys"],
+                "that cuts the {total:,} keys at single keys; a kernel iterates over whole blocks of {block_n} keys: "
+                "{all_blocks} blocks over {num_sms} shares"),
         Mistake("inverted", "ratio", lambda r, c: 1 / r["ratio"], "that is (b) / (a); the question asks for (a) / (b)")),
     hint="a dict {'fa_keys': ..., 'lean_keys': ..., 'ratio': ...} or a tuple in that order",
     source="page §6b.1; flash-attn flash_api.cpp (num_splits_heuristic), LeanAttention (Sanovar et al. 2024)")

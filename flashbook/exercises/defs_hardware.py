@@ -285,15 +285,15 @@ _EX12 = Exercise(
 # ---- exercise 13: what bounds the forward tile on Blackwell ---------------------------------------------------
 _BOUND_OPTIONS = (
     ("A", "the tensor cores (MMA)",
-     "Count both units' cycles: MMA is 4 M N d / (tensor FLOP per clock), exp is M N / (exps per clock). At "
-     "d = {d} the MMA cycles {shrink}, the exponentials do not."),
+     "Count both units' cycles: MMA is 4 B_q B_k d / (tensor FLOP per clock), exp is B_q B_k / (exps per clock). "
+     "At d = {d} the MMA cycles {shrink}, the exponentials do not."),
     ("B", "the exponential unit (MUFU)", ""),
     ("C", "shared memory",
-     "Shared memory reads 3 N d operand elements of 2 bytes per 128-row MMA at {smem_per_clock:.0f} bytes "
+     "Shared memory reads 3 B_k d operand elements of 2 bytes per 128-row MMA at {smem_per_clock:.0f} bytes "
      "per clock: fewer cycles than the exponentials at d = {d}."),
     ("D", "MMA and the exponential unit, tied",
      "That is the paper's d = 128 tile. At d = {d} the MMA work {shrinks} while the number of exponentials "
-     "(one per score, M x N) stays the same."),
+     "(one per score, B_q x B_k) stays the same."),
 )
 
 
@@ -312,7 +312,7 @@ def _answer13(p):
              "tile_d128": tile_roofline(g, M=p["M"], N=p["N"], d=128, dtype=p["dtype"]),
              "mma_per_clock": g.tensor_flop_per_clock_per_sm, "exp_per_clock": g.exp_ops_per_clock_per_sm,
              "smem_per_clock": g.smem_bytes_per_clock_per_sm,
-             "tile_shape": f"M = N = {p['M']}" if p["M"] == p["N"] else f"M = {p['M']}, N = {p['N']}",
+             "tile_shape": f"B_q = B_k = {p['M']}" if p["M"] == p["N"] else f"B_q = {p['M']}, B_k = {p['N']}",
              "shrink": "halve" if f == Fraction(1, 2) else f"fall to {f} of d = 128's",
              "shrinks": "halves" if f == Fraction(1, 2) else f"falls to {f} of d = 128's"})
 
@@ -339,13 +339,13 @@ _EX13 = Exercise(
                 "with the MMA cycles: exp / MMA - 1"),
         Mistake("mma_halved", "excess_pct", lambda r, c: 100 * (c["exp"] / c["mma_half"] - 1),
                 "the tile runs two matmuls (S = Q K^T and O = P V), each 2 FLOP per multiply-add: "
-                "MMA cycles = 4 M N d / {mma_per_clock:.0f}"),
+                "MMA cycles = 4 B_q B_k d / {mma_per_clock:.0f}"),
         Mistake("excess_for_share", "share_pct", lambda r, c: r["excess_pct"],
-                "that is the excess of exp over MMA; the emulated share s must satisfy (1 - s) x exp <= MMA, "
-                "so s = 1 - MMA / exp"),
+                "that is the excess of exp over MMA; the emulated share f must satisfy (1 - f) x exp <= MMA, "
+                "so f = 1 - MMA / exp"),
         Mistake("mma_halved_share", "share_pct", lambda r, c: 100 * (1 - c["mma_half"] / c["exp"]),
                 "the tile runs two matmuls (S = Q K^T and O = P V), each 2 FLOP per multiply-add: "
-                "MMA cycles = 4 M N d / {mma_per_clock:.0f}"),
+                "MMA cycles = 4 B_q B_k d / {mma_per_clock:.0f}"),
         Mistake("fraction", "share_pct", lambda r, c: r["share_pct"] / 100, PCT)),
     hint="a dict {'bound': 'A'/'B'/'C'/'D', 'excess_pct': ..., 'share_pct': ...} or a tuple in that order",
     source="FlashAttention-4 (Zadouri et al. 2026), Sec. 2.2 (per-SM rates), Sec. 3.1.1 (tile roofline), "

@@ -117,7 +117,7 @@ def _answer18(p):
         "that skips the blocks above the diagonal; without a mask every CTA visits every query block"
     return ({"adds_M": cnt["atomic_adds"] / 1e6, "rmw_MB": cnt["rmw_bytes"] / 1e6},
             {"T_r": cnt["T_r"], "T_c": cnt["T_c"], "rmw_bytes": cnt["rmw_bytes"],
-             "total_MB": cnt["total_bytes"] / 1e6, "other_adds_M": other["atomic_adds"] / 1e6,
+             "total_MB": (cnt["rmw_bytes"] + cnt["hbm_bytes"]) / 1e6, "other_adds_M": other["atomic_adds"] / 1e6,
              "other_MB": other["rmw_bytes"] / 1e6, "dq_M": p["N"] * p["d"] / 1e6, "mask_feedback": mask,
              "mask_text": "causal (a pair of blocks entirely above the diagonal is skipped)" if p["causal"]
              else "no mask"})

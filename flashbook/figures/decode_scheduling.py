@@ -3,8 +3,9 @@
 Pure data functions over :mod:`labcore.split_plans`, :mod:`labcore.paged`, :mod:`labcore.mla` and
 :mod:`labcore.mixed_batch`, and the page's four explorers:
 
-- ``split_plans``: the work each SM does under the three split plans for one ragged batch, and how the
-  makespan (over its ideal, the work spread evenly) grows with the batch's skew;
+- ``split_plans``: the keys each SM reads under the four split plans for one ragged batch (flash-attn, FlashInfer,
+  Lean, FlashMLA), with each plan's time under the physical memory rule, and how that time (over the floor, every
+  key read once at full bandwidth) grows with the batch's skew, beside flash-attn's under the lecture's rule;
 - ``page_waste``: the share of KV-cache slots lost to partial last pages, and the block-table entries per
   request, against the page size;
 - ``mla_roofline``: roofline time per cached token against the query rows ``h_q x s_q`` for MHA, GQA and
@@ -27,8 +28,9 @@ from labcore.mixed_batch import mixed_batch_sweep
 from labcore.mla import gqa_decode_intensity, mla_compute_bound_threshold, mla_decode_roofline
 from labcore.paged import page_waste
 from labcore.published import published
-from labcore.split_plans import SPLIT_PLANS, make_split_plan, plan_stats, zipf_lengths
-from labcore.units import fmt_bytes, fmt_intensity, unit_label
+from labcore.decode import kv_cache_bytes as _kv_bytes
+from labcore.split_plans import SPLIT_PLANS, make_split_plan, plan_stats, plan_time, zipf_lengths
+from labcore.units import fmt_bytes, fmt_intensity, fmt_seconds, unit_label
 from ..explorer import Explorer, Slider, register
 from .base import new_figure
 
@@ -36,9 +38,9 @@ __all__ = ["PLAN_LABELS", "SKEWS", "PAGE_SWEEP", "MLA_GPUS", "CHUNKS", "split_pl
            "mla_roofline_data", "mixed_batch_data", "mla_rates"]
 
 #: How the figures name the three plans of :data:`labcore.split_plans.SPLIT_PLANS`.
-PLAN_LABELS = {"flash_attn": "flash-attn (one split count)", "flashinfer": "FlashInfer (chunks, packed)",
-               "lean": "Lean / Stream-K (equal shares)"}
-_PLAN_COLOURS = {"flash_attn": "#d95f02", "flashinfer": "#7570b3", "lean": "#1b9e77"}
+PLAN_LABELS = {"flash_attn": "flash-attn (one split count)", "flashinfer": "FlashInfer (a CTA per chunk)",
+               "lean": "Lean / Stream-K (equal shares of KV blocks)", "flashmla": "FlashMLA (equal payloads, on the GPU)"}
+_PLAN_COLOURS = {"flash_attn": "#d95f02", "flashinfer": "#7570b3", "lean": "#1b9e77", "flashmla": "#e7298a"}
 #: Skews the split-plan figure sweeps: the Zipf lengths are clipped at this many times their mean.
 SKEWS = (1, 2, 4, 8, 16, 32)
 #: Page sizes (tokens) the page-waste figure sweeps.
@@ -60,25 +62,35 @@ def _ns(x):
 @lru_cache(maxsize=64)
 def _plan_runs(gpu: str, batch: int, mean: int, group_size: int, head_dim: int, seed: int, skews: tuple) -> dict:
     """``{skew: (lengths, {plan: stats})}`` for one batch at every skew (cached: a skew move reuses the sweep)."""
+    from ..pages.scheduling_decode import plan_occupancy
+
     g, out = get_gpu(gpu), {}
+    key_bytes = _kv_bytes(seqlen=1, num_kv_heads=1, head_dim=head_dim)
     for f in skews:
         L = zipf_lengths(batch, mean=mean, max_factor=f, seed=seed)
+        floor = float(L.sum()) * key_bytes / g.hbm_bandwidth
         plans = {}
         for name in SPLIT_PLANS:
-            p = make_split_plan(name, L, num_sms=g.num_sms, group_size=group_size, head_dim=head_dim)
-            s = plan_stats(p, group_size=group_size, head_dim=head_dim)
-            plans[name] = {"busy": s["schedule"].slot_busy, "ratio": s["ratio"], "makespan": s["makespan"],
-                           "ctas": p.num_ctas, "partial_bytes": s["partial_bytes_written"]}
+            occ = plan_occupancy(name, g, group_size=group_size, head_dim=head_dim)
+            p = make_split_plan(name, L, num_sms=g.num_sms, ctas_per_sm=occ, group_size=group_size, head_dim=head_dim)
+            st = plan_stats(p, group_size=group_size, head_dim=head_dim)
+            sh = plan_time(p, g, group_size=group_size, head_dim=head_dim)
+            lec = plan_time(p, g, group_size=group_size, head_dim=head_dim, memory_rule="lecture")
+            sched = st["schedule"]
+            per_sm = np.bincount(sched.slot % g.num_sms, weights=sched.end - sched.start, minlength=g.num_sms)
+            plans[name] = {"busy": per_sm, "ratio": st["ratio"], "busiest": st["max_work"], "ctas": p.num_ctas,
+                           "partial_bytes": st["partial_bytes_written"], "time": sh["total"], "time_lecture":
+                           lec["total"], "floor": floor}
         out[f] = (L, plans)
     return out
 
 
 def split_plans_data(gpu="H100", *, batch: int = 64, mean: int = 1024, skew: int = 16, group_size: int = 4,
                      head_dim: int = 128, seed: int = 0) -> dict:
-    """The three plans of one Zipf batch, and the makespan over its ideal at every skew of :data:`SKEWS`.
+    """The four plans of one Zipf batch, and each plan's time over the floor at every skew of :data:`SKEWS`.
 
     Args:
-        gpu: preset or GPU (its SM count; one persistent CTA per SM).
+        gpu: preset or GPU (its SM count, its generation's per-CTA bandwidth cap).
         batch: requests (int >= 1).
         mean: their mean length in keys (int >= 1).
         skew: the lengths are clipped at ``skew x mean`` (the ``max_factor`` of ``labcore.zipf_lengths``; 1 = every
@@ -89,26 +101,31 @@ def split_plans_data(gpu="H100", *, batch: int = 64, mean: int = 1024, skew: int
 
     Returns:
         dict ``lengths``, ``num_sms``, ``gpu``, per plan name a dict ``busy`` (keys each SM reads), ``ratio``
-        (makespan / (work / SMs)), ``makespan`` (keys), ``ctas``, ``partial_bytes``; ``sweep`` per plan the
-        ratios over :data:`SKEWS`.
-    Source: Ye et al. 2025 §3.3 and Fig. 8 (Zipf lengths); Sanovar et al. 2024; flash-attn ``num_splits_heuristic``.
+        (makespan / (work / slots)), ``busiest`` (keys of the busiest CTA), ``ctas``, ``partial_bytes``, ``time``
+        (s, the physical rule), ``time_lecture`` (s, the lecture's rule), ``floor`` (s); ``sweep`` per plan the
+        times over the floor at every skew, and ``sweep_lecture`` flash-attn's under the lecture's rule.
+    Source: Ye et al. 2025 §3.3 and Fig. 8 (Zipf lengths); Sanovar et al. 2024; flash-attn ``num_splits_heuristic``;
+    FlashMLA ``get_mla_metadata_kernel``; :func:`labcore.plan_time`.
     """
     g = get_gpu(gpu)
     runs = _plan_runs(g.name, batch, mean, group_size, head_dim, seed, tuple(sorted(set(SKEWS) | {skew})))
     L, plans = runs[skew]
-    sweep = {name: np.array([runs[f][1][name]["ratio"] for f in SKEWS]) for name in SPLIT_PLANS}
-    return {"lengths": L, "num_sms": g.num_sms, "gpu": g.name, "skew": skew, **plans, "sweep": sweep}
+    sweep = {name: np.array([runs[f][1][name]["time"] / runs[f][1][name]["floor"] for f in SKEWS])
+             for name in SPLIT_PLANS}
+    lect = np.array([runs[f][1]["flash_attn"]["time_lecture"] / runs[f][1]["flash_attn"]["floor"] for f in SKEWS])
+    return {"lengths": L, "num_sms": g.num_sms, "gpu": g.name, "skew": skew, **plans, "sweep": sweep,
+            "sweep_lecture": lect}
 
 
 def _plans_setup(**_):
-    fig, axes = new_figure(4, 1, width=7.2, height=6.6, gridspec_kw=dict(height_ratios=[1, 1, 1, 1.7]))
-    for ax in axes[:3]:
+    fig, axes = new_figure(5, 1, width=7.2, height=8.0, gridspec_kw=dict(height_ratios=[1, 1, 1, 1, 1.7]))
+    for ax in axes[:4]:
         ax.set_ylabel("keys", fontsize=9)
         ax.tick_params(labelsize=9)
-    axes[2].set_xlabel("SM (one persistent CTA per SM; flash-attn's CTAs dealt to the SMs as launched)", fontsize=9)
-    axes[3].set_xscale("log", base=2)
-    axes[3].set_xlabel("skew: longest request / mean length (Zipf lengths clipped there)")
-    axes[3].set_ylabel("makespan / ideal")
+    axes[3].set_xlabel("SM (the CTAs each SM runs, in the order they are dealt)", fontsize=9)
+    axes[4].set_xscale("log", base=2)
+    axes[4].set_xlabel("skew: longest request / mean length (Zipf lengths clipped there)")
+    axes[4].set_ylabel("time / floor")
     return fig
 
 
@@ -116,23 +133,28 @@ def _plans_content(fig, d, **_):
     axes = fig.axes
     top = max(d[n]["busy"].max() for n in SPLIT_PLANS) * 1.08
     ideal = d["lengths"].sum() / d["num_sms"]
-    for ax, name in zip(axes[:3], SPLIT_PLANS):
+    for ax, name in zip(axes[:4], SPLIT_PLANS):
         r = d[name]
         ax.stairs(r["busy"], np.arange(d["num_sms"] + 1), fill=True, color=_PLAN_COLOURS[name], lw=0)
         ax.axhline(ideal, color="k", ls=":", lw=0.8)
         ax.set_xlim(0, d["num_sms"])
         ax.set_ylim(0, top)
-        ax.set_title(f"{PLAN_LABELS[name]}: {r['ctas']:,} CTAs, makespan {r['makespan']:,.0f} keys = "
-                     f"{r['ratio']:.2f} x ideal, {fmt_bytes(r['partial_bytes'], unit='KB', digits=0)} of FP32 partials",
-                     fontsize=9, loc="left")
-    ax = axes[3]
+        ax.set_title(f"{PLAN_LABELS[name]}: {r['ctas']:,} CTAs, busiest {r['busiest']:,} keys; "
+                     f"{fmt_seconds(r['time'], unit='µs', digits=1)} shared, "
+                     f"{fmt_seconds(r['time_lecture'], unit='µs', digits=1)} by the lecture's rule; "
+                     f"{fmt_bytes(r['partial_bytes'], unit='KB', digits=0)} of partials", fontsize=8, loc="left")
+    ax = axes[4]
     for name in SPLIT_PLANS:
         ax.plot(SKEWS, d["sweep"][name], "o-", color=_PLAN_COLOURS[name], label=PLAN_LABELS[name])
-        ax.plot([d["skew"]], [d[name]["ratio"]], "o", ms=10, mfc="none", mec=_PLAN_COLOURS[name], mew=2)
+        ax.plot([d["skew"]], [d[name]["time"] / d[name]["floor"]], "o", ms=10, mfc="none", mec=_PLAN_COLOURS[name],
+                mew=2)
+    ax.plot(SKEWS, d["sweep_lecture"], "--", color=_PLAN_COLOURS["flash_attn"], lw=1,
+            label="flash-attn, lecture's rule (each CTA one SM's share)")
     ax.axhline(1, color="k", ls=":", lw=0.8)
-    ax.set_title(f"{d['gpu']}, {d['lengths'].size} requests, mean {d['lengths'].mean():,.0f} keys "
-                 f"(dotted: ideal, every SM the same work)", fontsize=9)
-    ax.legend(fontsize=9, loc="upper left")
+    ax.set_yscale("log")
+    ax.set_title(f"{d['gpu']}, {d['lengths'].size} requests, mean {d['lengths'].mean():,.0f} keys; solid: bandwidth "
+                 "shared by the running CTAs, each capped (dotted: the floor)", fontsize=9)
+    ax.legend(fontsize=8, loc="upper left")
 
 
 register(Explorer(
@@ -145,7 +167,7 @@ register(Explorer(
         Slider("batch", (16, 64, 256), 64, label="requests (sequence, KV head)", fmt=",d"),
         Slider("skew", (1, 4, 16, 32), 16, label="skew (longest / mean)", live=SKEWS, fmt="d"),
     ),
-    caption="Per-SM work of three split-KV plans for one ragged batch, and makespan against the batch's skew",
+    caption="Per-SM work of four split-KV plans for one ragged batch, and their time against the batch's skew",
 ))
 
 

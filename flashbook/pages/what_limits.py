@@ -129,6 +129,9 @@ def prefill_comparison_summary(c: dict | None = None) -> dict:
         (% mean error of the A100 bars at 512 tokens with / without a causal mask); ``fa3_d64`` (% mean error of
         FlashAttention-3 at d = 64, 16k tokens); ``fa2_h100_16k`` (% mean error on the FA2 paper's H100 bars,
         Fig. 7, at 16k tokens); ``fa2_d256`` (% mean error of FlashAttention-2, FA3 paper Fig. 5e, 16k tokens);
+        ``d256_n``, ``d256_within``, ``d256_worst`` and the same with ``_causal`` (FlashAttention-2's bars at d = 256
+        on the H100, Fig. 5e and 5f: bars, bars within the tolerance, % worst error); ``tolerance_pct`` (the
+        acceptance tolerance, :data:`labcore.PREFILL_CHECK_TOLERANCE`, in %);
         ``fa4_model_TFLOPs`` (the model's FlashAttention-4 on a B200, batch 1, 16 heads, 32k tokens, d = 128),
         ``fa4_err`` (% against the published ``fa4.b200_bf16_peak``) and ``fa4_bound`` (its forward tile's
         bound, str); ``fp8_model_PFLOPs`` (the model's FlashAttention-3 in FP8 on an H100, batch 1, 8 heads,
@@ -179,6 +182,8 @@ def prefill_comparison_summary(c: dict | None = None) -> dict:
         "fa3_d64": mean((gen == "fa3") & (head_dim == 64) & (seqlen == 16384)),
         "fa2_h100_16k": mean(np.char.startswith(fig, "fa2_fig7") & (seqlen == 16384)),
         "fa2_d256": mean((fig == "fa3_fig5e") & (gen == "fa2") & (seqlen == 16384)),
+        "tolerance_pct": 100 * lc.PREFILL_CHECK_TOLERANCE,
+        **_d256(c),
         "fa4_model_TFLOPs": float(r4["tflops"]),
         "fa4_err": 100 * (float(r4["tflops"]) * 1e12 / published("fa4.b200_bf16_peak").value - 1),
         "fa4_bound": r4["fwd_tile"]["bound"],
@@ -194,10 +199,20 @@ def prefill_comparison_summary(c: dict | None = None) -> dict:
     }
 
 
+def _d256(c: dict) -> dict:
+    """FlashAttention-2 at d = 256 on the H100 (FA3 paper Fig. 5e without a mask, 5f with one): bars, bars within the
+    tolerance, and the signed error of the worst, per panel, from ``compare_prefill``'s summary."""
+    out = {}
+    for tag, fig in (("d256", "fa3_fig5e/fa2"), ("d256_causal", "fa3_fig5f/fa2")):
+        n, share, worst = c["summary"][fig]
+        out.update({f"{tag}_n": n, f"{tag}_within": round(share * n), f"{tag}_worst": 100 * worst})
+    return out
+
+
 def _misses(c: dict, a100, checked) -> dict:
     """The checked bars outside +-15%, per generation: counts, a readable list, and their error range (%)."""
     err, seqlen, d, causal = c["error"], c["seqlen"], c["head_dim"], c["causal"]
-    miss = checked & (np.abs(err) > 0.15)
+    miss = checked & (np.abs(err) > lc.PREFILL_CHECK_TOLERANCE)
     out = {}
     for name, sel in (("fa2", miss & a100), ("fa3", miss & ~a100)):
         groups = {}
