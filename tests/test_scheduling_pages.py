@@ -5,7 +5,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import labcore as lc
 from flashbook import exercises as E
 from flashbook.figures import scheduling as S
 from flashbook.pages import scheduling_prefill
