@@ -520,8 +520,8 @@ def deterministic_backward_time(N: int, *, block_q: int, block_kv: int, tile_tim
         kernel), ``slowdown`` ((deterministic + extra) / atomic), ``fraction`` (its inverse, the throughput kept),
         ``design``, ``splits`` (FA2 only, else None), ``text``, ``source``.
     Raises:
-        TypeError/ValueError: bad sizes or times, an unknown design, ``"dash_shift"`` with a causal mask, or an order
-            that deadlocks on these slots.
+        TypeError/ValueError: bad sizes or times, an unknown design, ``"dash_shift"`` with a causal mask or with more
+            key blocks than slots, or an order that deadlocks on these slots.
     Source:
         as :data:`DETERMINISTIC_DESIGNS`; Graham 1969 (list scheduling).
     """
@@ -534,6 +534,9 @@ def deterministic_backward_time(N: int, *, block_q: int, block_kv: int, tile_tim
     if design == "dash_shift" and causal:
         raise ValueError("design 'dash_shift' is modelled without a mask only (DASH's causal shift schedule differs)")
     kinds = _block_map(N, block_q, block_kv, causal, N_k)
+    if design == "dash_shift" and kinds.shape[1] > slots:
+        raise ValueError(f"design 'dash_shift' needs every CTA of a head resident at once: {kinds.shape[1]} key blocks "
+                         f"on {slots} slots would wait on CTAs that cannot start")
     spec = DETERMINISTIC_DESIGNS[design]
     info = dict(design=design, text=spec["text"], source=spec["source"], splits=None)
     if design != "fa2_split_buffers":

@@ -115,7 +115,7 @@ def ablation_overlap(mma: float, softmax: float, before: float, after: float) ->
     Raises:
         ValueError: non-positive inputs.
     Source:
-        Shah et al. 2024 (FlashAttention-3) Table 2; review 2026-12-01 §3 point 8.
+        Shah et al. 2024 (FlashAttention-3) Table 2.
     """
     if min(mma, softmax, before, after) <= 0:
         raise ValueError("mma, softmax, before and after must be > 0")

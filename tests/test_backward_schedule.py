@@ -139,3 +139,9 @@ def test_designs_on_the_benchmark_shapes():
         f = {d: dbt(n, heads=bh, design=d, **kw)["fraction"] for d in ("semaphore_ascending", "fa3", "dash_descending")}
         assert f["semaphore_ascending"] < 0.85 < f["fa3"] < f["dash_descending"] <= 1.0
     assert dbt(16384, heads=16, design="fa2_split_buffers", **kw)["fraction"] < 0.6
+
+
+def test_shift_needs_a_heads_ctas_resident():
+    from labcore.backward_schedule import deterministic_backward_time as dbt
+    with pytest.raises(ValueError, match="resident"):
+        dbt(8, block_q=1, block_kv=1, tile_time=1.0, add_time=0.5, slots=4, design="dash_shift")

@@ -126,7 +126,9 @@ def dq_chain_data(gpu: str = "H100-SXM", *, add_share: float = 0.25, causal: boo
     (16k tokens, 16 heads of d = 128, 128 x 128 tiles), with a causal mask or without. ``add_share`` = one dQ add's
     time / one tile's compute; FA2's extra buffers are read and zeroed at the GPU's HBM bandwidth.
 
-    Returns dict ``seqlen`` (int array), one float array per design of :data:`DQ_DESIGNS`, ``designs``, ``gpu``,
+    Returns dict ``seqlen`` (int array), one float array per design of :data:`DQ_DESIGNS` at the lengths
+    ``seqlen_of[design]`` where it can run (DASH's shift cannot where a head has more key blocks than the GPU holds
+    CTAs), ``designs``, ``gpu``,
     ``slots``, ``causal``, and the published fractions ``paper`` (FA4 §5.2), ``blog`` (low, high) and ``dash_loss``
     (FA3's deterministic backward up to this share below the atomic one, DASH).
     Source: :func:`labcore.deterministic_backward_time`; Zadouri et al. 2026 §5.2 and blog; Qiang et al. 2026.
@@ -134,14 +136,20 @@ def dq_chain_data(gpu: str = "H100-SXM", *, add_share: float = 0.25, causal: boo
     g = lc.get_gpu(gpu)
     buf = dq_add_share(gpu)["buffer_tiles"]
     out = {k: [] for k in DQ_DESIGNS[causal]}
+    where = {k: [] for k in DQ_DESIGNS[causal]}
     for sh in lc.benchmark_shapes("fa2", head_dim=128):
         for k in DQ_DESIGNS[causal]:
-            out[k].append(lc.deterministic_backward_time(
-                sh["seqlen"], block_q=_BLOCK, block_kv=_BLOCK, tile_time=1.0, add_time=add_share,
-                heads=sh["batch"] * sh["heads"], slots=g.num_sms, causal=causal, design=k,
-                buffer_time=buf(sh["seqlen"]))["fraction"])
+            try:
+                out[k].append(lc.deterministic_backward_time(
+                    sh["seqlen"], block_q=_BLOCK, block_kv=_BLOCK, tile_time=1.0, add_time=add_share,
+                    heads=sh["batch"] * sh["heads"], slots=g.num_sms, causal=causal, design=k,
+                    buffer_time=buf(sh["seqlen"]))["fraction"])
+                where[k].append(sh["seqlen"])
+            except ValueError:          # a shift schedule with more CTAs per head than the GPU holds at once
+                pass
     blog = published("fa4.blog_deterministic_bwd_fraction")
     return {**{k: np.array(v) for k, v in out.items()}, "designs": DQ_DESIGNS[causal],
+            "seqlen_of": {k: np.array(v) for k, v in where.items()},
             "seqlen": np.array(BWD_SEQLENS), "gpu": g.name, "slots": g.num_sms, "add_share": add_share,
             "causal": causal, "paper": published("fa4.deterministic_bwd_fraction").value, "blog": (blog.low, blog.high),
             "dash_loss": published("dash.fa3_deterministic_loss_max").value}
@@ -164,7 +172,7 @@ def _chain_content(fig, d, **_):
                label=f"DASH: FA3's deterministic mode down to {1 - d['dash_loss']:.0%} (H800)")
     for k in d["designs"]:
         c, st = _DESIGN_STYLE[k]
-        ax.plot(d["seqlen"], d[k], st, color=c, label=_DESIGN_NAMES[k])
+        ax.plot(d["seqlen_of"][k], d[k], st, color=c, label=_DESIGN_NAMES[k])
     ax.legend(fontsize=8, loc="lower left", framealpha=0.9)
     ax.set_title(f"{d['gpu']} ({d['slots']} SMs), {'causal' if d['causal'] else 'no mask'}, one dQ add = "
                  f"{d['add_share']:g} x a tile's compute: what each design keeps", fontsize=9)
