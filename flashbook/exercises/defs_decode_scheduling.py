@@ -79,8 +79,8 @@ _EX16 = Exercise(
         Mistake("long_only", "lean_keys", lambda r, c: float(cdiv(c["long"], c["num_sms"])),
                 "you shared only the longest request; Lean cuts all {total:,} keys of the batch"),
         Mistake("single_keys", "lean_keys", lambda r, c: c["single_keys"],
-                "that cuts the {total:,} keys at single keys; a kernel iterates over whole blocks of {block_n} keys: "
-                "{all_blocks} blocks over {num_sms} shares"),
+                "that cuts the {total:,} keys at single keys; a kernel iterates over whole blocks of {block_n} keys, "
+                "and the shares are equal numbers of whole blocks"),
         Mistake("inverted", "ratio", lambda r, c: 1 / r["ratio"], "that is (b) / (a); the question asks for (a) / (b)")),
     hint="a dict {'fa_keys': ..., 'lean_keys': ..., 'ratio': ...} or a tuple in that order",
     source="page §6b.1; flash-attn flash_api.cpp (num_splits_heuristic), LeanAttention (Sanovar et al. 2024)")

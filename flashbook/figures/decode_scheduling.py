@@ -30,7 +30,7 @@ from labcore.paged import page_waste
 from labcore.published import published
 from labcore.decode import kv_cache_bytes as _kv_bytes
 from labcore.split_plans import SPLIT_PLANS, make_split_plan, plan_stats, plan_time, zipf_lengths
-from labcore.units import fmt_bytes, fmt_intensity, fmt_seconds, unit_label
+from labcore.units import fmt_intensity, fmt_seconds, unit_label
 from ..explorer import Explorer, Slider, register
 from .base import new_figure
 
@@ -40,6 +40,7 @@ __all__ = ["PLAN_LABELS", "SKEWS", "PAGE_SWEEP", "MLA_GPUS", "CHUNKS", "split_pl
 #: How the figures name the three plans of :data:`labcore.split_plans.SPLIT_PLANS`.
 PLAN_LABELS = {"flash_attn": "flash-attn (one split count)", "flashinfer": "FlashInfer (a CTA per chunk)",
                "lean": "Lean / Stream-K (equal shares of KV blocks)", "flashmla": "FlashMLA (equal payloads, on the GPU)"}
+_SHORT = {"flash_attn": "flash-attn", "flashinfer": "FlashInfer", "lean": "Lean", "flashmla": "FlashMLA"}
 _PLAN_COLOURS = {"flash_attn": "#d95f02", "flashinfer": "#7570b3", "lean": "#1b9e77", "flashmla": "#e7298a"}
 #: Skews the split-plan figure sweeps: the Zipf lengths are clipped at this many times their mean.
 SKEWS = (1, 2, 4, 8, 16, 32)
@@ -122,7 +123,7 @@ def _plans_setup(**_):
     for ax in axes[:4]:
         ax.set_ylabel("keys", fontsize=9)
         ax.tick_params(labelsize=9)
-    axes[3].set_xlabel("SM (the CTAs each SM runs, in the order they are dealt)", fontsize=9)
+    axes[3].set_xlabel("SM", fontsize=9)
     axes[4].set_xscale("log", base=2)
     axes[4].set_xlabel("skew: longest request / mean length (Zipf lengths clipped there)")
     axes[4].set_ylabel("time / floor")
@@ -139,22 +140,21 @@ def _plans_content(fig, d, **_):
         ax.axhline(ideal, color="k", ls=":", lw=0.8)
         ax.set_xlim(0, d["num_sms"])
         ax.set_ylim(0, top)
-        ax.set_title(f"{PLAN_LABELS[name]}: {r['ctas']:,} CTAs, busiest {r['busiest']:,} keys; "
-                     f"{fmt_seconds(r['time'], unit='µs', digits=1)} shared, "
-                     f"{fmt_seconds(r['time_lecture'], unit='µs', digits=1)} by the lecture's rule; "
-                     f"{fmt_bytes(r['partial_bytes'], unit='KB', digits=0)} of partials", fontsize=8, loc="left")
+        ax.set_title(f"{PLAN_LABELS[name]}: busiest CTA {r['busiest']:,} keys; "
+                     f"{fmt_seconds(r['time'], unit='µs', digits=1)} (lecture's rule "
+                     f"{fmt_seconds(r['time_lecture'], unit='µs', digits=1)})", fontsize=9, loc="left")
     ax = axes[4]
     for name in SPLIT_PLANS:
-        ax.plot(SKEWS, d["sweep"][name], "o-", color=_PLAN_COLOURS[name], label=PLAN_LABELS[name])
+        ax.plot(SKEWS, d["sweep"][name], "o-", color=_PLAN_COLOURS[name], label=_SHORT[name])
         ax.plot([d["skew"]], [d[name]["time"] / d[name]["floor"]], "o", ms=10, mfc="none", mec=_PLAN_COLOURS[name],
                 mew=2)
     ax.plot(SKEWS, d["sweep_lecture"], "--", color=_PLAN_COLOURS["flash_attn"], lw=1,
-            label="flash-attn, lecture's rule (each CTA one SM's share)")
+            label="flash-attn, lecture's rule")
     ax.axhline(1, color="k", ls=":", lw=0.8)
     ax.set_yscale("log")
-    ax.set_title(f"{d['gpu']}, {d['lengths'].size} requests, mean {d['lengths'].mean():,.0f} keys; solid: bandwidth "
-                 "shared by the running CTAs, each capped (dotted: the floor)", fontsize=9)
-    ax.legend(fontsize=8, loc="upper left")
+    ax.set_title(f"{d['gpu']}, {d['lengths'].size} requests, mean {d['lengths'].mean():,.0f} keys: time over the floor",
+                 fontsize=9)
+    ax.legend(fontsize=9, loc="upper left")
 
 
 register(Explorer(
