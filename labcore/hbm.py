@@ -514,3 +514,75 @@ def split_kv_io(N_k: int, d: int, *, num_splits: int, rows: int = 1) -> dict:
 
 
 __all__ += ["online_softmax_row_io", "split_kv_io"]
+
+
+def row_lse_io(rows: int, N: int, *, passes: int = 1) -> dict:
+    """Elements moved by a kernel that writes the log-sum-exp of each row of a (rows, N) score matrix S.
+
+    A safe two-pass kernel reads S once for the row maxima and once for the sums of ``exp(s - max)``
+    (``passes=2``); the online kernel keeps a running maximum and rescales its sum, reading S once
+    (``passes=1``). Either writes one lse per row. ``{"S": {"read": passes rows N}, "lse": {"write": rows}}``.
+
+    Args:
+        rows: rows of S (int >= 1).
+        N: scores per row (int >= 1).
+        passes: reads of every score (1 or 2).
+    Returns:
+        per-tensor dict ``{tensor: {"read": n, "write": n}}``.
+    Raises:
+        TypeError/ValueError for sizes that are not integers >= 1, or passes other than 1 or 2.
+    Source:
+        Milakov & Gimelshein 2018, "Online normalizer calculation for softmax", Algorithms 2 and 3 (their
+        normaliser is the sum; its log plus the maximum is lse).
+    """
+    rows, N = positive_int(rows, "rows"), positive_int(N, "N")
+    passes = positive_int(passes, "passes", maximum=2)
+    return _tensor_table([("S", passes * rows * N, 0), ("lse", 0, rows)])
+
+
+#: How a backward grid accumulates dQ across its key blocks (:func:`flash_backward_grid_io`).
+DQ_MODES = ("atomic", "split")
+
+
+def flash_backward_grid_io(N: int, d: int, *, block_q: int, block_kv: int, causal: bool = False,
+                           N_k: int | None = None, dq: str = "atomic") -> dict:
+    """Elements moved by FlashAttention-2's backward run as a grid of one CTA per key block.
+
+    Three kernels. A pre-pass reads O and dO and writes D = rowsum(dO * O) (``2 N d`` read, ``N`` written).
+    The main kernel's CTA j reads K_j and V_j once (``2 N_k d`` in all), and for every query block i that sees
+    it (every visited pair of the causal block map) reads Q_i, dO_i, lse_i and D_i (``rows_i (2 d + 2)``); it
+    writes dK_j and dV_j once (``2 N_k d``). dQ_i receives every visited pair's ``rows_i d`` elements:
+
+    - ``dq="atomic"``: as FP32 atomic adds into one dQ buffer, zeroed before the launch (a memset, not
+      counted); the adds are returned apart from plain traffic (they execute in L2);
+    - ``dq="split"``: as plain writes to the CTA's own slice of a ``dQ_part`` buffer, then a reduction kernel
+      reads every written part once and writes dQ (``N d``), in a fixed order: the same bits on every run.
+
+    Args:
+        N: queries; d: head dimension; block_q: B_r; block_kv: B_c (ints >= 1).
+        causal: skip the pairs the bottom-right causal mask hides entirely.
+        N_k: keys (default N).
+        dq: ``"atomic"`` or ``"split"``.
+    Returns:
+        ``{"traffic": {tensor: {"read": n, "write": n}}, "atomics": {tensor: operations}}``.
+    Raises:
+        TypeError/ValueError: sizes that are not integers >= 1; an unknown dq.
+    Source:
+        Dao 2023, "FlashAttention-2", Algorithm 2 and §3.2 (parallel over key blocks, dQ by atomic adds);
+        flash-attn 2.x ``csrc/flash_attn/src/flash_bwd_kernel.h`` (FP32 ``dq_accum``, ``atomicAdd``) and the
+        deterministic mode's per-split dQ accumulators in ``flash_bwd_launch_template.h``.
+    """
+    causal = flag(causal, "causal")
+    dq = choice(dq, "dq", DQ_MODES)
+    N, d, B_r, B_c, N_k = _sizes(N, d, block_q=block_q, block_kv=block_kv, N_k=N_k)
+    rows, J, _ = causal_block_counts(N, block_q=B_r, block_kv=B_c, causal=causal, N_k=N_k)
+    pair_rows = int((rows * J).sum())
+    entries = [("O", N * d, 0), ("dO", N * d + pair_rows * d, 0), ("D", pair_rows, N), ("K", N_k * d, 0),
+               ("V", N_k * d, 0), ("Q", pair_rows * d, 0), ("lse", pair_rows, 0), ("dK", 0, N_k * d),
+               ("dV", 0, N_k * d)]
+    if dq == "split":
+        entries += [("dQ_part", pair_rows * d, pair_rows * d), ("dQ", 0, N * d)]
+    return {"traffic": _tensor_table(entries), "atomics": {"dQ": pair_rows * d} if dq == "atomic" else {}}
+
+
+__all__ += ["row_lse_io", "flash_backward_grid_io", "DQ_MODES"]
