@@ -921,8 +921,19 @@ def _join(threads, run, deadline):
         t.join(5.0)
 
 
+def _library_dirs():
+    import os
+
+    import numba
+
+    return tuple(os.path.dirname(m.__file__) + os.sep for m in (sys.modules[__package__], numba, np, threading)
+                 if getattr(m, "__file__", None))
+
+
 def _is_user_file(name: str) -> bool:
-    return not any(part in name for part in ("cudalab", "numba", "numpy", "threading.py"))
+    """Whether a frame's file is the reader's code (not the harness, numba, numpy or the threading module)."""
+    return not name.startswith(_library_dirs()) and not name.endswith("threading.py") \
+        and "numba_cuda" not in name
 
 
 def _user_line(frame):

@@ -176,6 +176,8 @@ def _rules(lab, runs, results):
             keys.add(key)
     if lab.key == "cuda_softmax_two_pass" or "rise" not in kinds:
         keys.discard("block_max")
+    if lab.key.startswith("cuda_backward") and "no_max" in keys:     # the backward has no running maximum
+        keys = (keys - {"no_max"}) | {"no_lse"}
     return keys
 
 
@@ -253,8 +255,9 @@ def grade(lab, *kernels, seed: int | None = None, gpu="H100", **params) -> CudaR
             None if run.error is None else _failure_line(run.error), notes))
         runs.append(run)
     keys = _rules(lab, runs, results)
-    if not keys and any(not r.exact for r in results) and all(r.raised is None and not (r.races or r.findings)
-                                                              for r in results):
+    # a mistake recognised by its outputs is the reference with one change: it moves what the closed form moves
+    if not keys and any(not r.exact for r in results) and all(
+            r.raised is None and not (r.races or r.findings) and r.traffic == r.expected for r in results):
         keys |= _fingerprints(lab, runs, seed, params)
     time = None
     last = runs[-1]

@@ -123,6 +123,8 @@ MISTAKES = {
                                           "                    dQ[r0 + r, k] += a * scale")),
         "missing_barrier": _bwd("bwd_no_barrier", (
             "            dS_s[r, t] = ds\n        cuda.syncthreads()\n", "            dS_s[r, t] = ds\n")),
+        "no_lse": _bwd("bwd_no_lse", ("                p = math.exp(s * scale - lse_s[r])",
+                                      "                p = math.exp(s * scale) / math.exp(lse_s[r])")),
     },
     "cuda_backward_deterministic": {
         "dq_plain": _bwd("bwd_det_dq_plain", ("                    dQ_part[cuda.blockIdx.x, r0 + r, k] = a * scale",
