@@ -559,7 +559,10 @@ def flash_backward_grid_io(N: int, d: int, *, block_q: int, block_kv: int, causa
       reads every written part once and writes dQ (``N d``), in a fixed order: the same bits on every run.
 
     Args:
-        N: queries; d: head dimension; block_q: B_r; block_kv: B_c (ints >= 1).
+        N: queries (int >= 1).
+        d: head dimension (int >= 1).
+        block_q: B_r (int >= 1).
+        block_kv: B_c (int >= 1).
         causal: skip the pairs the bottom-right causal mask hides entirely.
         N_k: keys (default N).
         dq: ``"atomic"`` or ``"split"``.

@@ -3,6 +3,7 @@ reference source as a reader can paste it, and the order dependence of the backw
 from __future__ import annotations
 
 import inspect
+import re
 
 import numpy as np
 
@@ -67,7 +68,8 @@ def solution_source(lab) -> str:
     module = inspect.getmodule(next(iter(lab.reference.values())).py_func)
     source = inspect.getsource(module)
     body = source.split('"""', 2)[2].lstrip("\n") if source.lstrip().startswith('"""') else source
-    return body.rstrip() + "\n"
+    body = "\n".join(ln for ln in body.splitlines() if not ln.startswith("__all__"))
+    return re.sub(r"\n{3,}(?=[A-Z])", "\n\n", body).rstrip() + "\n"
 
 
 def order_dependence(lab, kernels=None, *, shape_index: int = 0, orders=("sequential", "reversed")) -> dict:
