@@ -105,6 +105,7 @@ book-and-browser:  # (a stage of make test) the strict build, then the browser s
 bench: $(STAMP) $(READER_CHROMIUM)  ## performance budget: notebook times, explorer latency, build time, import time, page weight
 	$(BIN)/python bench/run.py
 	$(BIN)/python bench/labs.py                 # seconds to grade each lab's reference and mistaken kernels (<= 2 s)
+	$(BIN)/python bench/cuda_labs.py            # seconds to grade each CUDA lab in the simulator (<= 10 s)
 	$(BIN)/python bench/megakernel_schedule.py  # the megakernel event loop, cold and cached
 	$(BIN)/python bench/prefill_time.py         # one vectorised prefill_time call
 	FLASHBOOK_CHROMIUM=$(READER_CHROMIUM) $(BIN)/python -m pytest -q -s -p no:cacheprovider bench/live_latency.py   # browser-side live latency (JupyterLab, the full Chromium)

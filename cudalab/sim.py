@@ -198,7 +198,7 @@ class Launch:
 
     def by_tensor(self) -> dict:
         """``{array: {"read": n, "write": n}}`` in first-touch order, the format of ``labcore.hbm``'s closed forms
-        (``by_tensor=True``) and of :meth:`labcore.hbm.Ledger.by_tensor`."""
+        (``by_tensor=True``) and of :class:`labcore.hbm.Ledger`'s ``by_tensor()``."""
         names = list(dict.fromkeys(list(self.reads) + list(self.writes)))
         return {n: {"read": self.reads.get(n, 0), "write": self.writes.get(n, 0)} for n in names}
 
