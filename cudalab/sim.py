@@ -2,8 +2,9 @@
 
 numba-cuda's simulator runs a ``@cuda.jit`` kernel's Python source with one Python thread per CUDA thread and a
 stand-in ``cuda`` module (``threadIdx``, ``blockIdx``, ``shared.array``, ``syncthreads``, ``atomic``...). This module
-reuses that stand-in (:class:`numba.cuda.simulator.kernelapi.FakeCUDAModule`, its kernel context and the swap of the
-kernel's ``cuda`` global) and replaces four pieces with ones that measure:
+reuses that stand-in (:class:`numba.cuda.simulator.kernelapi.FakeCUDAModule` and its kernel context), swaps it in
+for ``cuda`` in the globals of the kernel and of every device function it reaches (as the simulator swaps it for one
+function), and replaces four pieces with ones that measure:
 
 - the block runner (:class:`SimThread`, :class:`BlockRun`): a barrier on a condition variable (no polling), an epoch
   counter the race check uses, a report of barriers that not every thread reaches, a time limit that stops a
@@ -619,25 +620,37 @@ def _device_function(v):
 
 
 @contextlib.contextmanager
-def _swapped_globals(fn):
-    """For the launch, the kernel's ``math`` global becomes :class:`CudaMath` and its device functions their
-    Python source (the way numba's simulator swaps ``cuda``), so that a kernel compiled for a real GPU runs here
-    too."""
+def _swapped_globals(fn, fake_cuda):
+    """For the launch, in the globals of the kernel and of every device function it reaches: ``cuda`` becomes the
+    harness's stand-in module, ``math`` :class:`CudaMath`, and each device function its Python source (the way numba's
+    simulator swaps ``cuda`` for one function), so that a kernel whose helpers live in other namespaces, or that was
+    compiled for a real GPU, runs here too."""
     import math
 
-    g = fn.__globals__
-    swaps = {}
-    for k, v in list(g.items()):
-        if v is math:
-            swaps[k] = v
-            g[k] = _CUDA_MATH
-        elif (py := _device_function(v)) is not None:
-            swaps[k] = v
-            g[k] = py
+    from numba import cuda
+
+    swaps, todo, seen = [], [fn.__globals__], set()
+    while todo:
+        g = todo.pop()
+        if id(g) in seen:
+            continue
+        seen.add(id(g))
+        for k, v in list(g.items()):
+            if v is cuda:
+                swaps.append((g, k, v))
+                g[k] = fake_cuda
+            elif v is math:
+                swaps.append((g, k, v))
+                g[k] = _CUDA_MATH
+            elif (py := _device_function(v)) is not None:
+                swaps.append((g, k, v))
+                g[k] = py
+                todo.append(py.__globals__)
     try:
         yield
     finally:
-        g.update(swaps)
+        for g, k, v in reversed(swaps):
+            g[k] = v
 
 
 def _tracing_module(grid_dim, block_dim, budget_check, local_check):
@@ -832,7 +845,6 @@ class Device:
 
     def _run(self, fn, kargs, rec):
         from numba.cuda.simulator.kernel import _push_kernel_context
-        from numba.cuda.simulator.kernelapi import swapped_cuda_module
 
         ls = _LaunchState(rec.grid)
         budget = self.shared_budget
@@ -864,7 +876,7 @@ class Device:
         old_stack = threading.stack_size()
         try:
             threading.stack_size(_THREAD_STACK)
-            with _push_kernel_context(mod), swapped_cuda_module(fn, mod), _swapped_globals(fn):
+            with _push_kernel_context(mod), _swapped_globals(fn, mod):
                 for b in rec.order:
                     run = BlockRun(ls, b, rec.block, deadline)
                     threads = [SimThread(fn, kargs, run, b, t) for t in np.ndindex(*rec.block)]
