@@ -18,7 +18,8 @@ import threading
 
 import numpy as np
 
-__all__ = ["GlobalArray", "GlobalRoot", "SharedArray", "local_array", "code_location", "NO_THREAD", "ATOMIC"]
+__all__ = ["GlobalArray", "GlobalRoot", "SharedArray", "local_array", "checked_shape", "code_location", "NO_THREAD",
+           "ATOMIC", "MAX_ARRAY_BYTES"]
 
 #: Marks in the shared-memory access records: no thread has touched the element in this epoch, several
 #: different threads read it, an atomic operation wrote it.
@@ -142,6 +143,7 @@ class SharedRoot:
 
     def __init__(self, name, shape, dtype, location, block):
         self.name, self.location, self.block = name, location, block
+        shape = checked_shape(shape, dtype, "shared")
         dtype = np.dtype(dtype)
         fill = np.nan if np.issubdtype(dtype, np.floating) else _GARBAGE_INT
         self.data = np.full(shape, fill, dtype=dtype)
@@ -200,8 +202,28 @@ class SharedArray:
         return f"SharedArray({self.root.name!r}, shape={self.shape}, dtype={self.dtype})"
 
 
+#: The most bytes one shared or local array may have: a GPU's SM has at most 228 KiB of shared memory (H100) and a
+#: thread at most 512 KiB of local memory; anything larger is a bug, refused before numpy allocates it.
+MAX_ARRAY_BYTES = 512 * 1024
+
+
+def checked_shape(shape, dtype, what):
+    """``shape`` as a tuple of ints, refusing what no GPU gives a block or a thread (see :data:`MAX_ARRAY_BYTES`)."""
+    dims = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
+    if not dims or not all(isinstance(d, (int, np.integer)) and not isinstance(d, bool) and d > 0 for d in dims):
+        raise TypeError(f"a {what} array's shape is a positive integer or a tuple of them, got {shape!r}")
+    nbytes = int(np.prod([int(d) for d in dims], dtype=object)) * np.dtype(dtype).itemsize
+    if nbytes > MAX_ARRAY_BYTES:
+        raise ValueError(f"a {what} array of shape {tuple(int(d) for d in dims)} is {nbytes:,} bytes: more than any "
+                         f"GPU gives a {'block' if what == 'shared' else 'thread'} (at most {MAX_ARRAY_BYTES:,} here)")
+    return tuple(int(d) for d in dims)
+
+
 def local_array(shape, dtype):
-    """A thread's local array (registers or local memory on a GPU): not initialised, so floats start as NaN."""
+    """A thread's local array (registers or local memory on a GPU): not initialised, so floats start as NaN.
+
+    Raises: TypeError/ValueError for a shape that is not positive integers or is larger than a GPU allows."""
+    shape = checked_shape(shape, dtype, "local")
     dtype = np.dtype(dtype)
     fill = np.nan if np.issubdtype(dtype, np.floating) else _GARBAGE_INT
     return np.full(shape, fill, dtype=dtype)

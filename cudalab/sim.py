@@ -756,7 +756,9 @@ class Device:
 
     def empty(self, name: str, shape, dtype=np.float32) -> DeviceArray:
         """A new array whose values are garbage until a kernel writes them (NaN for floats)."""
-        return self._add(name, local_array(_shape(shape, name), dtype))
+        shape = _shape(shape, name)
+        fill = np.nan if np.issubdtype(np.dtype(dtype), np.floating) else 0x5A5A5A5A
+        return self._add(name, np.full(shape, fill, dtype=dtype))
 
     def __getitem__(self, name: str) -> DeviceArray:
         if name not in self._arrays:

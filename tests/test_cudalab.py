@@ -327,3 +327,14 @@ def test_the_gpu_face_says_there_is_no_gpu():
 
     with pytest.raises(RuntimeError, match="simulator"):
         GpuDevice()
+
+
+@cuda.jit
+def huge_local(A, B):
+    row = cuda.local.array(10 ** 9, float32)
+    B[0] = row[0] + A[0]
+
+
+def test_an_array_no_gpu_could_hold_is_refused_before_it_is_allocated():
+    rec = cudalab.launch(huge_local, 1, 1, np.ones(1, dtype=np.float32), np.zeros(1, dtype=np.float32))
+    assert isinstance(rec.error.cause, ValueError) and "more than any GPU gives a thread" in str(rec.error)

@@ -14,6 +14,7 @@ On a GPU the same kernels also run for real and are timed (:mod:`cudalab.gpu`).
 """
 from __future__ import annotations
 
+import os
 import secrets
 from dataclasses import dataclass
 from functools import lru_cache
@@ -29,8 +30,9 @@ from .report import CudaReport, CudaShapeResult
 
 __all__ = ["grade", "run_shape", "ShapeRun", "TIME_LIMIT"]
 
-#: Seconds one launch may run in the simulator before it is stopped (the references take well under one).
-TIME_LIMIT = 60.0
+#: Seconds one launch may run in the simulator before it is stopped (the references take well under one on the
+#: 2-core reference machine); ``FLASHBOOK_CUDA_TIME_LIMIT`` in the environment changes it (the class grader's tests).
+TIME_LIMIT = float(os.environ.get("FLASHBOOK_CUDA_TIME_LIMIT", "60"))
 
 
 @dataclass
