@@ -41,11 +41,17 @@ def test_footers_one_page_per_page_numbers_only_after_the_cover():
     assert "<span class='n'>2</span>" in html and "<span class='n'>3</span>" in html
 
 
-def test_parts_name_the_first_page_of_each_captioned_part():
+def test_parts_name_the_first_page_of_each_captioned_part_and_sections_are_indented():
     heads = book_pdf.parts(ROOT / "_toc.yml")
     assert heads["book/01_bottlenecks"] == "Kernels that move too much"
     assert heads["book/labs/index"] == "Labs"
     assert set(heads) <= set(book_pdf.pages(ROOT / "_toc.yml"))
+    levels = book_pdf.depths(ROOT / "_toc.yml")
+    assert set(levels) == set(book_pdf.pages(ROOT / "_toc.yml"))
+    assert levels["book/intro"] == levels["book/labs/index"] == levels["book/12_exercises"] == 0
+    assert levels["book/labs/lab1_online_softmax"] == levels["book/api/chip"] == 1
+    html = book_pdf._cover_html(["Labs", "Lab 1"], "1.0.0", [2, 4], levels=[0, 1])
+    assert "<li><span class='t'>Labs" in html and "<li style='padding-left:1.2em'><span class='t'>Lab 1" in html
 
 
 def test_editions_and_relative_paths(tmp_path, monkeypatch, capsys):

@@ -82,6 +82,28 @@ def parts(toc: Path = ROOT / "_toc.yml") -> dict[str, str]:
     return out
 
 
+def depths(toc: Path = ROOT / "_toc.yml") -> dict[str, int]:
+    """``{docname: depth}`` for the pages of ``toc``: 0 for the root and a part's chapters, 1 for a chapter's
+    sections, and so on (the cover indents the contents by it)."""
+    import yaml
+
+    out = {}
+
+    def walk(items, depth):
+        for item in items or []:
+            if isinstance(item, dict):
+                if "file" in item:
+                    out[item["file"]] = depth
+                for key in ("chapters", "parts"):
+                    walk(item.get(key), depth)
+                walk(item.get("sections"), depth + 1)
+
+    toc_data = yaml.safe_load(Path(toc).read_text(encoding="utf-8")) or {}
+    out[toc_data.get("root")] = 0
+    walk(toc_data.get("parts") or toc_data.get("chapters"), 0)
+    return out
+
+
 def _title(page) -> str:
     return page.evaluate("() => (document.querySelector('main h1') || {innerText: ''}).innerText"
                          ".replace(/[#¶]/g, '').trim()")
@@ -109,17 +131,19 @@ def chapter_starts(counts: list[int], cover_pages: int) -> list[int]:
 
 
 def _cover_html(titles: list[str], version: str, starts: list[int] | None = None, headings: list[str | None] = (),
-                title: str = TITLE) -> str:
+                title: str = TITLE, levels: list[int] = ()) -> str:
     """The cover: ``title``, the version, the licences, and the contents (one line per chapter of ``titles``,
-    with the page it starts on from ``starts``; a part heading before a chapter whose ``headings`` entry is
-    set)."""
+    with the page it starts on from ``starts``, indented by its ``levels`` entry; a part heading before a
+    chapter whose ``headings`` entry is set)."""
     starts = starts or [None] * len(titles)
     headings = list(headings) or [None] * len(titles)
+    levels = list(levels) or [0] * len(titles)
     rows = []
-    for t, n, h in zip(titles, starts, headings):
+    for t, n, h, d in zip(titles, starts, headings, levels):
         if h:
             rows.append(f"<li class='part'>{html.escape(h)}</li>")
-        rows.append(f"<li><span class='t'>{html.escape(t)}</span><span class='dots'></span>"
+        indent = f" style='padding-left:{1.2 * d:g}em'" if d else ""
+        rows.append(f"<li{indent}><span class='t'>{html.escape(t)}</span><span class='dots'></span>"
                     f"<span class='n'>{'' if n is None else n}</span></li>")
     return ("<!doctype html><meta charset='utf-8'><style>body{font-family:sans-serif;margin:0}"
             "h1{font-size:24pt;margin:0 0 8pt}h2{font-size:14pt;margin:14pt 0 6pt}p{font-size:10pt}"
@@ -189,7 +213,7 @@ def print_book(html_dir: Path, out: Path, toc: Path = ROOT / "_toc.yml", title: 
 
     html_dir, out = Path(html_dir).resolve(), Path(out).resolve()
     names = list(docs) if docs is not None else pages(toc)
-    heads = parts(toc)
+    heads, levels = parts(toc), depths(toc)
     for name in names:
         if not (html_dir / f"{name}.html").exists():
             raise FileNotFoundError(f"{html_dir / name}.html is missing: build the edition first "
@@ -207,7 +231,8 @@ def print_book(html_dir: Path, out: Path, toc: Path = ROOT / "_toc.yml", title: 
         cover_pages, cover = 1, b""
         for _ in range(4):           # the contents' numbers depend on the cover's length, which they can change
             starts = chapter_starts(counts, cover_pages)
-            page.set_content(_cover_html(titles, labcore.__version__, starts, [heads.get(n) for n in names], title))
+            page.set_content(_cover_html(titles, labcore.__version__, starts, [heads.get(n) for n in names], title,
+                                         [levels.get(n, 0) for n in names]))
             cover = page.pdf(format=PAGE_FORMAT, margin=MARGIN)
             if len(_pdf_pages(cover)) == cover_pages:
                 break
