@@ -146,9 +146,9 @@ def _cover_html(titles: list[str], version: str, starts: list[int] | None = None
         rows.append(f"<li{indent}><span class='t'>{html.escape(t)}</span><span class='dots'></span>"
                     f"<span class='n'>{'' if n is None else n}</span></li>")
     return ("<!doctype html><meta charset='utf-8'><style>body{font-family:sans-serif;margin:0}"
-            "h1{font-size:24pt;margin:0 0 8pt}h2{font-size:14pt;margin:14pt 0 6pt}p{font-size:10pt}"
-            "ol{list-style:none;padding:0;margin:0;font-size:10pt}li{display:flex;align-items:baseline;margin:2.5pt 0}"
-            "li.part{display:block;font-weight:bold;margin-top:8pt}.t{flex:0 1 auto}"
+            "h1{font-size:22pt;margin:0 0 6pt}h2{font-size:13pt;margin:10pt 0 4pt}p{font-size:10pt;margin:0}"
+            "ol{list-style:none;padding:0;margin:0;font-size:10pt}li{display:flex;align-items:baseline;margin:1.5pt 0}"
+            "li.part{display:block;font-weight:bold;margin-top:6pt}.t{flex:0 1 auto}"
             ".dots{flex:1 1 0;border-bottom:1px dotted #888;margin:0 4pt;min-width:1em}"
             ".n{flex:0 0 auto;min-width:2em;text-align:right}</style>"
             f"<h1>{html.escape(title)}</h1>"
