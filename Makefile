@@ -121,12 +121,16 @@ clean:  ## remove the build output (keeps .venv)
 	rm -rf _build artifacts .pytest_cache .hypothesis
 
 # --- editions and exercise sheets (flashbook/exercises/student.py, flashbook/exercises/sheets.py) ---------------
-.PHONY: student sheets
+.PHONY: student sheets student-pdf
 IDS ?=
 SHEETS ?= _build/sheets
 
-student: $(STAMP)  ## build the student edition (no worked solutions, hashed answer keys) into _build/student/html
+student: $(STAMP)  ## build the student edition (no worked solutions, hashed keys, no instructors' page or repository link) into _build/student/html
 	PYTHONPATH=$(CURDIR) $(BIN)/python -m flashbook.exercises.student --root . --out _build/student
+
+student-pdf: $(STAMP) $(CHROMIUM)  ## the student edition as one PDF (_build/pdf/flashbook-student.pdf), as make pdf prints the full one
+	@test -f _build/student/html/index.html || (echo "no _build/student/html: run 'make student' first" && false)
+	$(BIN)/python tools/book_pdf.py --edition student --check
 
 sheets: $(STAMP)  ## one exercise sheet per student and the answer key: make sheets IDS="alice bob carol" [SHEETS=dir]
 	@test -n "$(IDS)" || (echo 'give the student ids: make sheets IDS="alice bob carol"' && false)

@@ -25,7 +25,7 @@ from .explorer import EXPLORERS, Explorer
 from .figures.base import CSS_PX_PER_INCH, smallest_text
 
 __all__ = ["render_static", "StaticHTML", "MAX_FRAMES", "FRAMES_DIR_ENV", "FRAMES_URL_ENV", "FRAME_CACHE_ENV",
-           "source_fingerprint", "tree_fingerprint", "NOTE"]
+           "source_fingerprint", "tree_fingerprint", "NOTE", "NOTE_STUDENT", "launch_note"]
 
 #: Upper bound on precomputed frames per explorer (build time and the site's size: ~20-60 KB per frame).
 MAX_FRAMES = 96
@@ -42,6 +42,16 @@ FRAME_CACHE_ENV = "FLASHBOOK_FRAME_CACHE"
 #: The launch note, written once per page (under its first interactive figure).
 NOTE = ("Interactive figures: every setting was drawn when the book was built, by the same labcore code. "
         "Launch this page (rocket icon, top of the page) for a live kernel with finer controls.")
+#: The student edition's note: it has no launch button, only the download button (the page's notebook).
+NOTE_STUDENT = ("Interactive figures: every setting was drawn when the book was built, by the same labcore code. "
+                "Download this page's notebook (download icon, top of the page) and run it in JupyterLab for a "
+                "live kernel with finer controls.")
+
+
+def launch_note() -> str:
+    """The note under a page's first interactive figure: :data:`NOTE`, or :data:`NOTE_STUDENT` while the student
+    edition is built (``FLASHBOOK_EDITION=student``)."""
+    return NOTE_STUDENT if os.environ.get("FLASHBOOK_EDITION") == "student" else NOTE
 
 #: Per process (one notebook's kernel = one page): element ids handed out, figures numbered, note written.
 _IDS_USED: dict[str, int] = {}
@@ -292,7 +302,7 @@ def render_static(explorer: Explorer, *, dpi: int = STATIC_DPI, number: int | No
     note = ""
     if not _PAGE["note"]:
         _PAGE["note"] = True
-        note = f'<p class="fb-note"><small>{html.escape(NOTE)}</small></p>'
+        note = f'<p class="fb-note"><small>{html.escape(launch_note())}</small></p>'
     w, h = (round(v * CSS_PX_PER_INCH / dpi) for v in _png_size(default_png))   # CSS px: 2 PNG px each at 2x
     rows = [_control(s, i, labels[s.name]) for s, i in zip(explorer.sliders, default_idx)]
     return (
