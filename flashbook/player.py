@@ -20,9 +20,8 @@ import json
 import os
 from pathlib import Path
 
-from .drawing import STATIC_DPI, draw_png
+from .drawing import CSS_PX_PER_INCH, STATIC_DPI, draw_png, smallest_text
 from .explorer import EXPLORERS, Explorer
-from .figures.base import CSS_PX_PER_INCH, smallest_text
 
 __all__ = ["render_static", "StaticHTML", "MAX_FRAMES", "FRAMES_DIR_ENV", "FRAMES_URL_ENV", "FRAME_CACHE_ENV",
            "source_fingerprint", "tree_fingerprint", "NOTE"]
@@ -245,7 +244,7 @@ def render_static(explorer: Explorer, *, dpi: int = STATIC_DPI, number: int | No
     Args:
         explorer: the explorer; at most :data:`MAX_FRAMES` combinations of its sliders' static values.
         dpi: the frames' resolution (PNG pixels per figure inch); the image is shown at
-            :data:`flashbook.figures.base.CSS_PX_PER_INCH` CSS px per inch (at most the column's width).
+            :data:`flashbook.drawing.CSS_PX_PER_INCH` CSS px per inch (at most the column's width).
         number: the figure's number (default: the next in this process, i.e. this page).
 
     Raises:

@@ -31,7 +31,13 @@ from .prefill import PREFILL_DEFAULTS, prefill_time
 from .scheduler import list_schedule
 from .splits import MAX_BATCH, MAX_SEQLEN
 
-__all__ = ["chunk_prefill_time", "fused_step_time", "mixed_batch_time", "mixed_batch_sweep"]
+__all__ = ["POD_STEP", "chunk_prefill_time", "fused_step_time", "mixed_batch_time", "mixed_batch_sweep"]
+
+#: A mixed step inside POD-Attention's evaluated range (its GPU, the A100-80GB; contexts of 4K-20K tokens; chunks of
+#: 512-2K): Llama-3.1-8B's attention shape (:data:`labcore.DECODE_SHAPES`), 64 decodes of ``context`` cached
+#: tokens each, beside a ``chunk``-token prefill chunk after as many cached tokens. One home for the example that
+#: a worked computation and an exercise share. Source: Kamath et al. 2025 (POD-Attention), its evaluation's settings.
+POD_STEP = {"gpu": "A100-80GB", "shape": "Llama-3.1-8B", "context": 8192, "decode_batch": 64, "chunk": 1024}
 
 
 def chunk_prefill_time(gpu, *, chunk: int, context: int, heads: int, head_dim: int, generation: str = "fa2",

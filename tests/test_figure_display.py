@@ -97,7 +97,8 @@ def test_every_explorer_figure_is_narrow_with_large_enough_text():
     MIN_FONT points: 12.5 CSS px on a desktop, >= 9 CSS px in a 390 px phone's 358 px column."""
     from flashbook.drawing import STATIC_DPI, draw_png
     from flashbook.explorer import all_explorers
-    from flashbook.figures.base import CSS_PX_PER_INCH, MAX_WIDTH, MIN_FONT, smallest_text
+    from flashbook.drawing import CSS_PX_PER_INCH, smallest_text
+    from flashbook.figures.base import MAX_WIDTH, MIN_FONT
 
     assert MIN_FONT / 72 * CSS_PX_PER_INCH >= 12 and MIN_FONT / 72 * 358 / MAX_WIDTH >= 9
     bad = []
