@@ -27,7 +27,7 @@ import numpy as np
 
 from .checks import MAX_ELEMENTS, MAX_ITEMS, as_matrix, as_vector, at_most, cdiv, check_qkv, choice, flag, instance, \
     key_count, positive_float, positive_int, resolve_scale
-from .flash import causal_block_map
+from .blocks import causal_block_map
 from .hbm import Ledger, causal_block_counts
 from .scheduler import Schedule, dispatch_order, list_schedule, simulate_dispatch
 from .softmax import probabilities_from_lse, scaled_scores

@@ -11,7 +11,7 @@ approaches the larger of the two.
 (:func:`labcore.prefill.prefill_time`'s ``fwd_tile`` cycles: its generation's overlap rule and calibrated MMA
 efficiency), its unequal causal CTAs dealt to the SMs by :func:`labcore.scheduler.list_schedule`, and its HBM
 bytes (every tensor once, as the prefill model's ``l2_reuse``); :func:`mixed_batch_time` adds the decode model
-(:func:`labcore.decode_model.decode_attention_time`) and combines them with :func:`fused_step_time`:
+(:func:`labcore.decode_attention_time`) and combines them with :func:`fused_step_time`:
 ``serial = t_prefill + t_decode``; ``fused = max(compute_p + compute_d, memory_p + memory_d, t_prefill, t_decode)``
 (each resource's demand summed; one launch), an optimistic bound for a kernel that shares every SM;
 ``ideal = max(t_prefill, t_decode)``.
@@ -24,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 
 from .checks import MAX_ITEMS, at_most, cdiv, choice, int_vector, positive_float, positive_int
-from .decode_model import decode_attention_time
+from .decode_time import decode_attention_time
 from .hardware import get_gpu
 from .hbm import causal_block_counts, flash_forward_io
 from .prefill import PREFILL_DEFAULTS, prefill_time
@@ -99,7 +99,7 @@ def mixed_batch_time(gpu, *, chunk: int, context: int, decode_batch: int, decode
                      num_kv_heads: int, head_dim: int, generation: str = "fa2") -> dict:
     """One iteration of a mixed batch: a prefill chunk and ``decode_batch`` decodes, serial and fused.
 
-    Decode: :func:`labcore.decode_model.decode_attention_time` (flash-decoding, the model's best split count);
+    Decode: :func:`labcore.decode_attention_time` (flash-decoding, the model's best split count);
     its compute demand is ``compute_time x waves`` and its memory demand the KV bytes over the bandwidth.
     Prefill: :func:`chunk_prefill_time` with ``num_q_heads`` heads. Combined as the module docstring says.
 

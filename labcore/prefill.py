@@ -2,7 +2,7 @@
 
 Two layers:
 
-1. :func:`tile_roofline`: cycles one SM spends on one tile (``block_q`` query rows x ``block_kv`` keys, head
+1. :func:`labcore.tile_roofline`: cycles one SM spends on one tile (``block_q`` query rows x ``block_kv`` keys, head
    dim d; the paper's M x N, flash-attn's kBlockM x kBlockN) on the tensor cores (MMA), on the exponential unit
    (MUFU) and on shared-memory traffic, with the formulas of the FlashAttention-4 paper (Zadouri et al. 2026,
    Sec. 3.1.1 and 3.2.1, Tables 1 and 3). On a B200 they give the paper's table exactly: forward
@@ -32,15 +32,13 @@ from .hbm import causal_block_counts, flash_backward_io, flash_forward_io
 from .decode_time import MODEL_DEFAULTS as _DECODE_DEFAULTS
 from .published import published
 from .prefill_schedule import ablation_overlap, kernel_makespan, overlap_cycles, prefill_ctas_per_sm
-from .roofline import (DTYPE_BYTES, FA4_MMA_ROWS, PREFILL_DTYPES, TileRoofline, binding_units, tile_roofline_of,
-                       roofline_table, tile_roofline)
+from .roofline import DTYPE_BYTES, PREFILL_DTYPES, binding_units, tile_roofline_of
 from .waves import LAST_WAVE_RULES, waves_time
 
-__all__ = ["TileRoofline", "tile_roofline", "roofline_table", "GENERATIONS", "GENERATION_ASSUMPTIONS",
-           "fa4_emulation_balance",
-           "PREFILL_DEFAULTS", "PREFILL_PASSES", "PREFILL_DTYPES", "generation_available", "attention_flops_papers",
-           "prefill_time", "load_prefill_measurements", "compare_prefill", "calibrate_mma_efficiency",
-           "FA4_MMA_ROWS", "DTYPE_BYTES", "binding_units", "tile_roofline_of", "BENCHMARK_CLOCK_FACTORS", "benchmark_clock", "fa3_ablation_overlap"]
+__all__ = ["GENERATIONS", "GENERATION_ASSUMPTIONS", "fa4_emulation_balance", "PREFILL_DEFAULTS", "PREFILL_PASSES",
+           "generation_available", "attention_flops_papers", "prefill_time", "load_prefill_measurements",
+           "compare_prefill", "calibrate_mma_efficiency", "BENCHMARK_CLOCK_FACTORS", "benchmark_clock",
+           "fa3_ablation_overlap"]
 
 
 PREFILL_PASSES = ("forward", "forward+backward")
@@ -309,7 +307,7 @@ def prefill_time(gpu, *, batch, heads: int, seqlen, head_dim: int, causal: bool 
     Model, per kernel (forward: one CTA per (sequence, head, query block); backward: one per (sequence, head,
     key block)):
 
-    1. one tile (``block_q`` x ``block_kv``) costs the cycles of :func:`tile_roofline`'s units combined by the
+    1. one tile (``block_q`` x ``block_kv``) costs the cycles of :func:`labcore.tile_roofline`'s units combined by the
        generation's rule (:data:`GENERATION_ASSUMPTIONS`): FA2 in sequence (MMA + exp + FMA work), except that at
        2 CTAs per SM its forward hides a share ``overlap_share`` of the shorter unit; FA3 hides that share
        (read off its own ablation, :func:`fa3_ablation_overlap`), FA4 the largest unit; MMA cycles are divided by

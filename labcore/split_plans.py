@@ -6,7 +6,7 @@ CTA, and lists, per request, the chunks whose partial states ``(o, lse)`` the co
 :func:`labcore.softmax.merge_state`. Three plans:
 
 - :func:`plan_flash_attn`: flash-attn 2.x's split-KV: one ``num_splits`` for the whole batch, chosen by its
-  heuristic (:func:`labcore.decode_model.num_splits_heuristic`) from the *longest* request; split s of every
+  heuristic (:func:`labcore.num_splits_heuristic`) from the *longest* request; split s of every
   request covers the same key range, so short requests leave their late splits empty (those CTAs exit
   at once and write ``lse = -inf``); one CTA per (request, split), launched as a grid.
 - :func:`plan_flashinfer`: FlashInfer's planner: a chunk size (the smallest multiple of the page size that

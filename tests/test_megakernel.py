@@ -6,8 +6,9 @@ from hypothesis import strategies as st
 
 from labcore.hardware import get_gpu
 from labcore.hbm import softmax_fusion_io
-from labcore.megakernel import (TIMELINE_DEFAULTS, compare_modes, megakernel_schedule, mode_sensitivity,
-                                resolve_assumptions, stall_bound_throughput, timeline, work_items)
+from labcore.forward_timeline import megakernel_schedule, timeline
+from labcore.forward_work import TIMELINE_DEFAULTS, resolve_assumptions, work_items
+from labcore.megakernel import compare_modes, mode_sensitivity, stall_bound_throughput
 from labcore.waves import idle_sms_last_wave, tail_time, wave_count, wave_utilization
 from labcore.models import get_model
 

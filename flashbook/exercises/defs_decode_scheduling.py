@@ -17,7 +17,7 @@ import numpy as np
 
 import labcore
 from labcore.checks import cdiv
-from labcore.decode_model import flash_attn_block_n
+from labcore.splits import flash_attn_block_n
 from labcore.published import published
 from labcore.units import fmt_flop_rate, fmt_rate
 

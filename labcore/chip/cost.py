@@ -18,7 +18,7 @@ Sources: Williams et al. 2009 (roofline); lecture §6.3-§6.4 (CTAs in waves, pe
 from __future__ import annotations
 
 from ..checks import positive_float, positive_int
-from ..decode_model import MODEL_DEFAULTS
+from ..decode_time import MODEL_DEFAULTS
 from ..hardware import get_gpu
 from ..waves import waves_time
 
