@@ -1,6 +1,6 @@
 """labcore: the small, exact numpy engine behind flashbook.
 
-Every number the book shows is computed here. Layers (GUIDE §1): data (hardware, models, published with
+Every number the book shows is computed here. Layers: data (hardware, models, published with
 ``labcore/data``) -> number formats (precision, fp8) -> algorithms (softmax, attention, blocks and flash, decode) ->
 accounting (hbm, flops, waves) -> performance models (splits, decode_time and decode_model; prefill;
 forward_work, forward_timeline and megakernel) -> display (units).

@@ -53,7 +53,7 @@ def benchmark_shapes(paper: str = "fa2", *, head_dim: int = 128, hidden: int = 2
     Raises:
         ValueError: unknown paper, or d not dividing hidden.
 
-    Source: Dao 2023 §4.1; Shah et al. 2024 §4.1; Zadouri et al. 2026 §5 (MEASUREMENTS.md, benchmark shape).
+    Source: Dao 2023 §4.1; Shah et al. 2024 §4.1; Zadouri et al. 2026 §5 (each paper's benchmark shape).
     """
     tokens, seqlens = BENCHMARK_PAPERS[choice(paper, "paper", tuple(BENCHMARK_PAPERS))]
     d, hidden = positive_int(head_dim, "head_dim"), positive_int(hidden, "hidden")

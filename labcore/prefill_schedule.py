@@ -119,7 +119,7 @@ def ablation_overlap(mma: float, softmax: float, before: float, after: float) ->
     Raises:
         TypeError: an argument that is not a real number. ValueError: an argument not finite and > 0.
     Source:
-        Shah et al. 2024 (FlashAttention-3) Table 2; review 2026-12-01 §3 point 8.
+        Shah et al. 2024 (FlashAttention-3) Table 2 (the ablation measures a partial overlap, not a perfect one).
     """
     mma, softmax = positive_float(mma, "mma"), positive_float(softmax, "softmax")
     before, after = positive_float(before, "before"), positive_float(after, "after")

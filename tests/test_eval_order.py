@@ -1,4 +1,4 @@
-"""book/_ext/flashbook_eval.py: an {eval} role first runs every notebook cell above it (issue 13).
+"""book/_ext/flashbook_eval.py: an {eval} role first runs every notebook cell above it (else a number after a hidden cell is lost).
 
 myst-nb's inline execution runs a hidden (``remove-cell``) code cell only when the next shown code cell
 renders; without the extension a role right after a hidden cell fails with a NameError in the book build.

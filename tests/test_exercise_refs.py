@@ -1,4 +1,4 @@
-"""Exercise references in the notebooks read as text a live reader understands (issue 20).
+"""Exercise references in the notebooks read as text a live reader understands (no unresolved reference).
 
 In JupyterLab, jupyterlab-myst has no cross-page index, so ``{ref}`ex-standard-io``` shows the raw label
 "ex-standard-io". The notebooks therefore write the exercise's number and title themselves, with a ``{doc}``

@@ -1,4 +1,4 @@
-"""The exercises' texts type no preset value (issue 13): statements, feedback and options are filled from labcore.
+"""The exercises' texts type no preset value: statements, feedback and options are filled from labcore.
 
 A statement, a mistake's feedback or a choice option that needs a GPU's rate, an SM count or a computed
 result names it as a ``{placeholder}`` that :func:`flashbook.exercises.definitions.fill` fills from the

@@ -177,7 +177,7 @@ process.stdout.write(JSON.stringify(Object.keys(d.M).map(k => g.fbSub(d.M[k], d.
 
 @pytest.mark.parametrize("k", KS)
 def test_js_recognises_each_mistake_at_the_statements_rounding(k, node, tmp_path):
-    """Issue 20 in the browser grader: each known mistake typed as the statement asks it rounded (the text a
+    """The rounding rule in the browser grader: each known mistake typed as the statement asks it rounded (the text a
     reader types, e.g. "68.2") gets its own feedback, as in the Python grader, for variant 0 and variants 1-20."""
     from flashbook.exercises.rounding import canonical
 

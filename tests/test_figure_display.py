@@ -90,7 +90,7 @@ def test_png_keeps_the_frozen_layout_and_never_clips(monkeypatch):
     assert calls == [(True, False, True), (False, True, False)]   # overflow -> own constrained layout
 
 
-# --------------------------------------------------------------------- readable on every screen (issue 23)
+# ------------------------------------------------------------------ readable on every screen, a phone's too
 
 def test_every_explorer_figure_is_narrow_with_large_enough_text():
     """Each explorer's default figure is at most MAX_WIDTH inches wide and its smallest drawn text is at least

@@ -1,4 +1,4 @@
-"""GUIDE §4: a page hides at most two code cells (the Colab install cell and one set-up cell) and never binds
+"""A page hides at most two code cells (the Colab install cell and one set-up cell) and never binds
 names for its prose behind the reader's back (no ``globals().update``): the numbers the prose quotes come from
 the page's record in ``flashbook/pages/``, which a live reader sees imported in the set-up cell."""
 from __future__ import annotations

@@ -215,7 +215,7 @@ MISSED = [("fa2_fig4a", 512), ("fa2_fig4b", 512), ("fa2_fig4c", 512), ("fa2_fig4
 
 
 def test_share_within_15_percent_of_the_checked_bars():
-    """Computed from the stored published data with the checked set fixed: >= 80% within +-15% (issue 24)."""
+    """Computed from the stored published data with the checked set fixed: >= 80% within +-15% (the goal fixed before the model was)."""
     m = P.load_prefill_measurements()
     c = P.compare_prefill()
     fig = m["figure"].astype(str)
@@ -234,7 +234,7 @@ def test_model_vs_measured_regression_guard():
     s = c["summary"]
     n, share, worst = s["checked"]
     assert n == 60
-    # with causal scheduling, occupancy, start-up latency and the partial overlap (issue 24 item 4), fixed in advance;
+    # with causal scheduling, occupancy, start-up latency and the partial overlap, fixed in advance;
     # the old model's 33 / 60 (FA2 18 / 24, FA3 15 / 36, worst +116%) is replaced by:
     assert share == pytest.approx(49 / 60)
     assert worst == pytest.approx(0.42, abs=0.01)      # FA3, causal, d = 64, seqlen 512
@@ -283,7 +283,7 @@ def test_fp8_forward_on_hopper_above_the_papers_figure():
 
 
 def test_fma_work_is_charged_on_b200():
-    """Review M-5: the polynomial exp is not free on B200 (128 FP32 lanes/clock/SM, architectural)."""
+    """The polynomial exp is not free on B200 (128 FP32 lanes/clock/SM, architectural)."""
     from labcore.prefill import _tile_cycles
     p = dict(lc.PREFILL_DEFAULTS)
     t = _tile_cycles(lc.get_gpu("B200"), "fa4", "forward", "bf16", 128, p, block_q=128, block_kv=128)

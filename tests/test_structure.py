@@ -1,4 +1,4 @@
-"""Structure guards (issue 11) that no linter checks: no module or notebook imports a private name from another
+"""Structure guards that no linter checks: no module or notebook imports a private name from another
 module, one safe log-sum-exp and one lse merge (in labcore/softmax.py), and notebooks that call the library
 rather than carry logic.
 

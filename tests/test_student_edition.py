@@ -1,4 +1,4 @@
-"""The student edition (issue 22, item 4): no worked solution in the stripped notebooks, no answer or known-mistake
+"""The student edition: no worked solution in the stripped notebooks, no answer or known-mistake
 value readable from the forms' source, and the hashed forms grade as the full ones at the statement's rounding,
 in Python and in grader.js (under node).
 

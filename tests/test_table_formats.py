@@ -2,7 +2,7 @@
 
 A ``Table(rows, headers, formats)`` call in a notebook's code cell whose header names a sequence length
 (``seqlen``, ``N``, ``keys``, ``tokens``, ``sequence length``) must format that column with ``","`` (e.g.
-``",d"``); without formats the table prints ``16384``. Source: the book's style (issue 13, rendering nits).
+``",d"``); without formats the table prints ``16384``. Source: the book's style (numbers as the prose writes them).
 """
 from __future__ import annotations
 

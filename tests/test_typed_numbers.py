@@ -1,4 +1,4 @@
-"""No typed results in the prose (issue 13): every number a notebook's Markdown shows is computed.
+"""No typed results in the prose: every number a notebook's Markdown shows is computed.
 
 The book promises that every number on its pages is computed by ``labcore`` and inserted into the prose
 (``{eval}`` roles), never typed. This test reads every notebook's Markdown and fails on a digit that is not
@@ -14,7 +14,7 @@ The book promises that every number on its pages is computed by ``labcore`` and 
 A result (a time, a ratio, a percentage, a published figure) must come from ``labcore`` (published ones
 from :mod:`labcore.published`) through an ``{eval}`` role, or be worded without a number.
 
-Numbers written as words count too (issue 20): a ratio word ("doubles", "roughly doubles", "twice", "halves"),
+Numbers written as words count too: a ratio word ("doubles", "roughly doubles", "twice", "halves"),
 "a hundred times", "several times less", "a few times", and a count from four up ("the first nine rows",
 "eight misconceptions", "over a hundred kernels", "thousands of cycles"). Two and three stay allowed as words
 (the two rules, three units: structure, not results); a structural count from four up goes on the short
@@ -238,7 +238,7 @@ def test_word_scanner_allows_structure(ok):
 
 
 def test_word_number_put_back_into_a_page_fails(tmp_path):
-    """Issue 20's typed ratios, put back into a notebook, fail the page test; the computed wording passes."""
+    """Typed ratios the pages once had, put back into a notebook, fail the page test; the computed wording passes."""
     typed = "On an H100 FlashAttention-3's overlap roughly doubles FlashAttention-2's throughput.\n"
     computed = "On an H100 FlashAttention-3 reaches {eval}`f\"{n.fa3_over_fa2:.2f}\"`x FlashAttention-2's throughput.\n"
     nb = {"cells": [{"cell_type": "markdown", "source": [typed]}]}

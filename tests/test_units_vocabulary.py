@@ -1,4 +1,4 @@
-"""One vocabulary of units (issue 13): the symbols of ``labcore.units`` in prose, tables, axis and slider labels.
+"""One vocabulary of units: the symbols of ``labcore.units`` in prose, tables, axis and slider labels.
 
 KB/MB/GB/TB are decimal, KiB/MiB/GiB binary (book/intro.md states it once). A power-of-two hardware size
 (SRAM, shared memory, a page) is written in KiB; "kB", "Kb" or "KB" beside such a size is an error.

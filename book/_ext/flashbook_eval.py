@@ -3,8 +3,8 @@
 myst-nb's inline execution runs a code cell only when it renders that cell's outputs
 (``NotebookClientInline.code_cell_outputs``). A cell the page hides with the ``remove-cell`` tag is never
 rendered, so it runs only when the next *shown* code cell renders. An ``{eval}`` role in the Markdown right
-after such a cell would be evaluated before the cell ran and fail with a NameError (issue 13: several pages
-lost their numbers that way). This extension makes the role first run every cell up to its own Markdown
+after such a cell would be evaluated before the cell ran and fail with a NameError (pages
+lost their numbers that way before this extension). This extension makes the role first run every cell up to its own Markdown
 cell, so the prose reads the kernel in notebook order, as JupyterLab does when a reader runs the cells.
 The same holds for the ``{glue}`` roles of a page that still uses ``glue`` (its data is collected as the
 cells run).

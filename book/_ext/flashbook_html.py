@@ -10,7 +10,7 @@ It also writes the footer: the licences (prose and figures CC BY 4.0, code MIT),
 changelog, with the version from ``labcore.__version__`` (its one home), so the footer cannot name a
 version other than the code's.
 
-Issue 23 (every page readable by a screen reader and a keyboard):
+Every page readable by a screen reader and a keyboard:
 
 - the static frame players (``flashbook.player``) write their frames as files into the HTML output's
   ``_static/frames/``: this sets ``FLASHBOOK_FRAMES_DIR`` before any notebook kernel starts (the kernels

@@ -17,9 +17,9 @@ committed notebooks:
    known-mistake values in every format the page could print them (:func:`answer_texts`); any hit fails.
 
 The check cells still work in a live kernel (the Python grader computes the answers with labcore): that, and
-trying numbers against the keys, is what the protection does not stop (INSTRUCTOR_NOTES.md).
+trying numbers against the keys, is what the protection does not stop (``book/instructors.md``).
 
-Source: this book's build (issue 22, item 4); Jupyter Book 1.x ``--path-output``.
+Source: this book's build (an edition to hand to students); Jupyter Book 1.x ``--path-output``.
 """
 from __future__ import annotations
 

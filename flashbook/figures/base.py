@@ -18,7 +18,7 @@ _FIGURE_CLASS = None
 #: PNG resolution of figures shown in notebooks (the static players use their own, see ``flashbook.drawing``).
 PNG_DPI = 2 * CSS_PX_PER_INCH
 
-#: Widest figure (inches) and smallest text (points) a figure may have (issue 23). Text of ``MIN_FONT`` pt in a
+#: Widest figure (inches) and smallest text (points) a figure may have, so it reads on a phone. Text of ``MIN_FONT`` pt in a
 #: figure ``MAX_WIDTH`` in wide reads at ``MIN_FONT / 72 * CSS_PX_PER_INCH`` = 12.5 CSS px on a desktop
 #: (the figure at its own size) and at ``MIN_FONT / 72 * 358 / MAX_WIDTH`` = 9.3 CSS px when it is shrunk to a
 #: 390 px phone's 358 px column. A row of panels is therefore stacked into a column (:func:`new_figure`).
@@ -110,7 +110,7 @@ def new_figure(nrows: int = 1, ncols: int = 1, *, width: float = 7.0, height: fl
         nrows, ncols: the grid of axes (``fig.subplots``). A single row of panels (``nrows == 1``) is
             stacked into one column, ``width_ratios`` becoming ``height_ratios``: the axes come back in
             the same order and shape (a 1-D array), and each panel keeps the column's full width, so its
-            text stays readable on a phone (issue 23).
+            text stays readable on a phone.
         width, height: the figure's size in inches as designed side by side; the figure is drawn
             ``min(width, MAX_WIDTH)`` wide and about as tall as its panels need at that width.
         kw: passed to ``fig.subplots`` (``sharex``, ``squeeze``, ``gridspec_kw``...).
@@ -139,7 +139,7 @@ def new_figure(nrows: int = 1, ncols: int = 1, *, width: float = 7.0, height: fl
 
 
 def wrap_titles(fig) -> None:
-    """Fit ``fig``'s words to its width (issue 23: figures at most :data:`MAX_WIDTH` wide, text at least
+    """Fit ``fig``'s words to its width (figures are at most :data:`MAX_WIDTH` wide, their text at least
     :data:`MIN_FONT`): each axes title, x-axis label and the suptitle broken into lines (by characters,
     ~0.55 em each). Legends are the figures' own to size (their ``ncols``)."""
     width_pt = fig.get_size_inches()[0] * 72

@@ -1,4 +1,4 @@
-"""Code that reads (issue 23): what a code cell prints in the built book is labelled and rounded.
+"""Code that reads: what a code cell prints in the built book is labelled and rounded.
 
 A reader cannot tell what ``(64, 200, 21)`` or ``{64: 0.508, 128: 0.516}`` is, nor read
 ``1.2569317824925514``. So no plain-text code output of a page (a cell's result or what it prints) is a bare
@@ -103,7 +103,7 @@ def long_floats(text: str, limit: int = MAX_SIGNIFICANT) -> list[str]:
 
 
 def test_the_checks_can_fail():
-    """The detectors flag the outputs issue 23 names and pass the labelled ones the pages print."""
+    """The detectors flag unlabelled, unrounded outputs (raw tuples, dicts, lists) and pass the labelled ones the pages print."""
     for bad in ["(64, 200, 21)", "{64: 0.508, 128: 0.516, 256: 0.531}", "[(1024, 4096, 1.038, 1.0026)]",
                 "{'T_r': 32,\n 'T_c': 32}", "[1.0, 2.0] ('launch', 'lpt') [5, 4]", "{1, 2}", "(-1.5, None)"]:
         assert bare_reprs(bad), bad
