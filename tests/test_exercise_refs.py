@@ -45,13 +45,6 @@ def test_the_pages_that_point_at_exercises_do_so():
     assert {"01_bottlenecks.ipynb", "02_io_awareness.ipynb", "03_online_softmax.ipynb", "11_pitfalls.ipynb"} <= found
 
 
-def test_scanner_catches_a_raw_label():
-    assert RAW_REF.findall("Exercise {ref}`ex-standard-io` asks") == ["ex-standard-io"]
-    assert RAW_REF.findall("see {numref}`Exercise <ex-num-splits>`") == ["ex-num-splits"]
-    assert DOC_REF.findall("{doc}`Exercise 2 (HBM traffic of standard attention) <12_exercises>`") == [
-        ("2", "HBM traffic of standard attention")]
-
-
 BARE_DOC = re.compile(r"\{doc\}`([^`<]+)`")
 
 
