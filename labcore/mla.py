@@ -95,7 +95,10 @@ def mla_decode_absorbed(q_nope, q_rope, c_kv, k_rope, W_UK, W_UV, *, causal: boo
     output ``o_lat`` (h s_q, d_c); then ``O[h] = o_lat[h] W_UV[h]``. The causal mask of row (h, i) is that of
     query i (bottom-right over the s_q new tokens), the same for every head.
 
-    Arguments, result and errors are those of :func:`mla_decode_naive`.
+    Arguments and result are those of :func:`mla_decode_naive`.
+
+    Raises:
+        TypeError/ValueError: as :func:`mla_decode_naive`.
 
     Source:
         DeepSeek-V2 §2.1.2 ("W_UK can be absorbed into W_Q, and W_UV into W_O"); FlashMLA README (d_qk 576,
