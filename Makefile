@@ -109,9 +109,11 @@ bench: $(STAMP) $(READER_CHROMIUM)  ## performance budget: notebook times, explo
 	$(BIN)/python bench/megakernel_schedule.py  # the megakernel event loop, cold and cached
 	$(BIN)/python bench/prefill_time.py         # one vectorised prefill_time call
 	FLASHBOOK_CHROMIUM=$(READER_CHROMIUM) $(BIN)/python -m pytest -q -s -p no:cacheprovider bench/live_latency.py   # browser-side live latency (JupyterLab, the full Chromium)
+	$(BIN)/python bench/results.py              # the latest figures into bench/RESULTS.md (the README links it)
 
 test-cost: $(STAMP) $(CHROMIUM)  ## what make test costs: each stage alone, then make test, in wall time and CPU-s (needs make book)
 	$(BIN)/python bench/suite_cost.py
+	$(BIN)/python bench/results.py
 
 pdf: $(STAMP) $(CHROMIUM)  ## the whole book as one PDF (_build/pdf/flashbook.pdf): Debian's Chromium prints the built HTML
 	@test -f _build/html/index.html || (echo "no _build/html: run 'make book' first" && false)

@@ -1,4 +1,4 @@
-"""Time to grade each lab's reference kernel and each named mistaken kernel (the issue's budget: 2 s a grade).
+"""Time to grade each lab's reference kernel and each named mistaken kernel (a student waits for each grade: 2 s at most).
 
 Run: PYTHONPATH=. python bench/labs.py. Prints seconds per grade (first call, without the cached mistake runs,
 and again). Not a test: tests never time.

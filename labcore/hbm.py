@@ -6,7 +6,7 @@ backward, a whole training step, the bytes a forward keeps for its backward, and
 Block sizes are keyword-only, ``block_q`` (B_r, flash-attn's ``kBlockM``) and ``block_kv`` (B_c, ``kBlockN``),
 with ``loop_order`` ("fa1"/"fa2"), ``causal`` and ``N_k`` (keys, default N) as everywhere in labcore.
 
-Counting convention (GUIDE §3, lecture §2): traffic is the number of *elements* of the tensors an
+Counting convention (lecture §2): traffic is the number of *elements* of the tensors an
 algorithm explicitly writes back to or reads back from HBM. Statistics (m, l, lse, D) count as elements
 too. Bytes = elements x ``dtype_bytes`` (2 for FP16/BF16) unless the caller says otherwise.
 """
@@ -119,7 +119,7 @@ def score_to_input_ratio(N: int, d: int) -> float:
 
 
 # ---------------------------------------------------------------------------------------------------------
-# FlashAttention closed forms (issue 3; lecture §4.3 and §5.2). Every formula below is the sum, over the
+# FlashAttention closed forms (lecture §4.3 and §5.2), each checked against the ledger of its algorithm. Every formula below is the sum, over the
 # blocks an algorithm visits, of what its pseudo-code reads and writes. tests/test_flash.py checks each one
 # against the Ledger of the running algorithm, element for element and tensor by tensor.
 # ---------------------------------------------------------------------------------------------------------

@@ -6,7 +6,7 @@ CTA, and lists, per request, the chunks whose partial states ``(o, lse)`` the co
 :func:`labcore.softmax.merge_state`. Three plans:
 
 - :func:`plan_flash_attn`: flash-attn 2.x's split-KV: one ``num_splits`` for the whole batch, chosen by its
-  heuristic (:func:`labcore.decode_model.num_splits_heuristic`) from the *longest* request; split s of every
+  heuristic (:func:`labcore.num_splits_heuristic`) from the *longest* request; split s of every
   request covers the same key range, so short requests leave their late splits empty (those CTAs exit
   at once and write ``lse = -inf``); one CTA per (request, split), launched as a grid.
 - :func:`plan_flashinfer`: FlashInfer's planner: a chunk size (the smallest multiple of the page size that
@@ -31,8 +31,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from .attention import masked_scores
-from .checks import as_real, cdiv, choice, positive_float, positive_int, resolve_scale
-from .decode_model import flash_attn_block_n, num_splits_heuristic
+from .checks import (MAX_ITEMS, array_list, as_real, at_most, cdiv, choice, flag, instance, int_vector,
+                     positive_float, positive_int, real_array, resolve_scale)
+from .splits import MAX_SEQLEN, flash_attn_block_n, num_splits_heuristic
 from .scheduler import Schedule, list_schedule
 from .softmax import merge_state, row_softmax
 
@@ -79,10 +80,10 @@ class SplitPlan:
 
 
 def _lengths(lengths) -> np.ndarray:
-    a = np.asarray(lengths)
-    if a.dtype.kind not in "iu" or a.ndim != 1 or a.size < 1 or np.any(a < 0):
-        raise ValueError(f"lengths must be a non-empty 1-D array of integers >= 0 (keys per request), got {lengths!r}")
-    return a.astype(np.int64)
+    """Keys per request: a non-empty 1-D integer array, each in [0, MAX_SEQLEN], at most MAX_ITEMS requests."""
+    a = int_vector(lengths, "lengths", maximum=MAX_SEQLEN)
+    at_most(a.size, "lengths", MAX_ITEMS, "requests")
+    return a
 
 
 def _plan(name, L, chunks, cta, num_ctas, slots, writes):
@@ -104,23 +105,26 @@ def plan_flash_attn(lengths, *, num_sms: int, group_size: int = 1, head_dim: int
     ``n_bps = ceil(blocks / num_splits)``. With more than one split every CTA writes an FP32 partial.
 
     Args:
-        lengths: (batch,) ints >= 0.
-        num_sms: SMs (int >= 1).
-        group_size: g, query rows per request (<= 64).
-        head_dim: d (sets block_n, :func:`labcore.decode_model.flash_attn_block_n`).
+        lengths: (batch,) ints in [0, :data:`labcore.splits.MAX_SEQLEN`] (an integer array; at most
+            :data:`labcore.checks.MAX_ITEMS` requests).
+        num_sms: SMs (int in [1, MAX_ITEMS]).
+        group_size: g, query rows per request (int in [1, 64]).
+        head_dim: d (sets block_n, :func:`labcore.splits.flash_attn_block_n`).
         sm_doubling: bool.
 
     Returns:
         :class:`SplitPlan` (``slots = num_sms``, CTAs in launch order request-major).
 
     Raises:
-        ValueError: bad lengths, sizes < 1, g > 64.
+        TypeError: lengths not an integer array (a string, floats); a size not an integer; sm_doubling not a bool.
+        ValueError: lengths empty, not 1-D or out of range; sizes < 1 or too large; g > 64.
 
     Source: flash-attn ``flash_api.cpp`` (``set_params_splitkv``, ``num_splits_heuristic``); ``flash_fwd_kernel.h``.
     """
     L = _lengths(lengths)
-    sms = positive_int(num_sms, "num_sms")
+    sms = positive_int(num_sms, "num_sms", maximum=MAX_ITEMS)
     g = positive_int(group_size, "group_size", maximum=64)
+    sm_doubling = flag(sm_doubling, "sm_doubling")
     bn = flash_attn_block_n(head_dim)
     n_blocks = max(1, int(cdiv(int(L.max()), bn)))
     splits = num_splits_heuristic(L.size * cdiv(g, 64), sms * (2 if sm_doubling else 1), n_blocks)
@@ -152,24 +156,29 @@ def plan_flashinfer(lengths, *, num_ctas: int, chunk_size: int | None = None, pa
     directly; others write FP32 partials that the merge kernel combines.
 
     Args:
-        lengths: (batch,) ints >= 0.
-        num_ctas: persistent CTAs (int >= 1; SMs x CTAs per SM).
-        chunk_size: keys per chunk (int >= 1) or None.
-        page_size: KV page size in tokens (int >= 1).
+        lengths: (batch,) ints >= 0 (as :func:`plan_flash_attn`).
+        num_ctas: persistent CTAs (int in [1, :data:`labcore.checks.MAX_ITEMS`]; SMs x CTAs per SM).
+        chunk_size: keys per chunk (int in [1, :data:`labcore.splits.MAX_SEQLEN`]; at most MAX_ITEMS chunks in
+            all) or None.
+        page_size: KV page size in tokens (int in [1, MAX_SEQLEN]).
 
     Returns:
         :class:`SplitPlan` (``slots = num_ctas``).
 
     Raises:
-        ValueError: bad lengths or sizes.
+        TypeError: lengths not an integer array; a size not an integer.
+        ValueError: bad lengths; sizes < 1; too many CTAs or chunks.
 
     Source:
         Ye et al. 2025 (FlashInfer) §3.3 (load-balanced scheduling: chunked KV, a priority queue of CTA loads, merge
         indices); FlashInfer ``scheduler.cuh`` (binary search for the pages per chunk).
     """
     L = _lengths(lengths)
-    C = positive_int(num_ctas, "num_ctas")
-    ps = positive_int(page_size, "page_size")
+    C = positive_int(num_ctas, "num_ctas", maximum=MAX_ITEMS)
+    ps = positive_int(page_size, "page_size", maximum=MAX_SEQLEN)
+    if chunk_size is not None:
+        chunk_size = positive_int(chunk_size, "chunk_size", maximum=MAX_SEQLEN)
+        at_most(np.maximum(cdiv(L, chunk_size), 1).sum(), "chunk_size", MAX_ITEMS, "chunks")
     if chunk_size is None:
         lo, hi = 1, max(1, int(cdiv(int(L.max()), ps)))         # pages per chunk
         while lo < hi:
@@ -194,23 +203,24 @@ def plan_lean(lengths, *, num_ctas: int, block_n: int = 1) -> SplitPlan:
     computes exactly its range (no bin-packing). Length-0 requests have no chunk and merge to ``(0, -inf)``.
 
     Args:
-        lengths: (batch,) ints >= 0.
-        num_ctas: CTAs (int >= 1).
-        block_n: keys per iteration (int >= 1).
+        lengths: (batch,) ints >= 0 (as :func:`plan_flash_attn`).
+        num_ctas: CTAs (int in [1, :data:`labcore.checks.MAX_ITEMS`]).
+        block_n: keys per iteration (int in [1, :data:`labcore.splits.MAX_SEQLEN`]).
 
     Returns:
         :class:`SplitPlan` (``slots = num_ctas``).
 
     Raises:
-        ValueError: bad lengths or sizes.
+        TypeError: lengths not an integer array; a size not an integer.
+        ValueError: bad lengths; sizes < 1; too many CTAs.
 
     Source:
         Sanovar et al. 2024 (LeanAttention), §4 (equal "LeanTiles" per CTA across heads and requests); Osama et al.
         2023, Stream-K (PPoPP'23).
     """
     L = _lengths(lengths)
-    C = positive_int(num_ctas, "num_ctas")
-    bn = positive_int(block_n, "block_n")
+    C = positive_int(num_ctas, "num_ctas", maximum=MAX_ITEMS)
+    bn = positive_int(block_n, "block_n", maximum=MAX_SEQLEN)
     nb = cdiv(L, bn)
     first = np.concatenate([[0], np.cumsum(nb)])               # global block index where request b starts
     W = int(first[-1])
@@ -232,9 +242,18 @@ def make_split_plan(name: str, lengths, *, num_sms: int, ctas_per_sm: int = 1, g
                     head_dim: int = 128, page_size: int = 16) -> SplitPlan:
     """One of :data:`SPLIT_PLANS` for a GPU with ``num_sms`` SMs (persistent plans use ``num_sms x ctas_per_sm`` CTAs).
 
-    Raises: ValueError: an unknown plan name, or the planners' errors.
+    Every argument is checked, whichever plan uses it: ``group_size`` and ``head_dim`` as :func:`plan_flash_attn`,
+    ``page_size`` as :func:`plan_flashinfer`; ``num_sms x ctas_per_sm`` at most :data:`labcore.checks.MAX_ITEMS`.
+
+    Raises: TypeError: a name that is not a string, a size that is not an integer. ValueError: an unknown plan
+    name, too many CTAs, or the planners' errors.
     """
     name = choice(name, "name", SPLIT_PLANS)
+    positive_int(group_size, "group_size", maximum=64)          # checked whichever plan uses them
+    flash_attn_block_n(head_dim)
+    positive_int(page_size, "page_size", maximum=MAX_SEQLEN)
+    at_most(positive_int(num_sms, "num_sms", maximum=MAX_ITEMS) * positive_int(ctas_per_sm, "ctas_per_sm"),
+            "num_sms x ctas_per_sm", MAX_ITEMS, "CTAs")
     C = positive_int(num_sms, "num_sms") * positive_int(ctas_per_sm, "ctas_per_sm")
     if name == "flash_attn":
         return plan_flash_attn(lengths, num_sms=num_sms, group_size=group_size, head_dim=head_dim)
@@ -248,17 +267,20 @@ def run_split_plan(plan: SplitPlan, q, K_list, V_list, *, scale=None):
 
     Args:
         plan: :class:`SplitPlan`.
-        q: (batch, g, d) queries (g query heads per request).
-        K_list, V_list: per request a (L_b, d) and (L_b, d_v) array (L_b may be 0).
+        q: (batch, g, d) finite queries (g query heads per request).
+        K_list, V_list: lists (or tuples), per request a finite (L_b, d) and (L_b, d_v) array (L_b may be 0).
         scale: softmax scale, default ``1/sqrt(d)``.
     Returns:
         ``(O, lse)``: (batch, g, d_v) and (batch, g) float64; a request with no keys gives zeros and ``-inf``.
     Raises:
-        ValueError: shapes that do not match the plan.
+        TypeError: plan not a :class:`SplitPlan`; q, K_list or V_list not real arrays (a string is never iterated).
+        ValueError: shapes that do not match the plan; NaN or inf; an empty list.
     Source:
         dao2023flashdecoding (partials and the log-sum-exp merge); FlashInfer §3.3 (merge indices).
     """
-    q = as_real(q, "q")
+    plan = instance(plan, "plan", SplitPlan)
+    q = real_array(q, "q", ndim=3, allow_empty=True)
+    K_list, V_list = array_list(K_list, "K_list"), array_list(V_list, "V_list")
     if q.ndim != 3 or q.shape[0] != plan.lengths.size or len(K_list) != q.shape[0] or len(V_list) != q.shape[0]:
         raise ValueError(f"q must be (batch={plan.lengths.size}, g, d) with one K and V per request")
     Ks, Vs = [as_real(k, "K") for k in K_list], [as_real(v, "V") for v in V_list]
@@ -300,7 +322,11 @@ def plan_stats(plan: SplitPlan, *, group_size: int = 1, head_dim: int = 128, tim
         head_dim: d (= d_v).
         time_per_key: seconds per key (> 0).
         chunk_overhead: seconds per chunk (>= 0).
-        partial_bytes, out_bytes: bytes per element.
+        partial_bytes, out_bytes: bytes per element (ints >= 1).
+
+    Raises:
+        TypeError: plan not a :class:`SplitPlan`; a size not an integer, a time not a real number.
+        ValueError: sizes < 1, times negative or not finite.
 
     Returns:
         dict ``work_per_cta`` (keys), ``schedule`` (:class:`~labcore.scheduler.Schedule`), ``makespan``,
@@ -309,6 +335,9 @@ def plan_stats(plan: SplitPlan, *, group_size: int = 1, head_dim: int = 128, tim
 
     Source: flash-attn ``flash_fwd_kernel.h`` (``oaccum``/``lse_accum`` in FP32); FlashInfer §3.3.
     """
+    plan = instance(plan, "plan", SplitPlan)
+    positive_int(partial_bytes, "partial_bytes")
+    positive_int(out_bytes, "out_bytes")
     g, d = positive_int(group_size, "group_size"), positive_int(head_dim, "head_dim")
     t = positive_float(time_per_key, "time_per_key")
     oh = positive_float(chunk_overhead, "chunk_overhead", allow_zero=True)
@@ -327,9 +356,15 @@ def zipf_lengths(batch: int, *, mean: int, a: float = 1.5, max_factor: int = 16,
     """Heavy-tailed request lengths: Zipf(a) draws clipped at ``max_factor`` times their mean, rescaled to ``mean``.
 
     A Zipf-shaped ragged batch in the spirit of FlashInfer's Fig. 8 ("Zipf, mean 1024"); that figure's exact
-    generator is not in our sources, so this one is ours. Args: batch, mean: ints >= 1; a > 1; max_factor: int
-    >= 1; seed: int >= 0. Returns: (batch,) int64 lengths >= 1. Source: Ye et al. 2025, Fig. 8 (the setting).
+    generator is not in our sources, so this one is ours. Args: batch: int in [1, :data:`labcore.checks.MAX_ITEMS`];
+    mean: int in [1, :data:`labcore.splits.MAX_SEQLEN`]; a > 1 (finite); max_factor: int >= 1; seed: int >= 0.
+    Returns: (batch,) int64 lengths >= 1. Raises: TypeError: a count that is not an integer, ``a`` not a real number;
+    ValueError: out of range. Source: Ye et al. 2025, Fig. 8 (the setting).
     """
+    batch = positive_int(batch, "batch", maximum=MAX_ITEMS)
+    mean = positive_int(mean, "mean", maximum=MAX_SEQLEN)
+    positive_int(max_factor, "max_factor")
+    positive_int(seed, "seed", minimum=0)
     batch, mean = positive_int(batch, "batch"), positive_int(mean, "mean")
     a = positive_float(a, "a")
     if a <= 1:

@@ -142,7 +142,8 @@ def test_the_ledger_figure_reads_like_the_books_figures(monkeypatch):
 
     from PIL import Image
 
-    from flashbook.figures.base import MAX_WIDTH, smallest_text
+    from flashbook.drawing import smallest_text
+    from flashbook.figures.base import MAX_WIDTH
     from flashbook.labs import figures
 
     lab = get_lab("fa1_forward")

@@ -22,7 +22,7 @@ def test_chunk_agrees_with_the_prefill_model_at_zero_context():
     for n in (1024, 4096):
         a = chunk_prefill_time("A100-80GB-SXM", chunk=n, context=0, heads=32, head_dim=128)["total"]
         b = float(prefill_time("A100-80GB-SXM", batch=1, heads=32, seqlen=n, head_dim=128, causal=True)["total"])
-        # same tile cost; since issue 24 item 4 the prefill model itself list-schedules the CTAs (2 per SM on the
+        # same tile cost; the prefill model itself list-schedules the CTAs (2 per SM on the
         # A100, each with a start-up latency), while the chunk model still runs 1 CTA per SM without start-up:
         # it is 11-20% faster here (follow-up for labcore.mixed_batch: take ref["ctas_per_sm"] and cta_latency)
         assert 0.75 * b <= a <= 1.25 * b

@@ -11,7 +11,7 @@ changelog, with the version from ``labcore.__version__`` (its one home), so the 
 version other than the code's. The student edition (``FLASHBOOK_EDITION=student``) links nowhere into the
 repository: its footer names the version and the licences only.
 
-Issue 23 (every page readable by a screen reader and a keyboard):
+Every page readable by a screen reader and a keyboard:
 
 - the static frame players (``flashbook.player``) write their frames as files into the HTML output's
   ``_static/frames/``: this sets ``FLASHBOOK_FRAMES_DIR`` before any notebook kernel starts (the kernels

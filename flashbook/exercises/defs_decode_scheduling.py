@@ -17,11 +17,10 @@ import numpy as np
 
 import labcore
 from labcore.checks import cdiv
-from labcore.decode_model import flash_attn_block_n
+from labcore.splits import flash_attn_block_n
 from labcore.published import published
 from labcore.units import fmt_flop_rate, fmt_rate
 
-from ..pages.scheduling_decode import MIXED_SETTING
 from .feedback import PCT, an
 from .model import Exercise, Mistake, Part
 
@@ -178,8 +177,8 @@ _EX19 = Exercise(
 
 # ---- exercise 20: a mixed batch, serial or fused ----------------------------------------------------------------
 def _mixed_demands() -> dict:
-    """The page's mixed step (:data:`flashbook.pages.scheduling_decode.MIXED_SETTING`) as whole-µs demands."""
-    s = MIXED_SETTING
+    """The page's mixed step (:data:`labcore.POD_STEP`) as whole-µs demands."""
+    s = labcore.POD_STEP
     g, sh = labcore.get_gpu(s["gpu"]), labcore.get_decode_shape(s["shape"])
     pf = labcore.chunk_prefill_time(g, chunk=s["chunk"], context=s["context"], heads=sh["num_q_heads"],
                                     head_dim=sh["head_dim"])

@@ -13,7 +13,7 @@ that letter's key. What it cannot say is "too high" or "too low": that would nee
 What this protects: the page source reads as hashes. A determined student can still try numbers against the
 keys (a rounded answer has few candidates) or run ``labcore`` in a live kernel (the page for instructors says so).
 
-Source: this book's presentation layer (issue 22, item 4).
+Source: this book's presentation layer (the student edition's self-check forms).
 """
 from __future__ import annotations
 

@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from labcore.attention import reference_attention
-from labcore.flash import paper_block_sizes, standard_attention_backward
+from labcore.blocks import paper_block_sizes
+from labcore.flash import standard_attention_backward
 from labcore.softmax import safe_lse
 from labcore.hbm import flash_backward_io, flash_forward_io, flash_io_bound, online_softmax_row_io, split_kv_io
 

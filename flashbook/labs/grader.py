@@ -16,7 +16,8 @@ import numpy as np
 
 from labcore.checks import positive_int
 from labcore.chip import Chip, SRAMCapacityError, modelled_time
-from labcore.decode_model import decode_attention_time, flash_attn_num_splits
+from labcore.decode_time import decode_attention_time
+from labcore.splits import flash_attn_num_splits
 
 from .definitions import DECODE_SCENARIOS, FEEDBACK, get_lab
 from .report import Report, ShapeResult
@@ -154,7 +155,7 @@ def _rules(lab, shape, chip, err, traffic, expected, outputs):
 def decode_race(choose_splits) -> list:
     """The "beat the heuristic" table: for each of :data:`~flashbook.labs.definitions.DECODE_SCENARIOS`, the
     split count ``choose_splits(gpu, **shape)`` returns and flash-attn's heuristic's, with the modelled times of
-    :func:`labcore.decode_model.decode_attention_time` (method "flash_decoding", its default assumptions).
+    :func:`labcore.decode_attention_time` (method "flash_decoding", its default assumptions).
 
     Returns:
         list of dicts ``scenario``, ``yours``, ``heuristic``, ``t_yours``, ``t_heuristic`` (s), ``ok``.

@@ -2,7 +2,7 @@
 
 A kernel is a Python function ``kernel(cta, **params)`` run by :meth:`Chip.launch`; it reaches HBM only
 through ``cta.load`` (a ``with`` block that holds the tile in SRAM) and ``cta.store``, every element moved
-is counted per tensor in ``chip.ledger`` (:class:`labcore.hbm.Ledger`, GUIDE §3 conventions), on-chip tiles
+is counted per tensor in ``chip.ledger`` (:class:`labcore.hbm.Ledger`, elements as in :mod:`labcore.hbm`), on-chip tiles
 are numpy arrays whose FLOPs are counted, and :func:`modelled_time` turns the counts into seconds on a GPU
 preset. Modules, one idea each: ``hbm_tensor`` (HBM tensors), ``sram`` (the budget), ``tile``
 (counted arrays), ``cta`` (one CTA's door to HBM), ``grid`` (the chip and its launches),

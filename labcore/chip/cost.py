@@ -4,7 +4,7 @@ Rules of the model (stated, not measured):
 
 - a CTA's compute time is ``matmul FLOPs / (tensor FLOP/s of one SM) + non-matmul FLOPs / (FP32 FLOP/s of one
   SM)`` (no overlap of the two; FLOPs as counted by :class:`~labcore.chip.tile.FlopCounter`);
-- a CTA's HBM bytes are the elements it loaded and stored x ``dtype_bytes`` (2, FP16/BF16; GUIDE §3);
+- a CTA's HBM bytes are the elements it loaded and stored x ``dtype_bytes`` (2, FP16/BF16; the counting of :mod:`labcore.hbm`);
 - the CTAs of a launch are dealt to the SMs in waves by :func:`labcore.waves.waves_time` (the book's one wave
   machinery): each CTA takes ``max(compute, bytes / its bandwidth share)`` with the share capped per SM at
   ``per_sm_bandwidth_cap`` (the decode model's Little's-law default), every CTA charged as the slowest of its
@@ -18,7 +18,7 @@ Sources: Williams et al. 2009 (roofline); lecture §6.3-§6.4 (CTAs in waves, pe
 from __future__ import annotations
 
 from ..checks import positive_float, positive_int
-from ..decode_model import MODEL_DEFAULTS
+from ..decode_time import MODEL_DEFAULTS
 from ..hardware import get_gpu
 from ..waves import waves_time
 

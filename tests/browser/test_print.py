@@ -1,4 +1,4 @@
-"""The print stylesheet (issue 23; ``_static/flashbook.css``, ``@media print``, which ``make pdf`` prints with).
+"""The print stylesheet (``_static/flashbook.css``, ``@media print``, which ``make pdf`` prints with).
 
 Each page is laid out as Chromium prints it for ``tools/book_pdf.py``: print media, at the width between the A4
 page's margins (``book_pdf.PRINTABLE_WIDTH_PX``, ~673 CSS px). On paper: no control of any kind (a player's
@@ -26,7 +26,7 @@ _spec = importlib.util.spec_from_file_location("book_pdf", ROOT / "tools" / "boo
 book_pdf = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(book_pdf)
 
-#: Pages with frame players (the three the issue names) and a lab (its ledger figure is a plain PNG output).
+#: Pages with frame players (one per chapter that has them) and a lab (its ledger figure is a plain PNG output).
 PLAYER_PAGES = ["book/04_flash_forward", "book/06_flash_decoding", "book/08_megakernel"]
 LAB_PAGE = "book/labs/lab2_flash_forward"
 #: Pages with exercise forms, one with a multiple-choice part among them (exercise 9).
