@@ -5,8 +5,8 @@ A lab is data (:class:`Lab`); the grader (:mod:`flashbook.labs.grader`) is one l
 small on purpose (d = 8, M of a few hundred elements) so that a grade runs in well under two seconds while
 every kernel still needs several blocks and must stream.
 
-Every lab with a softmax (all five: lab 4 recomputes one) has shapes whose scores are large in magnitude (around
-+-1000 and down to -1600) and rise and fall from key block to key block, so that a kernel without a running
+Every lab with a softmax (all five: lab 4 recomputes one) has shapes whose scores are large in magnitude (up to
++-1500, and rows all below -800) and rise and fall from key block to key block, so that a kernel without a running
 maximum, or with a stale one, overflows or divides 0 by 0 there and fails exactness.
 """
 from __future__ import annotations
@@ -124,8 +124,10 @@ class Lab:
         runner: ``"cta"`` (the grader launches ``kernel(cta, **params)`` on ``grid`` CTAs) or ``"program"`` (a
             program ``kernel(chip, **params)`` that allocates and launches).
         grid: ``(shape, params) -> int``, the CTAs of a ``"cta"`` lab's launch.
-        launch_rule: ``(tensor, what, (shape, params) -> int)`` for a program: the launch that writes ``tensor``
-            must run that many CTAs (``what`` names them), or None.
+        launch_rule: ``(tensor, what, (shape, params) -> int)``: the launch that writes ``tensor`` must run that
+            many CTAs (``what`` names them), or None.
+        owner_rule: ``(tensor, what, (pid, shape, params) -> (r0, r1))``: the rows of ``tensor`` CTA ``pid`` of
+            that launch may write (each CTA does its own block's work), or None.
         shape_params: per-shape keyword parameters passed to the kernel (``"num_splits"``, ``"causal"``).
         inputs: ``(rng, shape) -> {name: array}``.
         outputs: ``shape -> {name: shape}``, allocated as NaN.
@@ -159,6 +161,7 @@ class Lab:
     fingerprinted: tuple
     grid: object = None
     launch_rule: tuple | None = None
+    owner_rule: tuple | None = None
     shape_params: tuple = ()
     expected_atomics: object = None
     names: tuple = ("kernel",)
@@ -192,16 +195,17 @@ def _normal(rng, *shape):
     return rng.standard_normal(shape)
 
 
-#: The period, in keys, of the large scores' rise and fall (three blocks of 16: each block's maximum differs from
-#: the last by hundreds).
+#: The period, in keys, of the large scores' rise and fall: over blocks of 16 keys, the first block's maximum is
+#: 0.38 of the peak, the second block holds the peak and the third falls back to half of it, so that a maximum kept
+#: from the first block, or replaced by each block's, is off by more than exp can bear (709).
 _PERIOD = 48
 #: Size of the large scores (before the softmax scale is undone) and the offset of the "low" rows.
-_LARGE, _LOW = 1000.0, -1200.0
+_LARGE, _LOW = 1500.0, -1400.0
 
 
-def _profile(rng, n):
-    """Rises, falls and rises again over ``n`` keys, between -1 and 1 (a random phase of up to 4 keys)."""
-    return np.sin(2 * np.pi * (np.arange(n) + rng.integers(0, 4)) / _PERIOD)
+def _profile(n):
+    """Rises from -1 to 1, falls back to -1 and rises again over ``n`` keys (period :data:`_PERIOD`)."""
+    return -np.cos(2 * np.pi * np.arange(n) / _PERIOD)
 
 
 # --- lab 1 --------------------------------------------------------------------------------------------------
@@ -209,10 +213,10 @@ def _profile(rng, n):
 def _row_inputs(rng, shape):
     N, d = shape["N"], 8
     kind = shape.get("scores")
-    if kind == "large":                                   # up to +1000 and down to -1000, block after block
-        S = _LARGE * _profile(rng, N) + _normal(rng, N)
-    elif kind == "low":                                   # all below -800 (exp underflows), rising by 800
-        S = -1600.0 + 800.0 * np.arange(N) / max(N - 1, 1) + _normal(rng, N)
+    if kind == "large":                                   # between -1500 and +1500, rising and falling
+        S = _LARGE * _profile(N) + _normal(rng, N)
+    elif kind == "low":                                   # all below -800 (exp underflows), rising by 1000
+        S = -1800.0 + 1000.0 * np.arange(N) / max(N - 1, 1) + _normal(rng, N)
     else:
         S = 3.0 * _normal(rng, N)
     return {"S": S, "V": _normal(rng, N, d)}
@@ -229,9 +233,9 @@ def _qkv(rng, shape, q="Q", rows="N"):
     N, N_k, d = shape[rows], shape["N_k"], 8
     Q, K, V = _normal(rng, N, d), _normal(rng, N_k, d), _normal(rng, N_k, d)
     if shape.get("scores") == "large":
-        # scores q.k / sqrt(d) of three kinds of rows: +1000 x profile, -1000 x profile, and 400 x profile - 1200
+        # scores q.k / sqrt(d) of three kinds of rows: +1500 x profile, -1500 x profile, and 600 x profile - 1400
         # (all below -800); the profile rises and falls across key blocks
-        K[:, 0] = math.sqrt(d) * _LARGE * _profile(rng, N_k)
+        K[:, 0] = math.sqrt(d) * _LARGE * _profile(N_k)
         K[:, 1] = math.sqrt(d) * _LOW
         kind = rng.permutation(N) % 3
         Q[:, 0] = np.choose(kind, [1.0, -1.0, 0.4])
@@ -320,6 +324,9 @@ _LABS = (
         shapes=({"N": 67, "N_k": 67}, {"N": 45, "N_k": 77}, {"N": 90, "N_k": 53}, {"N": 1, "N_k": 70},
                 {"N": 50, "N_k": 61, "scores": "large"}),
         params={"block_q": 16, "block_kv": 16}, runner="cta", grid=lambda s, p: _ceil(s["N"], p["block_q"]),
+        launch_rule=("O", "one CTA per query block", lambda s, p: _ceil(s["N"], p["block_q"])),
+        owner_rule=("O", "its query block", lambda pid, s, p: (pid * p["block_q"], min((pid + 1) * p["block_q"],
+                                                                                        s["N"]))),
         inputs=_qkv, outputs=lambda s: {"O": (s["N"], _D), "lse": (s["N"],)}, oracle=_fa2_oracle,
         expected_io=lambda s, p: flash_forward_io(s["N"], _D, N_k=s["N_k"], loop_order="fa2", causal=True,
                                                   by_tensor=True, **p),
@@ -331,6 +338,8 @@ _LABS = (
                 {"N": 33, "N_k": 47, "causal": True, "scores": "large"}),
         params={"block_q": 16, "block_kv": 16}, runner="program", shape_params=("causal",),
         launch_rule=("dK", "one CTA per key block", lambda s, p: _ceil(s["N_k"], p["block_kv"])),
+        owner_rule=("dK", "its key block", lambda pid, s, p: (pid * p["block_kv"], min((pid + 1) * p["block_kv"],
+                                                                                        s["N_k"]))),
         inputs=_bwd_inputs, outputs=lambda s: {"dQ": (s["N"], _D), "dK": (s["N_k"], _D), "dV": (s["N_k"], _D)},
         oracle=_bwd_oracle, expected_io=_bwd_io, expected_atomics=_bwd_atomics, reference=lab4_backward.kernel,
         fingerprinted=("missing_D",)),
@@ -340,6 +349,7 @@ _LABS = (
                       {"g": 1, "N_k": 5, "num_splits": 8}, {"g": 3, "N_k": 58, "num_splits": 3, "scores": "large"}),
         params={"block_kv": 16}, runner="program", shape_params=("num_splits",),
         launch_rule=("O_part", "one CTA per split", lambda s, p: s["num_splits"]),
+        owner_rule=("O_part", "its split's rows", lambda pid, s, p: (pid * s["g"], (pid + 1) * s["g"])),
         inputs=functools.partial(_qkv, q="q", rows="g"), outputs=lambda s: {"O": (s["g"], _D), "lse": (s["g"],)},
         oracle=functools.partial(_oracle, q="q"),
         expected_io=lambda s, p: split_kv_io(s["N_k"], _D, num_splits=s["num_splits"], rows=s["g"]),

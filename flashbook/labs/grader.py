@@ -231,6 +231,8 @@ def _whole_tensors(err, chip):
 
 
 def _grid_problem(lab, shape, kp, chip):
+    """What is wrong with the grid of the launch that writes the lab's rule tensor (its CTA count, or a CTA that
+    wrote rows of another CTA's block), or None."""
     if lab.launch_rule is None:
         return None
     tensor, what, count = lab.launch_rule
@@ -239,10 +241,19 @@ def _grid_problem(lab, shape, kp, chip):
     if not writers:
         return None                                  # nothing written: the outputs say it already
     bad = [rec for rec in writers if rec.grid != want]
-    if not bad:
-        return None
-    return (f"{tensor} was written by a launch of {bad[0].grid} CTA(s) ({bad[0].name}); this lab runs {what}: "
-            f"{want} here, so that the CTAs of the launch run in parallel and in any order")
+    if bad:
+        return (f"{tensor} was written by a launch of {bad[0].grid} CTA(s) ({bad[0].name}); this lab runs {what}: "
+                f"{want} here, so that the CTAs of the launch run in parallel and in any order")
+    if lab.owner_rule is not None:
+        name, block, rows = lab.owner_rule
+        for rec in writers:
+            for pid, t, r0, r1 in rec.stores:
+                lo, hi = rows(pid, shape, kp)
+                if t == name and r0 < r1 and not (lo <= r0 and r1 <= hi):
+                    return (f"CTA {pid} of {rec.name} wrote rows {r0}:{r1} of {name}, outside {block} (rows "
+                            f"{lo}:{hi}): each CTA of this lab does its own block's work, so that the work is "
+                            "spread over the grid")
+    return None
 
 
 def _reads_twice(chip, tensor) -> bool:

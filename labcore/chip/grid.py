@@ -44,6 +44,7 @@ class Launch:
         ledger (labcore.hbm.Ledger): this launch's plain traffic per tensor.
         atomic_ledger (labcore.hbm.Ledger): this launch's atomic adds per tensor (as writes).
         loads (list): ``(pid, tensor, r0, r1)`` of every tile loaded, in order.
+        stores (list): ``(pid, tensor, r0, r1)`` of every store and atomic add, in order.
     """
 
     name: str
@@ -57,6 +58,7 @@ class Launch:
     ledger: Ledger = field(default_factory=Ledger)
     atomic_ledger: Ledger = field(default_factory=Ledger)
     loads: list = field(default_factory=list)
+    stores: list = field(default_factory=list)
 
 
 class DataRaceError(RuntimeError):
@@ -189,8 +191,7 @@ class Chip:
         raise :class:`DataRaceError` if another CTA of the launch did a conflicting access to any element of it."""
         if self._launch is None:
             return
-        if kind == "read":
-            self._launch.loads.append((pid, name, idx[0].start, idx[0].stop))
+        (self._launch.loads if kind == "read" else self._launch.stores).append((pid, name, idx[0].start, idx[0].stop))
         maps = self._access.get(name)
         if maps is None:
             shape = self._hbm[name].shape
