@@ -25,7 +25,7 @@ import numpy as np
 
 from ..checks import as_real
 from .limits import tick
-from .sram import SRAM, SRAMCapacityError
+from .sram import MAX_M, SRAM, SRAMCapacityError
 from .tile import FlopCounter, Holding, Tile, close_holding, storage, use
 
 __all__ = ["CTA", "CTAState", "OnChip", "MAX_BUFFER_NDIM"]
@@ -171,6 +171,9 @@ class CTAState:
         if not isinstance(name, str):
             raise TypeError(f"name must be a string, got {name!r}")
         size = int(np.prod(shape, dtype=object))
+        if size > MAX_M:
+            raise ValueError(f"shape of a buffer {shape} has {size:,} elements, more than any CTA's SRAM "
+                             f"({MAX_M:,})")
         if size > self.M:
             raise SRAMCapacityError(self.sram.held, (name, size), self.M)
         return OnChip(self, "buffer", name, np.full(shape, fill, dtype=np.float64))

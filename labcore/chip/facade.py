@@ -27,7 +27,7 @@ import weakref
 
 import numpy as np
 
-from .sram import SRAMCapacityError
+from .sram import MAX_M, SRAMCapacityError
 from .tile import (MAX_TEMP_ELEMENTS, Holding, Tile, carriers, close_holding, current, derived, storage, use)
 
 __all__ = ["Facade", "NP", "MATH", "NP_NAMES", "MATH_NAMES", "MAX_ARANGE", "checked_builtins"]
@@ -148,6 +148,8 @@ def _made(fn: str, shape, dtype, fill, sources=frozenset()):
     cta = _on_chip(fn)
     size = int(np.prod(shape, dtype=object))
     label = f"np.{fn}({shape if len(shape) != 1 else shape[0]})"
+    if size > MAX_M:
+        raise ValueError(f"np.{fn}: shape {shape} has {size:,} elements, more than any CTA's SRAM ({MAX_M:,})")
     if size > cta.M:
         raise SRAMCapacityError(cta.sram.held, (label, size), cta.M)
     h = Holding("made", label, size, has_data=bool(sources))
@@ -310,7 +312,7 @@ def einsum(subscripts, *operands):
     for i, (letters, op) in enumerate(zip(terms, operands)):
         op = _tile(op, "einsum", f"operand {i + 1}")
         if len(letters) != op.ndim:
-            raise ValueError(f"np.einsum: {letters!r} names {len(letters)} axes, operand {i + 1} has {op.ndim}")
+            raise ValueError(f"np.einsum: subscripts {letters!r} name {len(letters)} axes; operand {i + 1} has {op.ndim}")
         for ch, n in zip(letters, op.shape):
             dims[ch] = n
     if math.prod(dims.values()) > MAX_EINSUM_TERMS:

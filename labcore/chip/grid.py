@@ -121,7 +121,10 @@ class Chip:
         self._launch = None
         self._access: dict = {}
         for name, value in _tensors(tensors).items():
-            self._add(HBMTensor(name, value))
+            try:
+                self._add(HBMTensor(name, value))
+            except (TypeError, ValueError) as exc:
+                raise type(exc)(f"tensors: {exc}") from None
 
     @property
     def M(self) -> int:

@@ -65,7 +65,7 @@ class HBMTensor:
 
     def __init__(self, name: str, data):
         self._name = _tensor_name(name)
-        a = as_real(data, name)
+        a = as_real(data, f"data of {name}")
         if a.ndim not in HBM_NDIM:
             raise ValueError(f"HBM tensor {name} must be 1-D or 2-D, got shape {a.shape}")
         if a.size > MAX_HBM_ELEMENTS:

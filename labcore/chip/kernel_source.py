@@ -428,16 +428,18 @@ def _first_use(tree, name):
     return tree
 
 
-_CONSTANT_TYPES = (bool, int, float, str, type(None))
 _MAX_CONSTANT_TUPLE = 256
 
 
 def _constant(value):
     """``(True, value copied)`` for a number, bool, None, string or tuple of those; ``(False, None)`` otherwise."""
-    if isinstance(value, _CONSTANT_TYPES):
-        return True, value
-    if isinstance(value, (np.integer, np.floating, np.bool_)):
+    if isinstance(value, (np.integer, np.floating, np.bool_)):      # before float: np.float64 is one
         return True, value.item()
+    if value is None:
+        return True, None
+    for base in (bool, int, float, str):                           # a subclass is copied as its base type
+        if isinstance(value, base):
+            return True, base.__new__(base, value) if base is not bool else bool(value)
     if isinstance(value, tuple) and len(value) <= _MAX_CONSTANT_TUPLE:
         out = []
         for v in value:

@@ -31,6 +31,7 @@ import weakref
 
 import numpy as np
 
+from ..checks import as_real
 from .limits import kernel_line
 from .sram import MAX_M, SRAM
 
@@ -396,6 +397,9 @@ def as_tile(x, counter: FlopCounter | None):
     scalars become 0-d tiles; None stays None)."""
     if x is None:
         return None
+    if counter is not None and not isinstance(counter, FlopCounter):
+        raise TypeError(f"counter must be a FlopCounter or None, got {type(counter).__name__}")
+    x = as_real(x, "x")
     ctx = _CounterOnly(counter) if counter is not None else None
     t = derived(x, None, _EMPTY)
     t._ctx = ctx
