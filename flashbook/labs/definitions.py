@@ -58,21 +58,23 @@ STARTERS = {
     N, d = cta.shape("Q")
     r0 = cta.pid * block_q                        # this CTA's query block: rows [r0, r1)
     r1 = min(r0 + block_q, N)
-    cta.store("O", np.zeros((r1 - r0, d)), rows=(r0, r1))    # TODO: attend to the keys the mask shows
+    # TODO: attend to the keys the mask shows
+    cta.store("O", np.zeros((r1 - r0, d)), rows=(r0, r1))
     cta.store("lse", np.zeros(r1 - r0), rows=(r0, r1))
 ''',
     "backward": '''def preprocess(cta, *, block_q):
     N, d = cta.shape("O")
     r0 = cta.pid * block_q
     r1 = min(r0 + block_q, N)
-    cta.store("D", np.zeros(r1 - r0), rows=(r0, r1))         # TODO: D_i = rowsum(dO_i * O_i)
-    cta.store("dQ", np.zeros((r1 - r0, d)), rows=(r0, r1))   # dQ_i = 0, for the main kernel to add into
+    cta.store("D", np.zeros(r1 - r0), rows=(r0, r1))           # TODO: D_i = rowsum(dO_i * O_i)
+    cta.store("dQ", np.zeros((r1 - r0, d)), rows=(r0, r1))     # the zeros the CTAs add into
 
 def backward(cta, *, block_q, block_kv, causal):
     N_k, d = cta.shape("K")
-    c0 = cta.pid * block_kv                       # this CTA's key block: rows [c0, c1) of K and V
+    c0 = cta.pid * block_kv                       # this CTA's key block: rows [c0, c1)
     c1 = min(c0 + block_kv, N_k)
-    cta.store("dK", np.zeros((c1 - c0, d)), rows=(c0, c1))   # TODO: loop over query blocks, add into dQ
+    # TODO: loop over the query blocks that see this key block, add into dQ
+    cta.store("dK", np.zeros((c1 - c0, d)), rows=(c0, c1))
     cta.store("dV", np.zeros((c1 - c0, d)), rows=(c0, c1))
 
 def kernel(chip, *, block_q, block_kv, causal):
@@ -80,7 +82,8 @@ def kernel(chip, *, block_q, block_kv, causal):
     N_k = chip.shape("K")[0]
     chip.allocate("D", (N,))
     chip.launch(preprocess, grid=(N + block_q - 1) // block_q, block_q=block_q)
-    chip.launch(backward, grid=(N_k + block_kv - 1) // block_kv, block_q=block_q, block_kv=block_kv, causal=causal)
+    chip.launch(backward, grid=(N_k + block_kv - 1) // block_kv,
+                block_q=block_q, block_kv=block_kv, causal=causal)
 ''',
     "flash_decoding": '''def split(cta, *, num_splits, block_kv):
     g, d = cta.shape("q")
@@ -94,10 +97,8 @@ def combine(cta, *, num_splits):
         # TODO: lse weights
         cta.store("O", O_parts.reshape(num_splits, g, d).mean(axis=0), rows=(0, g))
     cta.store("lse", np.zeros(g), rows=(0, g))
-''',
-}
-#: Lab 5's program and choose_splits starter (a cell of its own on the page).
-STARTERS["flash_decoding_program"] = '''def kernel(chip, *, num_splits, block_kv):
+
+def kernel(chip, *, num_splits, block_kv):
     g, d = chip.shape("q")
     chip.allocate("O_part", (num_splits * g, d))
     chip.allocate("lse_part", (num_splits * g,))
@@ -106,7 +107,8 @@ STARTERS["flash_decoding_program"] = '''def kernel(chip, *, num_splits, block_kv
 
 def choose_splits(gpu, *, batch, seqlen, num_q_heads, num_kv_heads, head_dim):
     return 1                                               # TODO: think in waves
-'''
+''',
+}
 
 
 @dataclass(frozen=True)
@@ -187,7 +189,7 @@ class Lab:
 
     @property
     def starter(self) -> str:
-        """The starter's source (for lab 5, its kernels' cell; the program's is ``STARTERS["flash_decoding_program"]``)."""
+        """The starter's source: what the lab's kernel cell holds."""
         return STARTERS[self.key]
 
 

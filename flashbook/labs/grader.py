@@ -398,8 +398,7 @@ def _normal_source(text):
 
 @lru_cache(maxsize=None)
 def _starter_defs(key):
-    text = STARTERS[key] + (STARTERS["flash_decoding_program"] if key == "flash_decoding" else "")
-    tree = ast.parse(text)
+    tree = ast.parse(STARTERS[key])
     return {n.name: _normal_source(ast.unparse(n)) for n in tree.body if isinstance(n, ast.FunctionDef)}
 
 
