@@ -237,3 +237,23 @@ def test_nan_in_an_output_is_named_with_its_count():
     r = grade(lab, do_nothing)                     # lab 2 stores O, l and m (lse is computed from l and m)
     assert [n.split(" was never")[0] for n in r.shapes[0].notes if "never written" in n] == ["O", "l", "m"]
     assert not any(n.startswith("lse") for s in r.shapes for n in s.notes)
+
+
+NOTEBOOK = {"online_softmax": "lab1_online_softmax", "fa1_forward": "lab2_flash_forward",
+            "fa2_causal": "lab3_causal_fa2", "backward": "lab4_backward", "flash_decoding": "lab5_flash_decoding"}
+
+
+@pytest.mark.parametrize("key", list(LABS))
+def test_each_lab_page_holds_its_starter_in_one_kernel_cell_and_shows_the_self_contained_solution(key):
+    """The page's kernel cell is the lab's starter (the grader recognises it), the only cell that defines the
+    kernel, so that a solution pasted into it defines all the check cell grades; the solution cell prints the
+    solution file, which the pasted-solution tests grade."""
+    import json
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "book" / "labs" / f"{NOTEBOOK[key]}.ipynb"
+    code = ["".join(c["source"]) for c in json.loads(path.read_text())["cells"] if c["cell_type"] == "code"]
+    defining = [c for c in code if "def kernel" in c or "def split" in c]
+    assert defining == [LABS[key].starter.rstrip("\n")]
+    assert any("print(solution_text(lab.key))" in c for c in code)
+    assert any(c.startswith("report = grade(lab, kernel") for c in code)

@@ -161,9 +161,14 @@ def try_kernel(lab, kernel, shape=None, *, large: bool = False, seed: int = 0, *
     Args:
         lab, kernel, params: as :func:`grade`.
         shape: index or dict (default: the first shape, or the first large one with ``large``).
-        large: bool. seed: int >= 0.
-    Returns: str (print it).
-    Raises: as :func:`run_kernel`.
+        large: bool.
+        seed: int >= 0.
+
+    Returns:
+        str (print it).
+
+    Raises:
+        as :func:`run_kernel`.
     """
     lab = get_lab(lab)
     if not isinstance(large, bool):
@@ -328,11 +333,15 @@ def _what_differs(lab, results, runs, expected_outs) -> list:
         for t in dict.fromkeys(list(r.expected_atomics) + list(r.atomics)):
             g, e = r.atomics.get(t, 0), r.expected_atomics.get(t, 0)
             (more if g > e else less if g < e else {}).setdefault(f"{t} (atomic adds)", []).append(r.label)
+    ran = [r.label for r in results if r.raised is None]
     for word, table in (("more", more), ("fewer", less)):
+        groups = {}
         for t, where in table.items():
-            on = "every shape that ran" if len(where) == len([r for r in results if r.raised is None]) \
-                else "; ".join(where)
-            lines.append(f"{t}: {word} elements moved than the closed form on {on} (per-tensor counts above).")
+            groups.setdefault(tuple(where), []).append(t)
+        for where, tensors in groups.items():
+            on = "every shape that ran" if list(where) == ran else "; ".join(where)
+            lines.append(f"{', '.join(tensors)}: {word} elements moved than the closed form on {on} (the counts "
+                         "per shape above).")
     return lines
 
 

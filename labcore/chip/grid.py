@@ -91,11 +91,11 @@ class Chip:
             ``grid -> permutation``, or an explicit permutation (a list or tuple of ints, used for launches of that
             many CTAs; others run in sequence): the order in which the CTAs of every launch run.
         seed: seed of the ``"shuffled"`` order (int >= 0).
-    Attributes (read-only):
-        M (int): SRAM capacity of each CTA in elements.
+    Attributes:
+        M (int): SRAM capacity of each CTA in elements (read-only, as every attribute here).
         ledger (labcore.hbm.Ledger): the elements read and written, per tensor.
         atomics (labcore.hbm.Ledger): the elements added atomically (``cta.atomic_add``), per tensor, as writes.
-        launches (list): the :class:`Launch` record of every launch, in order.
+        launches (list): the :class:`Launch` record of every launch, in order (a copy).
     Raises:
         TypeError/ValueError: bad M, names, arrays, order or seed.
     Source:
@@ -195,6 +195,8 @@ class Chip:
         if self._launch is None:
             return
         (self._launch.loads if kind == "read" else self._launch.stores).append((pid, name, idx[0].start, idx[0].stop))
+        if self._launch.grid == 1:
+            return                                    # one CTA: nothing to race with
         maps = self._access.get(name)
         if maps is None:
             shape = self._hbm[name].shape

@@ -50,9 +50,10 @@ class SRAM:
 
     Args:
         M: capacity in elements (int, 1 .. 2**26).
-    Attributes (read-only):
-        M, used (elements held now), peak (largest ``used`` so far, kept copies counted over their whole window),
-        held (list of ``(label, elements)``), clock (events so far: each hold and release is one).
+    Attributes:
+        M, used, peak, held, clock: read-only; ``used`` is the elements held now, ``peak`` the largest ``used`` so
+            far (kept copies counted over their whole window), ``held`` a list of ``(label, elements)``, ``clock``
+            the events so far (each hold and release is one).
     Raises:
         TypeError/ValueError: M not an integer in range.
     """

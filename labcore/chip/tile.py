@@ -340,11 +340,13 @@ class Tile(np.ndarray):
         return derived(np.array(self.view(np.ndarray), order=order, copy=True), self._ctx, carriers(self))
 
     def reshape(self, *shape, **kwargs):
+        """The tile in another shape (a view when numpy can make one), after checking that it may be read."""
         use(self)
         return super().reshape(*shape, **kwargs)
 
     @property
     def T(self):
+        """The transpose (a view), after checking that the tile may be read."""
         use(self)
         return self.transpose()
 
