@@ -159,3 +159,17 @@ def test_code_cells_reads_a_notebook_and_blanks_magics():
                     {"cell_type": "code", "source": "!pip list"}]}
     assert code_cells(json.dumps(nb)) == ["\nx = 1", ""]
     assert code_cells("x = 1\n") == ["x = 1\n"]
+
+
+def test_a_default_that_cannot_be_made_is_a_finding_not_a_crash():
+    ns = _define("def kernel(cta, *, cache=np.zeros(4)):\n    pass\n")
+    found = _findings(ns["kernel"])
+    assert "defining kernel raised RuntimeError: np.zeros makes an array on chip" in found[0].message
+
+
+def test_what_a_reader_writes_for_debugging_and_fills_works(capsys):
+    ns = _define("def kernel(cta):\n    with cta.load('x') as t, cta.buffer(3, fill=float('-inf')) as m:\n"
+                 "        m[:] = np.maximum(m, t)\n        z = np.zeros(3, dtype=np.float64)\n"
+                 "        print(t, t.max(), f'{t.max():.2f}', m + z)\n")
+    Chip(64, {"x": np.arange(3.0)}).launch(rebuild(ns["kernel"], CHIP_PROFILE))
+    assert capsys.readouterr().out == "[0. 1. 2.] 2.0 2.00 [0. 1. 2.]\n"

@@ -129,6 +129,8 @@ def _shape(shape, fn: str) -> tuple:
 
 
 def _dtype(dtype, fn):
+    if isinstance(dtype, _Checked):                      # the facade's own np.float64
+        dtype = dtype.base
     if dtype not in _DTYPES:
         raise TypeError(f"np.{fn}: dtype must be float (np.float64), bool or int, got {dtype!r}")
     return _DTYPES[dtype]
@@ -338,6 +340,10 @@ def clip(a, a_min, a_max):
     return np.clip(a, a_min, a_max)
 
 
+#: The strings float() may still read in a kernel: no data can hide in them.
+_SPECIAL = frozenset({"inf", "-inf", "+inf", "infinity", "-infinity", "+infinity", "nan"})
+
+
 class _Checked(type):
     """A builtin number type for kernels: ``isinstance`` works as for the builtin, and a call refuses strings (a
     number parsed from text) and tiles (a value taken off the chip)."""
@@ -347,9 +353,11 @@ class _Checked(type):
 
     def __call__(cls, *args):
         for a in args:
-            if isinstance(a, (str, bytes)):
-                raise TypeError(f"{cls.__name__}() of a string is not available in a kernel: numbers come from the "
-                                "kernel's arguments, the tensors' shapes and arithmetic")
+            if isinstance(a, (str, bytes)) and not (cls.base is not int and isinstance(a, str)
+                                                    and a.strip().lower() in _SPECIAL):
+                raise TypeError(f"{cls.__name__}() of a string is not available in a kernel (only float('inf'), "
+                                "float('-inf') and float('nan')): numbers come from the kernel's arguments, the "
+                                "tensors' shapes and arithmetic")
             if isinstance(a, Tile):
                 a._no_number()
         return cls.base(*args)

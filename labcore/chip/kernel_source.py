@@ -606,7 +606,14 @@ class _Rebuilder:
             ast.increment_lineno(tree, offset)
             code = compile(tree, filename, "exec")
             register_kernel_code(code)
-            exec(code, ns)                                    # the checked source only, in the fresh namespace
+            try:
+                exec(code, ns)                                # the checked source only, in the fresh namespace
+            except Exception as exc:  # a default value that cannot be made (np.zeros outside a kernel, say)
+                fdef = tree.body[0]
+                self.findings.append(Finding(fdef.lineno, 0, f"defining {fdef.name} raised {type(exc).__name__}: "
+                                                             f"{exc}; a default value must be a number, a string, "
+                                                             "None or a function", fdef.name, cell))
+                return None
         return {fdef.name: ns[fdef.name] for fdef, _, _ in defs}
 
 

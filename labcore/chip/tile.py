@@ -354,6 +354,15 @@ class Tile(np.ndarray):
         use(self)
         return bool(self.view(np.ndarray))
 
+    def __repr__(self):
+        return repr(self.view(np.ndarray)).replace("array(", "Tile(", 1)
+
+    def __str__(self):
+        return str(self.view(np.ndarray))
+
+    def __format__(self, spec):
+        return format(self.view(np.ndarray), spec)
+
     def _no_number(self, *args):
         raise TypeError("a value on chip cannot become a Python number (float(), int(), math.* of a tile): keep it a "
                         "tile (a 0-d tile works in every numpy expression) and use np.exp, np.sqrt, ... on it")
