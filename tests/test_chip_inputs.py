@@ -197,3 +197,19 @@ def test_good_arguments_still_work():
         pass
     assert facade.checked_builtins()["range"](0, 10, 3) == range(0, 10, 3)
     assert isinstance(2.0, facade.checked_builtins()["float"]) and facade.checked_builtins()["int"](2.0) == 2
+
+
+def test_arrays_that_would_grow_past_any_chip_are_refused_before_they_are_made():
+    """A doubling concatenate in a loop, or a three-way broadcast in np.where, is a ValueError, not a MemoryError."""
+    def grow(state):
+        x = facade.NP.arange(1024) * 1.0
+        for _ in range(20):
+            x = facade.NP.concatenate((x, x))
+
+    def cube(state):
+        a = facade.NP.arange(512) * 1.0
+        facade.NP.where(a[:, None, None] > 0, a[None, :, None], a[None, None, :])
+
+    for call in (grow, cube):
+        with pytest.raises(ValueError, match="more than a kernel's arithmetic may"):
+            _in_cta(call)

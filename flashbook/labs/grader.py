@@ -4,11 +4,11 @@ right and what differs.
 ``grade(lab, kernel, ...)`` works in five steps.
 
 1. **The source, not the object.** The kernel (and lab 5's program helpers and ``choose_splits``) is rebuilt from its
-   source by :func:`labcore.chip.kernel_source.rebuild` (``CHIP_PROFILE``; ``HOST_PROFILE`` for ``choose_splits``):
+   source by :func:`labcore.chip.rebuild` (``CHIP_PROFILE``; ``HOST_PROFILE`` for ``choose_splits``):
    a kernel that names a private attribute, imports a module, reaches for ``gc``, frames, ``getattr``, the chip's
    ``read_back``, or sets an attribute is refused before anything runs, and the report lists every finding. What
    runs is the checked source in a fresh namespace whose ``np`` is the chip's numpy facade. The batch grader
-   (``flashbook-grade``) rebuilds from a file's text with :func:`~labcore.chip.kernel_source.rebuild_from_text`
+   (``flashbook-grade``) rebuilds from a file's text with :func:`~labcore.chip.rebuild_from_text`
    and passes the functions here, so the live notebook and the batch run the same checked code.
 2. **Inputs the kernel cannot predict.** Each grade draws its inputs from a fresh seed (``seed=None``; the report
    shows a seed only when the caller fixed one). Every lab has shapes whose scores are large in magnitude and rise
@@ -27,7 +27,7 @@ right and what differs.
    every shape (as nbautoeval and jupyterquiz do for known wrong answers). Otherwise the report names what differs:
    which outputs on which shapes, which tensors moved more or less than the closed form.
 
-Lab 5's race (:func:`decode_race`) is judged under three rules of the decode time model: the lecture's (a full last
+Lab 5's race (:func:`flashbook.labs.decode_race`) is judged under three rules of the decode time model: the lecture's (a full last
 wave, one CTA per SM), a shared last wave, and the occupancy the kernel's resources allow; a split count that is not
 an int, or above flash-attn's limit of 128, is an error naming ``choose_splits``.
 """
@@ -457,7 +457,7 @@ def grade(lab, kernel, *, seed: int | None = None, gpu="A100", choose_splits=Non
         gpu: preset for the modelled time (default A100).
         choose_splits: lab 5 only, ``(gpu, *, batch, seqlen, num_q_heads, num_kv_heads, head_dim) -> int``.
         rebuilt: True when ``kernel`` and ``choose_splits`` were already rebuilt (by
-            :func:`labcore.chip.kernel_source.rebuild_from_text` in the batch grader): they run as given.
+            :func:`labcore.chip.rebuild_from_text` in the batch grader): they run as given.
         params: the kernel's parameters (``block_q``, ``block_kv``), default the lab's.
     Returns:
         a :class:`~flashbook.labs.report.Report` (``as_dict()`` and ``as_row(student)`` for a gradebook).
@@ -540,7 +540,7 @@ def grade(lab, kernel, *, seed: int | None = None, gpu="A100", choose_splits=Non
 
 def grade_text(lab, text: str, *, filename: str = "<submission>", **kwargs) -> Report:
     """Grade the lab's functions as defined in a file's text (a ``.py`` file or a notebook's JSON): they are taken
-    from the text and rebuilt (:func:`labcore.chip.kernel_source.rebuild_from_text`) without running its other
+    from the text and rebuilt (:func:`labcore.chip.rebuild_from_text`) without running its other
     code, then graded as :func:`grade`. A missing or refused definition is a report with its findings.
 
     Raises: TypeError/ValueError as :func:`grade`."""

@@ -3,7 +3,7 @@ by a named edit of its text, and has one feedback line that the grader gives onl
 
 A mistake is a list of edits ``(old, new)`` on the solution's text (``old`` must occur exactly once; ``None``
 appends ``new``), so each mistaken kernel reads like the reference with one change, and it is rebuilt through the
-same checks as any reader's kernel (:func:`labcore.chip.kernel_source.rebuild_from_text`).
+same checks as any reader's kernel (:func:`labcore.chip.rebuild_from_text`).
 """
 from __future__ import annotations
 

@@ -106,7 +106,7 @@ class Report:
         shapes (list of :class:`ShapeResult`).
         time (dict or None): the last shape's :func:`labcore.chip.modelled_time`.
         feedback (list): ``(mistake key, line)`` for each named mistake recognised.
-        race (list or None): lab 5's "beat the heuristic" rows (:func:`flashbook.labs.grader.decode_race`).
+        race (list or None): lab 5's "beat the heuristic" rows (:func:`flashbook.labs.decode_race`).
         findings (list of str): what the kernel's source may not do (then nothing ran).
         seed (int or None): the inputs' seed, when the caller fixed it (a drawn seed is not shown).
         differences (list of str): what differs from the reference, when no named mistake explains it.

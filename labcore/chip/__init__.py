@@ -6,7 +6,7 @@ element moved is counted per tensor in ``chip.ledger`` (:class:`labcore.hbm.Ledg
 conventions), atomic adds apart in ``chip.atomics``; on-chip tiles are numpy arrays whose FLOPs are counted and
 whose sources are tracked, so that what a kernel keeps on chip counts against ``M``; and :func:`modelled_time`
 turns the counts into seconds on a GPU preset. A kernel written by a reader is first checked and rebuilt from its
-source (:func:`~labcore.chip.kernel_source.rebuild` with :data:`~labcore.chip.kernel_source.CHIP_PROFILE`), with
+source (:func:`~labcore.chip.rebuild` with :data:`~labcore.chip.CHIP_PROFILE`), with
 ``np`` bound to the facade of :mod:`labcore.chip.facade`, and run under step and time limits
 (:mod:`labcore.chip.limits`). Modules, one idea each: ``hbm_tensor`` (HBM tensors), ``sram`` (the budget),
 ``tile`` (counted arrays and what is on chip), ``cta`` (one CTA's door to HBM), ``grid`` (the chip, its launches

@@ -1,6 +1,6 @@
 """What a chip kernel gets as ``np`` and ``math``: the array maths a tile kernel needs, and nothing else.
 
-A rebuilt kernel (:func:`labcore.chip.kernel_source.rebuild` with ``CHIP_PROFILE``) sees ``np`` bound to
+A rebuilt kernel (:func:`labcore.chip.rebuild` with ``CHIP_PROFILE``) sees ``np`` bound to
 :data:`NP`, not to numpy: elementwise maths (``np.exp``, ``np.maximum``, ``np.where``, ...), reductions
 (``np.sum``, ``np.max``, ...), a few array functions (``np.concatenate``, ``np.outer``, ``np.einsum``,
 ``np.tril``, ...), the constants ``np.inf``, ``np.nan``, ``np.newaxis``, and constructors. Every array it hands out
@@ -268,8 +268,16 @@ def where(condition, x, y):
     """``x`` where ``condition`` holds, else ``y`` (tiles or numbers; the three-argument form only)."""
     for arg, v in (("condition", condition), ("x", x), ("y", y)):
         _operand(v, "where", arg)
+    _bounded("where", np.broadcast_shapes(*(v.shape for v in (condition, x, y) if isinstance(v, Tile))))
     out = np.where(condition, x, y)
     return out if isinstance(out, Tile) else out[()]
+
+
+def _bounded(fn, shape):
+    n = math.prod(int(s) for s in shape)
+    if n > MAX_TEMP_ELEMENTS:
+        raise ValueError(f"np.{fn} would make {n:,} elements, more than a kernel's arithmetic may "
+                         f"({MAX_TEMP_ELEMENTS:,})")
 
 
 def _sequence(arrays, fn):
@@ -278,6 +286,7 @@ def _sequence(arrays, fn):
                         f"{type(arrays).__name__}")
     for i, a in enumerate(arrays):
         _tile(a, fn, f"arrays[{i}]")
+    _bounded(fn, (sum(a.size for a in arrays),))
     return arrays
 
 
@@ -337,6 +346,7 @@ def clip(a, a_min, a_max):
     """``a`` limited to ``[a_min, a_max]`` (tiles or numbers)."""
     for arg, v in (("a", a), ("a_min", a_min), ("a_max", a_max)):
         _operand(v, "clip", arg)
+    _bounded("clip", np.broadcast_shapes(*(v.shape for v in (a, a_min, a_max) if isinstance(v, Tile))))
     return np.clip(a, a_min, a_max)
 
 

@@ -67,8 +67,8 @@ import numpy as np
 from .facade import MATH, MATH_NAMES, NP, NP_NAMES, Facade, checked_builtins
 from .limits import register_kernel_code, tick
 
-__all__ = ["Profile", "Finding", "KernelSourceError", "rebuild", "rebuild_from_text", "code_cells", "CHIP_PROFILE",
-           "HOST_PROFILE", "FORBIDDEN_BUILTINS", "DEFAULT_FORBIDDEN_NODES"]
+__all__ = ["Profile", "Finding", "KernelSourceError", "rebuild", "rebuild_from_text", "code_cells", "plain_function",
+           "same_function", "CHIP_PROFILE", "HOST_PROFILE", "FORBIDDEN_BUILTINS", "DEFAULT_FORBIDDEN_NODES"]
 
 #: Builtins no profile may allow: each reaches past the source (attributes by name, other namespaces, new code).
 FORBIDDEN_BUILTINS = frozenset({
@@ -174,8 +174,10 @@ class Profile:
             subscript, an assignment or ``for`` target, a ``for`` iterable or a ``return`` value).
         fstrings_anywhere: whether f-strings may appear anywhere (otherwise only as arguments of ``print``).
         tick: a function of no arguments called at the top of every loop body and function body (None: none).
-        unwrap: ``obj -> python function or None``: the function to rebuild from a decorated helper.
-        rewrap: ``(rebuilt function, original object) -> object``: what the kernel's namespace gets for it.
+        unwrap: ``obj -> python function or None``: the function to rebuild from a decorated helper (None:
+            :func:`plain_function`).
+        rewrap: ``(rebuilt function, original object) -> object``: what the kernel's namespace gets for it (None:
+            :func:`same_function`).
         advice: a sentence added to messages about names (what the profile offers).
     Raises:
         TypeError/ValueError: malformed fields, or a builtin of :data:`FORBIDDEN_BUILTINS` allowed.
@@ -191,8 +193,8 @@ class Profile:
     tuples_anywhere: bool = False
     fstrings_anywhere: bool = False
     tick: object = None
-    unwrap: object = plain_function
-    rewrap: object = same_function
+    unwrap: object = None
+    rewrap: object = None
     advice: str = ""
     _builtins: dict = field(default=None, repr=False, compare=False)
 
@@ -214,6 +216,10 @@ class Profile:
         if bad:
             raise ValueError(f"builtins may not include {', '.join(bad)}")
         object.__setattr__(self, "_builtins", dict(b))
+        if self.unwrap is None:
+            object.__setattr__(self, "unwrap", plain_function)
+        if self.rewrap is None:
+            object.__setattr__(self, "rewrap", same_function)
         for attr in ("value_attributes",):
             if not isinstance(getattr(self, attr), (set, frozenset)):
                 raise TypeError(f"{attr} must be a frozenset of names")

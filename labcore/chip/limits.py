@@ -1,10 +1,10 @@
 """Step and time limits of one kernel run: a kernel that loops forever is stopped with a message, not a hang.
 
-A *step* is one call of :func:`tick`. The chip ticks on every ``load``, ``buffer``, ``store``, ``atomic_add``,
-``allocate`` and ``launch``, and :func:`labcore.chip.kernel_source.rebuild` puts a tick at the top of every loop
+A *step* is one call of :func:`labcore.chip.limits.tick`. The chip ticks on every ``load``, ``buffer``, ``store``, ``atomic_add``,
+``allocate`` and ``launch``, and :func:`labcore.chip.rebuild` puts a tick at the top of every loop
 body and every function body of a rebuilt kernel, so that even ``while True: pass`` ticks. Inside
 ``with run_limits(steps=..., seconds=...):`` a tick past the step budget, or past the wall-clock deadline (checked
-on the same ticks), raises :class:`KernelLimitError`; outside it, ticks only count.
+on the same ticks), raises :class:`labcore.chip.KernelLimitError`; outside it, ticks only count.
 
 The step budget is the deterministic limit (the same kernel stops at the same step on any machine); the wall-clock
 one is a generous backstop (a loaded machine runs the labs' kernels a hundred times below it). What neither can
@@ -28,7 +28,7 @@ DEFAULT_SECONDS = 120.0
 
 
 class KernelLimitError(RuntimeError):
-    """Raised inside a kernel that ran more steps, or longer, than :func:`run_limits` allows.
+    """Raised inside a kernel that ran more steps, or longer, than :func:`labcore.chip.run_limits` allows.
 
     Attributes: kind (``"steps"`` or ``"seconds"``), limit (the budget), steps (steps taken when it stopped).
     """
@@ -57,7 +57,7 @@ _BUDGET = _Budget()
 
 
 def tick() -> None:
-    """Count one step; raise :class:`KernelLimitError` past the active :func:`run_limits` budget.
+    """Count one step; raise :class:`labcore.chip.KernelLimitError` past the active :func:`labcore.chip.run_limits` budget.
 
     Wall-clock time is read every 256 steps only (a clock read costs more than a step)."""
     b = _BUDGET
@@ -70,7 +70,7 @@ def tick() -> None:
 
 
 def steps_taken() -> int:
-    """Steps counted since the innermost :func:`run_limits` began (or since import, outside one)."""
+    """Steps counted since the innermost :func:`labcore.chip.run_limits` began (or since import, outside one)."""
     return _BUDGET.steps
 
 
@@ -82,7 +82,7 @@ def run_limits(*, steps: int = DEFAULT_STEPS, seconds: float = DEFAULT_SECONDS):
         steps: int >= 1 (default :data:`DEFAULT_STEPS`).
         seconds: float > 0 (default :data:`DEFAULT_SECONDS`).
     Raises:
-        TypeError/ValueError: a bad budget. Inside the block, :class:`KernelLimitError` from :func:`tick`.
+        TypeError/ValueError: a bad budget. Inside the block, :class:`labcore.chip.KernelLimitError` from :func:`labcore.chip.limits.tick`.
     """
     steps = positive_int(steps, "steps", maximum=10 ** 12)
     seconds = positive_float(seconds, "seconds")

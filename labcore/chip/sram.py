@@ -94,7 +94,7 @@ class SRAM:
         Args:
             label: what is held (str), for messages.
             elements: int >= 0.
-            since: a past :attr:`clock` from which the elements count (a copy kept since its block ended);
+            since: a past ``clock`` from which the elements count (a copy kept since its block ended);
                 None: from now.
         Raises:
             TypeError/ValueError: bad arguments. SRAMCapacityError: ``used + elements > M`` now, or at any moment

@@ -1,7 +1,7 @@
 """The labs' reference solutions, one self-contained file per lab: what a lab page shows, and what a reader can paste
 into the kernel cell as it is (it imports only numpy, or labcore for lab 5's ``choose_splits``, and defines every
 helper it uses). The grader rebuilds them through the same checks as a reader's kernel
-(:func:`labcore.chip.kernel_source.rebuild`), so they are written with the same rules.
+(:func:`labcore.chip.rebuild`), so they are written with the same rules.
 """
 from __future__ import annotations
 
