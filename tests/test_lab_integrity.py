@@ -337,7 +337,7 @@ def test_a_number_cannot_be_taken_out_of_a_tile():
 
 @pytest.mark.parametrize("kernel", [endless, endless_in_helper])
 def test_an_endless_loop_is_stopped_with_a_clear_message(kernel):
-    r = _grade("online_softmax", kernel)
+    r = _grade("online_softmax", kernel, max_steps=20_000)
     assert not r.passed
     assert all(s.raised.startswith("KernelLimitError: the kernel was stopped") for s in r.shapes)
 
@@ -651,7 +651,7 @@ def _named_mistakes():
 
 
 OTHERS = {
-    "online_softmax": [row_stale_max, row_with_temporaries, row_logaddexp, tile_after_block, endless],
+    "online_softmax": [row_stale_max, row_with_temporaries, row_logaddexp, tile_after_block],
     "fa1_forward": [fa1_wider_key_blocks, hoard_copies, hoard_in_zeros],
     "fa2_causal": [fa2_einsum_tril, one_cta_does_all],
 }
@@ -659,17 +659,14 @@ OTHERS = {
 
 @pytest.mark.parametrize("key", list(LABS))
 def test_no_kernel_is_named_for_a_mistake_it_did_not_make(key):
-    """Every named mistaken kernel of the lab gets its own line only; the reference, the starter and this module's
-    other kernels of the lab get none."""
+    """The reference, an endless kernel and this module's other kernels of the lab get no named mistake (each named
+    mistaken kernel gets its own line and no other: tests/test_labs.py)."""
     lab = LABS[key]
-    for name in lab.mistakes:
-        r = _grade(key, mistake_functions(key, name)["kernel"], rebuilt=True)
-        assert not r.passed and r.mistakes == {name}, (name, str(r))
-        assert FEEDBACK[name] in str(r)
-        assert all(FEEDBACK[other] not in str(r) for other in FEEDBACK if other != name)
     assert _grade(key, lab.reference).mistakes == set()
     for kernel in OTHERS.get(key, []):
         assert _grade(key, kernel).mistakes == set(), kernel.__name__
+    if key == "online_softmax":
+        assert _grade(key, endless, max_steps=20_000).mistakes == set()
 
 
 def test_a_correct_kernel_is_not_told_to_compare_its_traffic():

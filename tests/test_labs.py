@@ -80,6 +80,7 @@ def test_each_mistake_fails_with_its_own_line_and_only_that_one(key, name):
     assert not r.passed
     assert r.mistakes == {name}
     assert FEEDBACK[name] in str(r)
+    assert all(FEEDBACK[other] not in str(r) for other in FEEDBACK if other != name)
 
 
 def test_every_feedback_line_belongs_to_a_mistaken_kernel():

@@ -41,7 +41,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from labcore.checks import positive_int
+from labcore.checks import positive_float, positive_int
 from labcore.chip import (CHIP_PROFILE, HOST_PROFILE, Chip, DataRaceError, KernelSourceError, SRAMCapacityError,
                           modelled_time, rebuild, rebuild_from_text, run_limits)
 from labcore.chip.limits import DEFAULT_SECONDS, DEFAULT_STEPS
@@ -443,7 +443,7 @@ def _program_helpers(kernel):
 
 
 def grade(lab, kernel, *, seed: int | None = None, gpu="A100", choose_splits=None, rebuilt: bool = False,
-          **params) -> Report:
+          max_steps: int = DEFAULT_STEPS, max_seconds: float = DEFAULT_SECONDS, **params) -> Report:
     """Grade a reader's kernel on one lab (see the module docstring for what is checked).
 
     Args:
@@ -458,6 +458,8 @@ def grade(lab, kernel, *, seed: int | None = None, gpu="A100", choose_splits=Non
         choose_splits: lab 5 only, ``(gpu, *, batch, seqlen, num_q_heads, num_kv_heads, head_dim) -> int``.
         rebuilt: True when ``kernel`` and ``choose_splits`` were already rebuilt (by
             :func:`labcore.chip.rebuild_from_text` in the batch grader): they run as given.
+        max_steps, max_seconds: the step and wall-clock budget of each kernel run (one shape), past which the kernel
+            is stopped (:func:`labcore.chip.run_limits`; defaults generous: a loaded machine never reaches them).
         params: the kernel's parameters (``block_q``, ``block_kv``), default the lab's.
     Returns:
         a :class:`~flashbook.labs.report.Report` (``as_dict()`` and ``as_row(student)`` for a gradebook).
@@ -477,6 +479,8 @@ def grade(lab, kernel, *, seed: int | None = None, gpu="A100", choose_splits=Non
     if params:
         raise TypeError(f"unknown parameter(s) {sorted(params)} for lab {lab.key!r}; it takes {sorted(lab.params)}")
     seed, shown = _seed(seed)
+    limits = dict(steps=positive_int(max_steps, "max_steps", maximum=10 ** 12),
+                  seconds=positive_float(max_seconds, "max_seconds"))
     findings = []
     fn, chooser = kernel, choose_splits
     if not rebuilt:
@@ -495,7 +499,7 @@ def grade(lab, kernel, *, seed: int | None = None, gpu="A100", choose_splits=Non
     chip = None
     for i, shape in enumerate(lab.shapes):
         inputs = _inputs(lab, shape, seed, i)
-        chip, outputs, err = _run(lab, fn, shape, inputs, seed + i, kp)
+        chip, outputs, err = _run(lab, fn, shape, inputs, seed + i, kp, **limits)
         expected_out = lab.oracle(inputs, shape)
         expected_io = lab.expected_io(shape, kp)
         traffic = chip.ledger.by_tensor()
@@ -521,7 +525,7 @@ def grade(lab, kernel, *, seed: int | None = None, gpu="A100", choose_splits=Non
     race, race_error = None, None
     if lab.key == "flash_decoding" and chooser is not None:
         try:
-            with run_limits(steps=DEFAULT_STEPS, seconds=DEFAULT_SECONDS):
+            with run_limits(**limits):
                 race = decode_race(chooser)
         except Exception as exc:  # choose_splits is the reader's code: report what it did
             race_error = f"{type(exc).__name__}: {exc}"
