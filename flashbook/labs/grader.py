@@ -123,15 +123,14 @@ def _rebuilt(lab, kernel):
         return None, [str(f) for f in exc.findings]
 
 
-def run_kernel(lab, kernel, shape, *, seed: int = 0, order="shuffled", **params):
+def run_kernel(lab, kernel, shape, *, seed: int = 0, **params):
     """Run ``kernel`` (rebuilt from its source, as :func:`grade` does) on one shape of ``lab`` with random inputs.
 
     Args:
         lab: as :func:`flashbook.labs.grade`.
         kernel: the kernel (or a program for labs 4 and 5).
         shape: int index into ``lab.shapes`` or a shape dict such as ``{"N": 45, "N_k": 31}``.
-        seed: seed of the inputs (int >= 0).
-        order: unused (kept for callers; the chip always shuffles the CTAs).
+        seed: seed of the inputs and of the CTAs' shuffled order (int >= 0).
         params: kernel parameters (block sizes).
     Returns:
         ``(chip, outputs, error, inputs)``: the chip after the run, ``{name: array}`` read back from HBM (NaN where
