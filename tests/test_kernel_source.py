@@ -173,3 +173,11 @@ def test_what_a_reader_writes_for_debugging_and_fills_works(capsys):
                  "        print(t, t.max(), f'{t.max():.2f}', m + z)\n")
     Chip(64, {"x": np.arange(3.0)}).launch(rebuild(ns["kernel"], CHIP_PROFILE))
     assert capsys.readouterr().out == "[0. 1. 2.] 2.0 2.00 [0. 1. 2.]\n"
+
+
+def test_a_name_a_file_sets_by_code_the_grader_does_not_run_is_named_so():
+    text = "import math as m\nscale = m.sqrt(2)\ndef kernel(cta):\n    return scale + m.pi\n"
+    with pytest.raises(KernelSourceError) as e:
+        rebuild_from_text(text, ("kernel",), CHIP_PROFILE)
+    msgs = [f.message for f in e.value.findings]
+    assert sum("is set by a statement the grader does not run" in m for m in msgs) == 2

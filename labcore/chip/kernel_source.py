@@ -472,6 +472,7 @@ class _Rebuilder:
         self.memo: dict[int, object] = {}
         self.stack: list = []
         self.findings: list[Finding] = []
+        self.unrun: set = set()         # names a file binds with statements rebuild_from_text does not run
 
     def _names_advice(self):
         mods = ", ".join(sorted(self.p.modules))
@@ -495,6 +496,9 @@ class _Rebuilder:
                 return self.p.builtin_objects[name]
             if name in FORBIDDEN_BUILTINS:
                 return None                                    # the checker has said so at the name itself
+            if name in self.unrun:
+                return refuse(f"{name} is set by a statement the grader does not run (from a file it takes only "
+                              "top-level defs and constants NAME = <literal>; np and math are given)")
             if hasattr(_builtins_module, name):
                 return refuse(f"{name} is not allowed in a kernel; {self._names_advice()}")
             return refuse(f"{name} is not defined where the kernel was written: define it (a def or a constant at "
@@ -718,7 +722,7 @@ def rebuild_from_text(text: str, names, profile: Profile, *, filename: str = "<s
         raise TypeError(f"filename must be a string, got {filename!r}")
     cells = code_cells(text)
     notebook = len(cells) != 1 or cells[0] is not text
-    defs, consts, broken = {}, {}, []
+    defs, consts, broken, unrun = {}, {}, [], set()
     for k, cell in enumerate(cells):
         cell_name = f"{filename} [cell {k + 1}]" if notebook else filename
         linecache.cache[cell_name] = (len(cell), None, cell.splitlines(True), cell_name)
@@ -737,7 +741,12 @@ def rebuild_from_text(text: str, names, profile: Profile, *, filename: str = "<s
                 if c is not None:
                     consts[c[0]] = c[1]
                     defs.pop(c[0], None)
+                else:
+                    unrun |= {n.id for n in ast.walk(stmt) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+                    unrun |= {(a.asname or a.name).split(".")[0] for n in ast.walk(stmt)
+                              if isinstance(n, (ast.Import, ast.ImportFrom)) for a in n.names}
     r = _Rebuilder(profile)
+    r.unrun = unrun - set(consts) - set(defs)
     missing = [n for n in names if n not in defs]
     if missing:
         r.findings += [Finding(0, 0, f"the file defines no function named {n} (a top-level `def {n}(...)`)", n)
