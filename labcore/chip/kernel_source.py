@@ -175,9 +175,9 @@ class Profile:
         fstrings_anywhere: whether f-strings may appear anywhere (otherwise only as arguments of ``print``).
         tick: a function of no arguments called at the top of every loop body and function body (None: none).
         unwrap: ``obj -> python function or None``: the function to rebuild from a decorated helper (None:
-            :func:`plain_function`).
+            :func:`labcore.chip.kernel_source.plain_function`).
         rewrap: ``(rebuilt function, original object) -> object``: what the kernel's namespace gets for it (None:
-            :func:`same_function`).
+            :func:`labcore.chip.kernel_source.same_function`).
         advice: a sentence added to messages about names (what the profile offers).
     Raises:
         TypeError/ValueError: malformed fields, or a builtin of :data:`FORBIDDEN_BUILTINS` allowed.
