@@ -19,7 +19,7 @@ import numpy as np
 from .checks import LOOP_ORDERS, cdiv, choice, flag, key_count, positive_int
 
 __all__ = ["Ledger", "standard_attention_io", "score_to_input_ratio", "flash_forward_io", "flash_backward_io",
-           "standard_backward_io", "causal_block_counts", "MAX_BLOCKS", "saved_for_backward_bytes", "flash_io_bound",
+           "standard_backward_io", "flash_backward_atomics", "causal_block_counts", "MAX_BLOCKS", "saved_for_backward_bytes", "flash_io_bound",
            "training_step_io"]
 
 #: Block-by-block bookkeeping (query blocks here; block pairs in :func:`labcore.causal_block_map` and
@@ -252,17 +252,20 @@ def flash_forward_io(N: int, d: int, *, block_q: int, block_kv: int, loop_order:
     return table if by_tensor else _total(table)
 
 
-def flash_io_bound(N: int, d: int, M: int) -> float:
-    """Theorem 2's order of the FlashAttention forward's HBM traffic: ``N^2 d^2 / M`` elements.
+def flash_io_bound(N: int, d: int, M: int, *, N_k: int | None = None) -> float:
+    """Theorem 2's order of the FlashAttention forward's HBM traffic: ``N N_k d^2 / M`` elements (``N^2 d^2 / M``
+    when ``N_k = N``).
 
-    The forward in Algorithm 1 order moves about ``4 N^2 d^2 / M`` (O written once per key block,
-    ``T_c ~ 4 N d / M`` times); dividing :func:`flash_forward_io` by this bound gives a ratio that is flat
-    in N (the §4 figures).
+    The forward in Algorithm 1 order moves about ``4 N N_k d^2 / M`` (O written once per key block,
+    ``T_c ~ 4 N_k d / M`` times); dividing :func:`flash_forward_io` by this bound gives a ratio that is flat
+    in N (the §4 figures). With ``N_k != N`` the theorem's argument counts each of the ``T_c`` passes over the
+    ``N`` queries, hence ``N N_k``.
 
     Args:
-        N: sequence length.
+        N: sequence length (queries).
         d: head dimension.
         M: SRAM size in elements. All ints >= 1.
+        N_k: keys (int >= 1; default N).
     Returns:
         float, elements.
     Raises:
@@ -271,7 +274,7 @@ def flash_io_bound(N: int, d: int, M: int) -> float:
         Dao et al. 2022, Theorem 2 (Theta(N^2 d^2 M^-1) HBM accesses) and Proposition 3 (lower bound).
     """
     N, d, M = positive_int(N, "N"), positive_int(d, "d"), positive_int(M, "M")
-    return N * N * d * d / M
+    return N * key_count(N, N_k) * d * d / M
 
 
 def standard_backward_io(N: int, d: int, *, N_k: int | None = None, by_tensor: bool = False):
@@ -392,39 +395,45 @@ def _standard_forward_table(N, d, N_k):
 
 
 def flash_backward_io(N: int, d: int, *, block_q: int, block_kv: int, causal: bool = False,
-                      N_k: int | None = None, by_tensor: bool = False):
+                      N_k: int | None = None, by_tensor: bool = False, dq: str = "read_write"):
     """Elements moved by the FlashAttention backward pass, as counted by ``flash_attention_backward``'s ledger.
 
     Counting (every read and write is HBM, lecture §5.2): before the loop read O, dO and write
     D = rowsum(dO * O) (2 N d + N), and write dQ = 0 (N d). Outer loop over K/V blocks j: read K_j, V_j
     (2 N_k d in all) and finally write dK_j, dV_j (2 N_k d). For every visited pair (j, i): read Q_i,
-    dO_i, dQ_i, lse_i, D_i and write dQ_i, i.e. ``rows_i (4 d + 2)``. Without a mask:
-    ``7 N d + N + 4 N_k d - 4 N d + T_c N (4 d + 2)``, i.e. ``7 N d + N + T_c N (4 d + 2)`` for N_k = N.
+    dO_i, lse_i, D_i and, with ``dq="read_write"``, read dQ_i and write it back, i.e. ``rows_i (4 d + 2)``.
+    Without a mask: ``7 N d + N + 4 N_k d - 4 N d + T_c N (4 d + 2)``, i.e. ``7 N d + N + T_c N (4 d + 2)`` for
+    N_k = N. With ``dq="atomic"`` (one CTA per key block adding into dQ, as FlashAttention-2 runs it) dQ is only
+    written once (the zeros) in this table, and the pairs' adds are counted apart:
+    :func:`flash_backward_atomics`.
 
     Args:
         N: queries.
         d: head dimension.
         block_q: B_r (kBlockM).
         block_kv: B_c (kBlockN) (ints >= 1).
-        causal: skip fully
-        masked blocks.
+        causal: skip fully masked blocks.
         N_k: keys (default N).
         by_tensor: return the per-tensor dict.
+        dq: ``"read_write"`` (dQ_i read, updated and written back per pair) or ``"atomic"``.
     Returns:
         int elements, or ``{tensor: {"read": n, "write": n}}``.
     Raises:
-        TypeError/ValueError: sizes that are not integers >= 1.
-    Source: Dao et al. 2022, Algorithm 4 (with D computed before the loop as in Dao 2023, Algorithm 2).
+        TypeError/ValueError: sizes that are not integers >= 1; an unknown ``dq``.
+    Source: Dao et al. 2022, Algorithm 4 (with D computed before the loop as in Dao 2023, Algorithm 2; dQ added
+    atomically as in FlashAttention-2's backward kernel).
     """
     causal = flag(causal, "causal")
+    dq = choice(dq, "dq", ("read_write", "atomic"))
     N, d, B_r, B_c, N_k = _sizes(N, d, block_q=block_q, block_kv=block_kv, N_k=N_k)
     rows, J, cols = causal_block_counts(N, block_q=B_r, block_kv=B_c, causal=causal, N_k=N_k)
     pair_rows = int((rows * J).sum())
+    dq_rw = pair_rows * d if dq == "read_write" else 0
     table = _tensor_table([
         ("O", N * d, 0),
         ("dO", N * d + pair_rows * d, 0),
         ("D", pair_rows, N),
-        ("dQ", pair_rows * d, N * d + pair_rows * d),
+        ("dQ", dq_rw, N * d + dq_rw),
         ("K", N_k * d, 0),
         ("V", N_k * d, 0),
         ("Q", pair_rows * d, 0),
@@ -433,6 +442,21 @@ def flash_backward_io(N: int, d: int, *, block_q: int, block_kv: int, causal: bo
         ("dV", 0, N_k * d),
     ])
     return table if by_tensor else _total(table)
+
+
+def flash_backward_atomics(N: int, d: int, *, block_q: int, block_kv: int, causal: bool = False,
+                           N_k: int | None = None) -> int:
+    """Elements added atomically into dQ by the backward run as one CTA per key block: ``d`` per row of every
+    visited (key block, query block) pair (``T_c N d`` without a mask).
+
+    Args/Raises: as :func:`flash_backward_io`. Returns: int elements.
+    Source: FlashAttention-2 (Dao 2023), Algorithm 2 run with one thread block per key block (its §3.2), dQ_i
+    accumulated with atomic adds.
+    """
+    causal = flag(causal, "causal")
+    N, d, B_r, B_c, N_k = _sizes(N, d, block_q=block_q, block_kv=block_kv, N_k=N_k)
+    rows, J, _ = causal_block_counts(N, block_q=B_r, block_kv=B_c, causal=causal, N_k=N_k)
+    return int((rows * J).sum()) * d
 
 
 def softmax_fusion_io(rows: int, N: int) -> dict:

@@ -120,6 +120,9 @@ def test_safe_lse_and_merge_exist_only_in_softmax_py(path):
 MAX_CELL_LINES = 15
 #: A cell tagged so only displays (a figure, a table, a widget) and may be longer.
 DISPLAY_TAG = "display-only"
+#: A lab's kernel cell: the reader's exercise (the starter, then their kernel), as long as the exercise needs; one
+#: cell, so that a solution pasted into it defines everything the check cell grades.
+EXERCISE_TAG = "exercise-code"
 
 
 def counted_lines(src: str) -> int:
@@ -129,7 +132,8 @@ def counted_lines(src: str) -> int:
 def long_computing_cells(path: Path) -> list[tuple[str, int]]:
     """(notebook, cell index) of each code cell over MAX_CELL_LINES counted lines not tagged DISPLAY_TAG."""
     return [(path.name, i) for i, cell, src in notebook_code_cells(path)
-            if counted_lines(src) > MAX_CELL_LINES and DISPLAY_TAG not in cell.get("metadata", {}).get("tags", [])]
+            if counted_lines(src) > MAX_CELL_LINES
+            and not {DISPLAY_TAG, EXERCISE_TAG} & set(cell.get("metadata", {}).get("tags", []))]
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
