@@ -105,12 +105,15 @@ book-and-browser:  # (a stage of make test) the strict build, then the browser s
 bench: $(STAMP) $(READER_CHROMIUM)  ## performance budget: notebook times, explorer latency, build time, import time, page weight
 	$(BIN)/python bench/run.py
 	$(BIN)/python bench/labs.py                 # seconds to grade each lab's reference and mistaken kernels (<= 2 s)
+	$(BIN)/python bench/cuda_labs.py            # seconds to grade each CUDA lab in the simulator (<= 10 s)
 	$(BIN)/python bench/megakernel_schedule.py  # the megakernel event loop, cold and cached
 	$(BIN)/python bench/prefill_time.py         # one vectorised prefill_time call
 	FLASHBOOK_CHROMIUM=$(READER_CHROMIUM) $(BIN)/python -m pytest -q -s -p no:cacheprovider bench/live_latency.py   # browser-side live latency (JupyterLab, the full Chromium)
+	$(BIN)/python bench/results.py              # the latest figures into bench/RESULTS.md (the README links it)
 
 test-cost: $(STAMP) $(CHROMIUM)  ## what make test costs: each stage alone, then make test, in wall time and CPU-s (needs make book)
 	$(BIN)/python bench/suite_cost.py
+	$(BIN)/python bench/results.py
 
 pdf: $(STAMP) $(CHROMIUM)  ## the whole book as one PDF (_build/pdf/flashbook.pdf): Debian's Chromium prints the built HTML
 	@test -f _build/html/index.html || (echo "no _build/html: run 'make book' first" && false)
@@ -120,12 +123,16 @@ clean:  ## remove the build output (keeps .venv)
 	rm -rf _build artifacts .pytest_cache .hypothesis
 
 # --- editions and exercise sheets (flashbook/exercises/student.py, flashbook/exercises/sheets.py) ---------------
-.PHONY: student sheets
+.PHONY: student sheets student-pdf
 IDS ?=
 SHEETS ?= _build/sheets
 
-student: $(STAMP)  ## build the student edition (no worked solutions, hashed answer keys) into _build/student/html
+student: $(STAMP)  ## build the student edition (no worked solutions, hashed keys, no instructors' page or repository link) into _build/student/html
 	PYTHONPATH=$(CURDIR) $(BIN)/python -m flashbook.exercises.student --root . --out _build/student
+
+student-pdf: $(STAMP) $(CHROMIUM)  ## the student edition as one PDF (_build/pdf/flashbook-student.pdf), as make pdf prints the full one
+	@test -f _build/student/html/index.html || (echo "no _build/student/html: run 'make student' first" && false)
+	$(BIN)/python tools/book_pdf.py --edition student --check
 
 sheets: $(STAMP)  ## one exercise sheet per student and the answer key: make sheets IDS="alice bob carol" [SHEETS=dir]
 	@test -n "$(IDS)" || (echo 'give the student ids: make sheets IDS="alice bob carol"' && false)

@@ -1,4 +1,4 @@
-"""Browser-side latency of live slider moves (issue 12, item 5), run by ``make bench``, never by ``make test``.
+"""Browser-side latency of live slider moves, what a reader waits for, run by ``make bench``, never by ``make test``.
 
 What a reader feels in JupyterLab: for every explorer of every notebook, the time from the input event (a key
 press on the first slider, or a new dropdown choice) to the new image decoded in the page, measured in the page's

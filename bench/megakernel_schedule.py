@@ -11,7 +11,8 @@ from __future__ import annotations
 import time
 
 from labcore import forward_timeline
-from labcore.megakernel import mode_sensitivity, timeline
+from labcore.forward_timeline import timeline
+from labcore.megakernel import mode_sensitivity
 
 REPEATS = 3
 

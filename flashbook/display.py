@@ -5,8 +5,8 @@ import functools
 import html
 import numbers
 
+from .drawing import CSS_PX_PER_INCH
 from .explorer import Explorer
-from .figures.base import CSS_PX_PER_INCH
 from .live import LiveFigure
 from .mode import prefetch_enabled, static_mode
 from .player import StaticHTML, render_static

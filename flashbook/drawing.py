@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import io
 
-__all__ = ["STATIC_DPI", "LIVE_DPI", "LIVE_PNG_COMPRESSION", "LAYOUT_PAD", "frozen_layout", "freeze", "encode_png",
-           "draw_png"]
+__all__ = ["CSS_PX_PER_INCH", "STATIC_DPI", "LIVE_DPI", "LIVE_PNG_COMPRESSION", "LAYOUT_PAD", "frozen_layout", "freeze",
+           "encode_png", "draw_png", "smallest_text"]
 
-from .figures.base import CSS_PX_PER_INCH
+#: CSS pixels per figure inch: a figure is shown at ``width * CSS_PX_PER_INCH`` CSS px (or the column's width,
+#: if narrower). Its PNGs carry 2x that resolution (:data:`STATIC_DPI`), crisp on 2x screens.
+CSS_PX_PER_INCH = 100
 
 #: PNG resolution of the static players' frames and of the live widgets' figures. A figure is shown at
 #: ``CSS_PX_PER_INCH`` CSS px per inch; the static frames carry 2 PNG pixels per CSS px (crisp on a 2x
@@ -91,8 +93,6 @@ def encode_png(fig, dpi: int, check: bool, compress_level: int | None = None) ->
     return buf.getvalue(), inside
 
 
-
-
 def freeze(explorer, fig, dpi: int) -> bool:
     """Put ``fig``'s axes at the explorer's frozen positions (no layout engine); False if the layout does
     not apply (no constrained layout, another size or number of axes)."""
@@ -115,3 +115,26 @@ def draw_png(explorer, data, params: dict, dpi: int, compress_level: int | None 
             return fig, png, True
         fig = explorer.draw(data, **params)
     return fig, encode_png(fig, dpi, False, compress_level)[0], False
+
+
+def smallest_text(fig) -> float:
+    """The size (points) of the smallest visible, non-empty text drawn in ``fig`` (tick labels, titles,
+    legends, annotations); draw the figure first (tick labels exist once drawn). ``inf`` if it has none."""
+    from matplotlib.text import Text
+
+    sizes = [t.get_fontsize() for t in fig.findobj(Text)
+             if t.get_visible() and t.get_text().strip() and (t.axes is None or t.axes.get_visible())
+             and _on_canvas(t)]
+    return min(sizes, default=float("inf"))
+
+
+def _on_canvas(text) -> bool:
+    """False for a tick label matplotlib keeps outside the axis' view (it is not drawn)."""
+    try:
+        x, y = text.get_position()
+        tr = text.get_transform()
+        px, py = tr.transform((x, y))
+    except (TypeError, ValueError):
+        return True
+    b = text.figure.bbox
+    return -1 <= px <= b.x1 + 1 and -1 <= py <= b.y1 + 1

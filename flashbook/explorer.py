@@ -17,10 +17,9 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from .drawing import STATIC_DPI, draw_png
-from .figures.base import clear_content, layout_of, remember_setup
 
 __all__ = ["Slider", "Explorer", "settings_key", "EXPLORERS", "FIGURE_MODULES", "register", "get_explorer",
-           "all_explorers"]
+           "all_explorers", "remember_setup", "layout_of", "clear_content"]
 
 
 @dataclass(frozen=True)
@@ -91,7 +90,7 @@ class Explorer:
       axes and what does not depend on the data (fixed labels, scales, limits; no artists that take a colour
       from the axes' cycle); the content draws the data's artists, the varying titles and legends into it.
       ``draw`` is set-up then content. A live kernel shows another setting by :meth:`update`: the content
-      cleared (:func:`flashbook.figures.base.clear_content`) and drawn again into the same figure, which saves
+      cleared (:func:`clear_content`) and drawn again into the same figure, which saves
       building the figure, its axes and tick artists. ``layout_key(**params)`` (optional) names what the
       set-up depends on (say the number of panels): the figure is reused only while it is unchanged.
     - or ``draw(data, **params) -> Figure`` alone: every setting is a new figure.
@@ -255,3 +254,74 @@ def get_explorer(name: str) -> Explorer:
     if name not in reg:
         raise ValueError(f"unknown explorer {name!r}; known: {', '.join(sorted(reg))}")
     return reg[name]
+
+
+# -----------------------------------------------------------------------------------------------------------------
+# The set-up/content split an explorer's live update rests on: what the set-up drew is remembered, the rest cleared
+# -----------------------------------------------------------------------------------------------------------------
+
+def remember_setup(fig, layout=None) -> None:
+    """Record what ``fig``'s set-up drew (called between an explorer's ``setup`` and its ``content``), so that
+    :func:`clear_content` can later take the content away and leave the set-up.
+
+    Per axes: its artists, containers, legend, titles and autoscaling flags; per figure: its texts and
+    legends, and ``layout`` (the explorer's ``layout_key`` at the set-up's parameters, see :func:`layout_of`).
+    A colorbar's axes is left to its Colorbar, which redraws its own artists when pointed at a new
+    mappable (:func:`flashbook.figures.base.colorbar`).
+    """
+    axes = {}
+    for ax in fig.axes:
+        if _colorbar_of(ax) is None:
+            axes[ax] = (set(_artists(ax)), len(ax.containers), ax.legend_,
+                        tuple(ax.get_title(loc) for loc in _TITLES), ax.get_autoscalex_on(), ax.get_autoscaley_on())
+    fig.fb_setup = (axes, set(fig.texts), set(fig.legends), layout)
+
+
+def layout_of(fig):
+    """The ``layout`` :func:`remember_setup` recorded for ``fig``; raises ValueError if it recorded none."""
+    if getattr(fig, "fb_setup", None) is None:
+        raise ValueError("this figure's set-up was not recorded (flashbook.explorer.remember_setup)")
+    return fig.fb_setup[3]
+
+
+def clear_content(fig) -> None:
+    """Take away what was drawn into ``fig`` after its set-up (:func:`remember_setup`): the content's data
+    artists (lines, patches, collections, texts, images, tables), containers, legends and figure texts;
+    titles back to the set-up's; each axes' colour cycle reset and its data limits recomputed, autoscaling as
+    the set-up left it. What stays (the axes, their ticks, labels, scales and fixed limits) is most of what
+    a new figure costs: an explorer's live update is this, then its ``content`` again.
+
+    Raises:
+        ValueError: ``fig``'s set-up was not recorded.
+    """
+    layout_of(fig)
+    axes, texts, legends, _ = fig.fb_setup
+    for ax, (kept, n_containers, legend, titles, auto_x, auto_y) in axes.items():
+        for art in list(_artists(ax)):
+            if art not in kept and art.axes is ax:     # a contour's labels go with the contour
+                art.remove()
+        del ax.containers[n_containers:]
+        if ax.legend_ is not None and ax.legend_ is not legend:
+            ax.legend_.remove()
+        for loc, title in zip(_TITLES, titles):
+            if ax.get_title(loc) != title:
+                ax.set_title(title, loc=loc)
+        ax.set_prop_cycle(None)
+        ax.set_autoscalex_on(auto_x)
+        ax.set_autoscaley_on(auto_y)
+        ax.relim()
+    for art in [*fig.texts, *fig.legends]:
+        if art not in texts and art not in legends:
+            art.remove()
+
+
+_TITLES = ("left", "center", "right")
+
+
+def _artists(ax):
+    return (*ax.collections, *ax.lines, *ax.patches, *ax.texts, *ax.images, *ax.tables, *ax.artists)
+
+
+def _colorbar_of(ax):
+    """The Colorbar drawn in ``ax`` (matplotlib keeps it as ``ax._colorbar``), or None."""
+    return getattr(ax, "_colorbar", None)

@@ -5,7 +5,7 @@ a ``<select>`` for a categorical one, a range slider with ``aria-valuetext`` for
 frame inline as a PNG data URI, a numbered caption (``Figure N. <the explorer's caption>``) and a small
 inline script. In the book build (``FLASHBOOK_FRAMES_DIR`` set by ``book/_ext/flashbook_html.py``) every
 other frame is a PNG file under the HTML output's ``_static/frames/``, fetched when a control moves (and
-its neighbours prefetched), so a page carries one frame per figure (issue 23); without it (a notebook, a
+its neighbours prefetched), so a page carries one frame per figure (a light page loads fast on a phone); without it (a notebook, a
 test) every frame is inlined. The image's ``alt`` text names the setting shown and changes with it.
 """
 from __future__ import annotations
@@ -20,12 +20,11 @@ import json
 import os
 from pathlib import Path
 
-from .drawing import STATIC_DPI, draw_png
+from .drawing import CSS_PX_PER_INCH, STATIC_DPI, draw_png, smallest_text
 from .explorer import EXPLORERS, Explorer
-from .figures.base import CSS_PX_PER_INCH, smallest_text
 
 __all__ = ["render_static", "StaticHTML", "MAX_FRAMES", "FRAMES_DIR_ENV", "FRAMES_URL_ENV", "FRAME_CACHE_ENV",
-           "source_fingerprint", "tree_fingerprint", "NOTE"]
+           "source_fingerprint", "tree_fingerprint", "NOTE", "NOTE_STUDENT", "launch_note"]
 
 #: Upper bound on precomputed frames per explorer (build time and the site's size: ~20-60 KB per frame).
 MAX_FRAMES = 96
@@ -42,6 +41,16 @@ FRAME_CACHE_ENV = "FLASHBOOK_FRAME_CACHE"
 #: The launch note, written once per page (under its first interactive figure).
 NOTE = ("Interactive figures: every setting was drawn when the book was built, by the same labcore code. "
         "Launch this page (rocket icon, top of the page) for a live kernel with finer controls.")
+#: The student edition's note: it has no launch button, only the download button (the page's notebook).
+NOTE_STUDENT = ("Interactive figures: every setting was drawn when the book was built, by the same labcore code. "
+                "Download this page's notebook (download icon, top of the page) and run it in JupyterLab for a "
+                "live kernel with finer controls.")
+
+
+def launch_note() -> str:
+    """The note under a page's first interactive figure: :data:`NOTE`, or :data:`NOTE_STUDENT` while the student
+    edition is built (``FLASHBOOK_EDITION=student``)."""
+    return NOTE_STUDENT if os.environ.get("FLASHBOOK_EDITION") == "student" else NOTE
 
 #: Per process (one notebook's kernel = one page): element ids handed out, figures numbered, note written.
 _IDS_USED: dict[str, int] = {}
@@ -245,7 +254,7 @@ def render_static(explorer: Explorer, *, dpi: int = STATIC_DPI, number: int | No
     Args:
         explorer: the explorer; at most :data:`MAX_FRAMES` combinations of its sliders' static values.
         dpi: the frames' resolution (PNG pixels per figure inch); the image is shown at
-            :data:`flashbook.figures.base.CSS_PX_PER_INCH` CSS px per inch (at most the column's width).
+            :data:`flashbook.drawing.CSS_PX_PER_INCH` CSS px per inch (at most the column's width).
         number: the figure's number (default: the next in this process, i.e. this page).
 
     Raises:
@@ -280,7 +289,7 @@ def render_static(explorer: Explorer, *, dpi: int = STATIC_DPI, number: int | No
                           "sizes": [len(s.values) for s in explorer.sliders], "alt": explorer.title,
                           "base": None if target is None else target[1]}).replace("</", "<\\/")
     # The element id comes from the content (explorer name + hash of its frames), never from a random
-    # source, so two builds of the same commit write byte-identical HTML (issue 13).
+    # source, so two builds of the same commit write byte-identical HTML (a rebuild changes only what changed).
     uid = ("fb-" + explorer.name.replace("_", "-") + "-"
            + hashlib.sha256(payload.encode() + default_png).hexdigest()[:8])
     _IDS_USED[uid] = _IDS_USED.get(uid, 0) + 1   # the same player twice in one page: still unique, still stable
@@ -292,7 +301,7 @@ def render_static(explorer: Explorer, *, dpi: int = STATIC_DPI, number: int | No
     note = ""
     if not _PAGE["note"]:
         _PAGE["note"] = True
-        note = f'<p class="fb-note"><small>{html.escape(NOTE)}</small></p>'
+        note = f'<p class="fb-note"><small>{html.escape(launch_note())}</small></p>'
     w, h = (round(v * CSS_PX_PER_INCH / dpi) for v in _png_size(default_png))   # CSS px: 2 PNG px each at 2x
     rows = [_control(s, i, labels[s.name]) for s, i in zip(explorer.sliders, default_idx)]
     return (

@@ -14,8 +14,9 @@ dataclass that a function returns lands beside that function. The API reference 
 rendered by ``book/_ext/flashbook_api.py``, themselves not scanned) prints "Explained in <section>" under each entry;
 ``tests/test_sections.py`` checks that every public name resolves and that every page exists.
 
-Names: a top-level name (``"reference_attention"``) or, below ``labcore`` or ``flashbook``, the dotted path
-without the package (``"published.published"``, ``"display.show"``, ``"figures.decode.splits_figure"``).
+Names: a top-level name (``"reference_attention"``) or, below ``labcore``, ``cudalab`` or ``flashbook``, the
+dotted path without the package (``"published.published"``, ``"sim.Device"``, ``"display.show"``,
+``"figures.decode.splits_figure"``); the three packages name their modules apart, so the path is unambiguous.
 """
 from __future__ import annotations
 
@@ -35,7 +36,7 @@ PLUMBING = ("display", "explorer", "live", "player", "prefetch", "drawing", "mod
 #: The folder of pages that are not explanations (the API reference links to the others).
 _NOT_SCANNED = "book/api/"
 _ROLE = re.compile(r"\{py:(?:func|class|data|obj|meth|attr)\}`~?([\w.]+)`")
-_PACKAGES = ("labcore", "flashbook")
+_PACKAGES = ("labcore", "cudalab", "flashbook")
 
 
 @cache
@@ -178,7 +179,8 @@ def section_for(name: str) -> str | None:
 
     Args:
         name: a public name such as ``"reference_attention"``, ``"display.show"`` or
-            ``"figures.decode.splits_figure"``; a leading ``"labcore."`` or ``"flashbook."`` is accepted and ignored.
+            ``"figures.decode.splits_figure"``; a leading ``"labcore."``, ``"cudalab."`` or ``"flashbook."`` is
+            accepted and ignored.
     Returns:
         The first page that uses the name (see the module documentation), else the first page that uses its
         module or a parent package, e.g. ``"book/02_io_awareness"``; None for presentation plumbing
@@ -191,7 +193,7 @@ def section_for(name: str) -> str | None:
     """
     if not isinstance(name, str):
         raise TypeError(f"name must be a string such as 'reference_attention', got {type(name).__name__}")
-    key = name.split(".", 1)[1] if name.startswith(("labcore.", "flashbook.")) else name
+    key = name.split(".", 1)[1] if name.startswith(("labcore.", "cudalab.", "flashbook.")) else name
     if not key or not _is_public(key):
         raise ValueError(f"name {name!r} is not a public labcore name (see the __all__ of the labcore modules)")
     module = _module_of(key)

@@ -1,6 +1,6 @@
 """labcore: the small, exact numpy engine behind flashbook.
 
-Every number the book shows is computed here. Layers (GUIDE §1): data (hardware, models, published with
+Every number the book shows is computed here. Layers: data (hardware, models, published with
 ``labcore/data``) -> number formats (precision, fp8) -> algorithms (softmax, attention, blocks and flash, decode) ->
 accounting (hbm, flops, waves) -> performance models (splits, decode_time and decode_model; prefill;
 forward_work, forward_timeline and megakernel) -> display (units).
@@ -24,7 +24,10 @@ from .models import *  # noqa: F401,F403
 from .waves import *  # noqa: F401,F403
 from .forward_work import *  # noqa: F401,F403
 from .forward_timeline import *  # noqa: F401,F403
+from .forward_work import *  # noqa: F401,F403
+from .forward_timeline import *  # noqa: F401,F403
 from .megakernel import *  # noqa: F401,F403
+from .roofline import *  # noqa: F401,F403
 from .prefill import *  # noqa: F401,F403
 from .units import *  # noqa: F401,F403
 from .scheduler import *  # noqa: F401,F403
@@ -38,13 +41,13 @@ from .mixed_batch import *  # noqa: F401,F403
 
 from . import chip  # noqa: F401  (the labs' simulated chip: ``labcore.chip.Chip``)
 from . import (attention, blocks, decode, decode_model, decode_time, flash, flops, forward_timeline, forward_work, fp8, hardware, hbm,
-               megakernel, models, precision, prefill, published, softmax, splits, units, waves,
+               megakernel, models, precision, prefill, published, roofline, softmax, splits, units, waves,
                scheduler, backward_schedule, causal_schedule, varlen, split_plans, paged, mla, mixed_batch)
 
 #: Every public name of the engine (the union of its modules' ``__all__``).
 __all__ = sorted({name for mod in (hbm, attention, softmax, flops, precision, fp8, hardware, blocks, flash, decode, splits,
                                    decode_time, decode_model, models, waves, forward_work, forward_timeline,
-                                   megakernel, prefill, units, scheduler, backward_schedule, causal_schedule, varlen, split_plans, paged, mla, mixed_batch)
+                                   megakernel, roofline, prefill, units, scheduler, backward_schedule, causal_schedule, varlen, split_plans, paged, mla, mixed_batch)
            for name in mod.__all__})
 # labcore.published (the store of published figures) stays a module: ``from labcore.published import published``.
 

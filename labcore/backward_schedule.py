@@ -42,9 +42,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .checks import as_matrix, as_vector, cdiv, check_qkv, choice, flag, key_count, positive_float, positive_int, \
-    resolve_scale
-from .flash import causal_block_map
+from .checks import MAX_ELEMENTS, MAX_ITEMS, as_matrix, as_vector, at_most, cdiv, check_qkv, choice, flag, instance, \
+    key_count, positive_float, positive_int, resolve_scale
+from .blocks import causal_block_map
 from .hbm import Ledger, causal_block_counts
 from .scheduler import Schedule, list_schedule
 from .softmax import probabilities_from_lse, scaled_scores
@@ -114,16 +114,22 @@ def flash_backward_kernel_order(Q, K, V, O, dO, lse, *, block_q: int, block_kv: 
     Returns:
         :class:`KernelOrderBackward`.
     Raises:
-        TypeError/ValueError: as :func:`labcore.flash.flash_attention_backward`; an unknown mode.
+        TypeError: an array that is not real, a size or seed that is not an integer, causal not a bool, ledger not
+            a Ledger.
+        ValueError: as :func:`labcore.flash.flash_attention_backward` (shapes, NaN); an unknown mode; ``N_q x N_k``
+            above :data:`labcore.checks.MAX_ELEMENTS`.
     Source:
         Dao 2023, Algorithm 2; flash-attn ``flash_bwd_kernel.h`` and ``flash_bwd_preprocess_kernel.h``.
     """
     causal = flag(causal, "causal")
     mode = choice(mode, "mode", DQ_MODES)
     seed = positive_int(seed, "seed", minimum=0)
+    if ledger is not None:
+        instance(ledger, "ledger", Ledger)
     Q, K, V = check_qkv(Q, K, V)
     O, dO, lse = as_matrix(O, "O"), as_matrix(dO, "dO"), as_vector(lse, "lse")
     (n_q, d), (n_k, d_v) = Q.shape, V.shape
+    at_most(n_q * n_k, "Q and K", MAX_ELEMENTS, "scores")
     if O.shape != (n_q, d_v) or dO.shape != (n_q, d_v) or lse.shape != (n_q,) or np.any(lse == np.inf):
         raise ValueError(f"O and dO must be (N_q, d_v) = {(n_q, d_v)} and lse (N_q,) without +inf; got {O.shape}, "
                          f"{dO.shape}, {lse.shape}")
@@ -186,16 +192,31 @@ def count_distinct_dq(Q, K, V, O, dO, lse, *, block_q: int, block_kv: int, causa
 
     Args:
         Q, K, V, O, dO, lse, block_q, block_kv, causal, scale, mode: as :func:`flash_backward_kernel_order`.
-        trials: int >= 1.
+        trials: int in [1, 1024] (each trial is a whole backward).
     Returns:
         int in ``[1, trials]``.
+    Raises:
+        TypeError/ValueError: trials not an integer in range; the rest as :func:`flash_backward_kernel_order`.
     Source:
         flash-attn ``flash_bwd_kernel.h`` (atomicAdd of dQ; the ``deterministic`` flag).
     """
-    trials = positive_int(trials, "trials")
+    trials = positive_int(trials, "trials", maximum=1024)
     seen = {flash_backward_kernel_order(Q, K, V, O, dO, lse, block_q=block_q, block_kv=block_kv, causal=causal,
                                         scale=scale, mode=mode, seed=t).dq_accum.tobytes() for t in range(trials)}
     return len(seen)
+
+
+def _float32(x, name: str) -> np.ndarray:
+    """``x`` as a finite float32 array, else a TypeError/ValueError naming it."""
+    try:
+        x = np.asarray(x)
+    except ValueError as exc:                      # ragged nested lists
+        raise TypeError(f"{name} must be a float32 array: {exc}") from None
+    if x.dtype != np.float32:
+        raise TypeError(f"{name} must be a float32 array, got dtype {x.dtype}")
+    if not np.all(np.isfinite(x)):
+        raise ValueError(f"{name} holds NaN or inf")
+    return x
 
 
 def dq_ulp_differences(a, b) -> np.ndarray:
@@ -206,16 +227,14 @@ def dq_ulp_differences(a, b) -> np.ndarray:
     Returns:
         int64 array (0 where the bits agree).
     Raises:
-        TypeError: not float32.
+        TypeError: a or b not a float32 array.
         ValueError: shapes differ or non-finite values.
     Source:
         IEEE 754 binary32 (ordered integer view of the bit patterns).
     """
-    a, b = np.asarray(a), np.asarray(b)
-    if a.dtype != np.float32 or b.dtype != np.float32:
-        raise TypeError(f"dq_ulp_differences needs float32 arrays, got {a.dtype} and {b.dtype}")
-    if a.shape != b.shape or not (np.all(np.isfinite(a)) and np.all(np.isfinite(b))):
-        raise ValueError(f"a and b must be finite and of one shape, got {a.shape} and {b.shape}")
+    a, b = _float32(a, "a"), _float32(b, "b")
+    if a.shape != b.shape:
+        raise ValueError(f"a and b must be of one shape, got {a.shape} and {b.shape}")
 
     def ordered(x):
         i = x.view(np.int32).astype(np.int64)
@@ -243,6 +262,9 @@ def dq_atomic_counts(N: int, d: int, *, block_q: int, block_kv: int, causal: boo
         dict ``atomic_adds``, ``l2_payload_bytes``, ``rmw_bytes`` (in L2), ``init_bytes``, ``convert_bytes``,
         ``hbm_bytes`` (= ``total_bytes``: the zeroing and the conversion), ``buffer_bytes`` (dQaccum, 4 N d),
         ``T_r``, ``T_c``.
+    Raises:
+        TypeError/ValueError: as :func:`labcore.hbm.causal_block_counts` (sizes not integers >= 1, causal not a
+        bool, too many query blocks).
     Source:
         flash-attn ``flash_bwd_kernel.h`` (dQaccum in FP32, ``atomicAdd``) and
         ``hopper/mainloop_bwd_sm90_tma_gmma_ws.hpp`` (``SM90_BULK_REDUCE_ADD``: the add is done by the L2); Dao
@@ -284,14 +306,16 @@ def dq_serialisation_time(N: int, *, block_q: int, block_kv: int, tile_time: flo
         tile_time: seconds of one tile's compute (> 0).
         add_time: seconds of one tile's dQ add (>= 0).
         heads: (batch x heads), int >= 1.
-        slots: int >= 1 (SMs x CTAs per SM).
+        slots: int >= 1 (SMs x CTAs per SM, at most :data:`labcore.checks.MAX_ITEMS`).
         causal: bool.
         row_order: ``"ascending"`` or ``"descending"``.
+            The simulation visits ``heads x T_r x T_c`` tiles one by one: at most MAX_ITEMS of them.
     Returns:
         dict ``atomic``, ``deterministic`` (:class:`labcore.scheduler.Schedule` each), ``slowdown``
         (deterministic / atomic makespan) and ``fraction`` (atomic / deterministic, the throughput kept).
     Raises:
-        TypeError/ValueError: sizes not integers >= 1, negative times, an unknown row order.
+        TypeError/ValueError: sizes not integers >= 1, too many tiles or slots, times not finite (tile_time > 0,
+        add_time >= 0), causal not a bool, an unknown row order.
 
     Source:
         flash-attn ``hopper/mainloop_bwd_sm90_tma_gmma_ws.hpp`` (the semaphore per row block) at commit 0251105a;
@@ -299,9 +323,9 @@ def dq_serialisation_time(N: int, *, block_q: int, block_kv: int, tile_time: flo
     """
     t = positive_float(tile_time, "tile_time")
     a = positive_float(add_time, "add_time", allow_zero=True)
-    heads, slots = positive_int(heads, "heads"), positive_int(slots, "slots")
+    heads, slots = positive_int(heads, "heads"), positive_int(slots, "slots", maximum=MAX_ITEMS)
     row_order = choice(row_order, "row_order", ROW_ORDERS)
-    kinds = _block_map(N, block_q, block_kv, causal, N_k)
+    kinds = _block_map(N, block_q, block_kv, causal, N_k, heads)
     return _chain(kinds, t, a, heads, slots, rows=row_order, adds="ascending", order=_dispatch("launch", kinds.shape[1],
                                                                                                heads, 1))
 
@@ -360,9 +384,14 @@ def _dispatch(kind, T_c, heads, section):
     return np.asarray(out, np.int64)
 
 
-def _block_map(N, block_q, block_kv, causal, N_k):
+def _block_map(N, block_q, block_kv, causal, N_k, heads):
+    """The (T_r, T_c) map of visited block pairs, after checking that ``heads`` of them stay within MAX_ITEMS tiles."""
     n_q = positive_int(N, "N")
-    if flag(causal, "causal"):
+    causal = flag(causal, "causal")
+    tiles = heads * cdiv(n_q, positive_int(block_q, "block_q")) * cdiv(key_count(n_q, N_k),
+                                                                      positive_int(block_kv, "block_kv"))
+    at_most(tiles, "N, N_k, heads, block_q and block_kv", MAX_ITEMS, "tiles")
+    if causal:
         return causal_block_map(n_q, block_q=block_q, block_kv=block_kv, N_k=N_k)
     return np.ones((cdiv(n_q, positive_int(block_q, "block_q")),
                     cdiv(key_count(n_q, N_k), positive_int(block_kv, "block_kv"))), np.int8)
@@ -527,13 +556,13 @@ def deterministic_backward_time(N: int, *, block_q: int, block_kv: int, tile_tim
     """
     t = positive_float(tile_time, "tile_time")
     a = positive_float(add_time, "add_time", allow_zero=True)
-    heads, slots = positive_int(heads, "heads"), positive_int(slots, "slots")
+    heads, slots = positive_int(heads, "heads"), positive_int(slots, "slots", maximum=MAX_ITEMS)
     design = choice(design, "design", tuple(DETERMINISTIC_DESIGNS))
     buf = positive_float(buffer_time, "buffer_time", allow_zero=True)
     causal = flag(causal, "causal")
     if design == "dash_shift" and causal:
         raise ValueError("design 'dash_shift' is modelled without a mask only (DASH's causal shift schedule differs)")
-    kinds = _block_map(N, block_q, block_kv, causal, N_k)
+    kinds = _block_map(N, block_q, block_kv, causal, N_k, heads)
     if design == "dash_shift" and kinds.shape[1] > slots:
         raise ValueError(f"design 'dash_shift' needs every CTA of a head resident at once: {kinds.shape[1]} key blocks "
                          f"on {slots} slots would wait on CTAs that cannot start")

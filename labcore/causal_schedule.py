@@ -24,10 +24,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from .checks import choice, positive_float, positive_int
+from .checks import MAX_ITEMS, at_most, cdiv, choice, choices, flag, positive_float, positive_int
 from .hardware import get_gpu
 from .hbm import causal_block_counts
 from .scheduler import SCHEDULE_ORDERS, list_schedule
+from .splits import MAX_SEQLEN
 
 __all__ = ["BENCHMARK_PAPERS", "benchmark_shapes", "causal_cta_costs", "causal_load_balance", "causal_schedule_table",
            "L2_SECTION_RULES", "l2_section", "TILE_ORDERS", "tile_scheduler_order"]
@@ -64,7 +65,7 @@ def benchmark_shapes(paper: str = "fa2", *, head_dim: int = 128, hidden: int = 2
     Raises:
         ValueError: unknown paper, or d not dividing hidden.
 
-    Source: Dao 2023 §4.1; Shah et al. 2024 §4.1; Zadouri et al. 2026 §5 (MEASUREMENTS.md, benchmark shape).
+    Source: Dao 2023 §4.1; Shah et al. 2024 §4.1; Zadouri et al. 2026 §5 (each paper's benchmark shape).
     """
     tokens, seqlens = BENCHMARK_PAPERS[choice(paper, "paper", tuple(BENCHMARK_PAPERS))]
     d, hidden = positive_int(head_dim, "head_dim"), positive_int(hidden, "hidden")
@@ -81,26 +82,37 @@ def causal_cta_costs(seqlen: int, *, batch: int, heads: int, block_q: int = 128,
     B_r = B_c and a multiple-of-block seqlen; a diagonal block costs a full tile).
 
     Args:
-        seqlen: N (queries = keys).
+        seqlen: N (queries = keys; int >= 1).
         batch, heads: ints >= 1.
-        block_q, block_kv: B_r, B_c.
-        tile_time: seconds per tile (> 0; 1.0 counts tiles).
+        block_q, block_kv: B_r, B_c (ints in [1, :data:`labcore.splits.MAX_SEQLEN`]).
+        tile_time: seconds per tile (finite, > 0; 1.0 counts tiles).
 
     Returns:
-        (heads x batch x T_r,) float64 array.
+        (heads x batch x T_r,) float64 array (at most :data:`labcore.checks.MAX_ITEMS` CTAs, what
+        :func:`labcore.scheduler.list_schedule` deals).
 
     Raises:
-        TypeError/ValueError: sizes not integers >= 1, tile_time <= 0.
+        TypeError/ValueError: sizes not integers >= 1, too many CTAs, tile_time not finite and > 0.
 
     Source:
         flash-attn ``flash_fwd_launch_template.h`` (``dim3 grid(num_m_block, params.b, params.h)``); Dao 2023 §3.1.1
         (causal block skipping).
     """
+    _ctas(seqlen, batch, heads, block_q, MAX_ITEMS)
+    positive_int(block_kv, "block_kv", maximum=MAX_SEQLEN)
+    positive_float(tile_time, "tile_time")
     _, J, _ = causal_block_counts(seqlen, block_q=block_q, block_kv=block_kv, causal=True)
     reps = positive_int(batch, "batch") * positive_int(heads, "heads")
     return np.tile(J.astype(float) * positive_float(tile_time, "tile_time"), reps)
 
 
+def _ctas(seqlen, batch, heads, block_q, limit) -> int:
+    """The causal forward's CTA count ``batch x heads x ceil(seqlen / block_q)``, each size checked by name and
+    the count at most ``limit``."""
+    n = positive_int(batch, "batch") * positive_int(heads, "heads") * cdiv(
+        positive_int(seqlen, "seqlen"), positive_int(block_q, "block_q", maximum=MAX_SEQLEN))
+    at_most(n, "seqlen, batch, heads and block_q", limit, "CTAs")
+    return n
 def tile_scheduler_order(seqlen: int, *, batch: int, heads: int, head_dim: int = 128, block_q: int = 128,
                          element_size: int = 2, rule: str = "fa3") -> np.ndarray:
     """The order in which FA3's or FA4's tile scheduler hands out the causal forward's tiles.
@@ -123,11 +135,12 @@ def tile_scheduler_order(seqlen: int, *, batch: int, heads: int, head_dim: int =
         (heads x batch x T_r,) int64 permutation of the indices of :func:`causal_cta_costs` (head, then batch, then
         query block ``m``), in dispatch order.
     Raises:
-        TypeError/ValueError: sizes not integers >= 1, an unknown rule.
+        TypeError/ValueError: sizes not integers >= 1, more than MAX_ITEMS tiles, an unknown rule.
     Source:
         flash-attn ``hopper/tile_scheduler.hpp`` (``DynamicPersistentTileScheduler::get_block_coord``) and
         ``flash_attn/cute/tile_scheduler.py`` (``SingleTileLPTScheduler.get_current_work``) at commit 0251105a.
     """
+    _ctas(seqlen, batch, heads, block_q, MAX_ITEMS)
     n, B, H = positive_int(seqlen, "seqlen"), positive_int(batch, "batch"), positive_int(heads, "heads")
     T_r = -(-n // positive_int(block_q, "block_q"))
     sw = l2_section(n, head_dim=head_dim, element_size=element_size, rule=rule)["kv_heads"]
@@ -151,25 +164,31 @@ def causal_load_balance(gpu, *, seqlen: int, batch: int, heads: int, block_q: in
     Args:
         gpu: preset name or :class:`labcore.hardware.GPU` (its ``num_sms``).
         seqlen, batch, heads, block_q, block_kv, tile_time: as :func:`causal_cta_costs`.
-        ctas_per_sm: CTAs resident per SM (slots = SMs x this).
+        ctas_per_sm: CTAs resident per SM (int >= 1; slots = SMs x this, at most :data:`labcore.checks.MAX_ITEMS`).
         item_overhead: time added per CTA (float >= 0).
-        orders: names from :data:`TILE_ORDERS`.
+        orders: a list or tuple of distinct names from :data:`TILE_ORDERS` (not one string).
         head_dim: d (sets the L2 sections of ``"fa3_sections"`` and ``"fa4_sections"``).
     Returns:
         dict: one :class:`labcore.scheduler.Schedule` per order, plus ``lpt_gain`` = launch makespan / LPT
         makespan - 1 (the throughput an LPT scheduler adds) when both orders are present.
 
     Raises:
-        as :func:`causal_cta_costs` and :func:`labcore.scheduler.list_schedule`.
+        TypeError: orders a string or not a list; as :func:`causal_cta_costs` and
+            :func:`labcore.scheduler.list_schedule`.
+        ValueError: orders empty, unknown or repeated; more than MAX_ITEMS CTAs or slots; as
+            :func:`causal_cta_costs` and :func:`labcore.scheduler.list_schedule`.
 
     Source: FlashAttention-4 §3.3; flash-attn ``hopper/tile_scheduler.hpp``.
     """
     g = get_gpu(gpu)
+    orders = choices(orders, "orders", TILE_ORDERS)
+    positive_int(head_dim, "head_dim")
+    _ctas(seqlen, batch, heads, block_q, MAX_ITEMS)
     slots = g.num_sms * positive_int(ctas_per_sm, "ctas_per_sm")
+    at_most(slots, "ctas_per_sm", MAX_ITEMS, "slots")
     c = causal_cta_costs(seqlen, batch=batch, heads=heads, block_q=block_q, block_kv=block_kv, tile_time=tile_time)
     out = {}
     for o in orders:
-        o = choice(o, "order", TILE_ORDERS)
         seq = tile_scheduler_order(seqlen, batch=batch, heads=heads, head_dim=head_dim, block_q=block_q,
                                    rule=o[:3]) if o.endswith("_sections") else o
         out[o] = list_schedule(c, slots, order=seq, item_overhead=item_overhead)
@@ -187,8 +206,14 @@ def causal_schedule_table(gpu, *, paper: str = "fa2", head_dim: int = 128, block
         :data:`TILE_ORDERS`, ``lpt_gain`` (launch over global LPT), ``sections_gain`` (launch over FA3's sectioned
         order, the one the kernels run), ``idle_launch`` and ``idle_lpt`` (mean idle fraction per SM).
 
+    Raises:
+        TypeError/ValueError: an unknown GPU or paper; sizes as :func:`causal_load_balance`.
+
     Source: as :func:`causal_load_balance` and :func:`benchmark_shapes`.
     """
+    gpu = get_gpu(gpu)
+    positive_int(block_q, "block_q", maximum=MAX_SEQLEN)
+    positive_int(block_kv, "block_kv", maximum=MAX_SEQLEN)
     rows = []
     for sh in benchmark_shapes(paper, head_dim=head_dim):
         r = causal_load_balance(gpu, seqlen=sh["seqlen"], batch=sh["batch"], heads=sh["heads"], block_q=block_q,
@@ -224,13 +249,14 @@ def l2_section(seqlen_k: int, *, head_dim: int, head_dim_v: int | None = None, e
         section), ``working_set`` (bytes), ``budget`` (bytes).
 
     Raises:
-        TypeError/ValueError: sizes not integers >= 1, an unknown rule.
+        TypeError/ValueError: sizes not integers >= 1, pack_gqa not a bool, an unknown rule.
 
     Source:
         flash-attn ``hopper/tile_scheduler.hpp`` (``size_l2 = 32 * 1024 * 1024; // 32 MB for K & V``, fixed in
         commit 5e0c258c, 2025-04-21) and ``flash_attn/cute/tile_scheduler.py`` (``SingleTileLPTScheduler``), at
         commit 0251105a.
     """
+    pack_gqa = flag(pack_gqa, "pack_gqa")
     budget, factor = L2_SECTION_RULES[choice(rule, "rule", tuple(L2_SECTION_RULES))]
     n, d = positive_int(seqlen_k, "seqlen_k"), positive_int(head_dim, "head_dim")
     d_v = d if head_dim_v is None else positive_int(head_dim_v, "head_dim_v")

@@ -12,6 +12,14 @@ import numpy as np
 
 __all__: list[str] = []
 
+#: The most elements of one array a function builds for its own bookkeeping (2^27 float64 = 1 GiB): a size that
+#: needs more is a ValueError before anything is allocated, never a MemoryError or a machine swapping.
+MAX_ELEMENTS = 2 ** 27
+
+#: The most items (CTAs, chunks, tiles, requests) a simulation deals one at a time, and the most slots it deals
+#: them to: a Python loop of this many steps takes seconds; real grids hold thousands of CTAs, not millions.
+MAX_ITEMS = 2 ** 20
+
 #: The two loop orders of the FlashAttention forward: ``"fa1"`` (Dao et al. 2022, Algorithm 1: outer loop
 #: over K/V blocks, O normalised at every step) and ``"fa2"`` (Dao 2023, Algorithm 1: outer loop over Q
 #: blocks, normalisation deferred to the end). Every function with a ``loop_order`` keyword takes these.
@@ -215,6 +223,134 @@ def resolve_params(kw: dict, defaults: dict, rules: dict) -> dict:
     for name, rule in rules.items():
         p[name] = choice(p[name], name, rule) if isinstance(rule, tuple) else PARAM_RULES[rule](p[name], name)
     return p
+
+
+def at_most(n, name: str, limit: int, what: str = "elements") -> None:
+    """Raise a ValueError naming ``name`` when a size ``n`` (an int, or anything ``int()`` takes) exceeds ``limit``.
+
+    Called before an allocation or a loop of ``n`` steps: the message says how many ``what`` the arguments ask for
+    and how many are allowed.
+    """
+    if int(n) > limit:
+        raise ValueError(f"{name} asks for {int(n):,} {what}; at most {limit:,} are allowed")
+
+
+def int_vector(x, name: str, *, minimum: int = 0, maximum: int | None = None) -> np.ndarray:
+    """Return ``x`` as a non-empty 1-D int64 array of integers in ``[minimum, maximum]`` (lengths, offsets).
+
+    The array must have an integer dtype: a float array (even of whole numbers), booleans, strings and objects
+    are refused, so that 2.5 is never truncated and ``"128"`` never read as a number.
+
+    Raises: TypeError: not an integer array (a string, floats, bools). ValueError: not 1-D, empty, or a value out
+    of range.
+    """
+    if isinstance(x, (str, bytes)) or x is None:
+        raise TypeError(f"{name} must be a 1-D array of integers, got {type(x).__name__}")
+    try:
+        a = np.asarray(x)
+    except ValueError as exc:  # ragged nested lists
+        raise TypeError(f"{name} must be a 1-D array of integers: {exc}") from None
+    if a.dtype.kind not in "iu":
+        raise TypeError(f"{name} must hold integers, got dtype {a.dtype}")
+    if a.ndim != 1:
+        raise ValueError(f"{name} must be 1-D, got shape {a.shape}")
+    if a.size == 0:
+        raise ValueError(f"{name} must not be empty")
+    if np.any(a < minimum):
+        raise ValueError(f"{name} must be >= {minimum} everywhere, got min {a.min()}")
+    if maximum is not None and np.any(a > maximum):
+        raise ValueError(f"{name} must be at most {maximum:,} everywhere, got max {a.max():,}")
+    return a.astype(np.int64)
+
+
+def int_table(x, name: str, *, ndim: int = 2) -> np.ndarray:
+    """Return ``x`` as an int64 array of ``ndim`` dimensions with an integer dtype (a block table, an order); it
+    may be empty.
+
+    Raises: TypeError: not integers (floats, even whole, bools, strings). ValueError: another number of dimensions.
+    """
+    if isinstance(x, (str, bytes)) or x is None:
+        raise TypeError(f"{name} must be an array of integers, got {type(x).__name__}")
+    try:
+        a = np.asarray(x)
+    except ValueError as exc:
+        raise TypeError(f"{name} must be an array of integers: {exc}") from None
+    if a.dtype.kind not in "iu" and not (a.size == 0 and a.dtype.kind == "f"):   # [] is float64 to numpy
+        raise TypeError(f"{name} must hold integers, got dtype {a.dtype}")
+    if a.ndim != ndim:
+        raise ValueError(f"{name} must be {ndim}-D, got shape {a.shape}")
+    return a.astype(np.int64)
+
+
+def real_array(x, name: str, *, ndim: int | None = None, allow_empty: bool = False) -> np.ndarray:
+    """Return ``x`` as a finite float64 array (of ``ndim`` dimensions when given), or raise a clear error.
+
+    Raises: TypeError: not real numbers (:func:`as_real`). ValueError: another number of dimensions, empty (unless
+    allowed), or NaN/inf.
+    """
+    a = as_real(x, name)
+    if ndim is not None and a.ndim != ndim:
+        raise ValueError(f"{name} must be {ndim}-D, got shape {a.shape}")
+    if a.size == 0 and not allow_empty:
+        raise ValueError(f"{name} must not be empty, got shape {a.shape}")
+    if not np.all(np.isfinite(a)):
+        raise ValueError(f"{name} holds NaN or inf")
+    return a
+
+
+def array_list(x, name: str, *, ndim: int = 2) -> list:
+    """Return ``x``, a non-empty list or tuple with one array per request, as a list of finite float64 arrays of
+    ``ndim`` dimensions (rows may be 0). A string, a dict or a single array is refused, never iterated.
+
+    Raises: TypeError: not a list or tuple, or an entry not real. ValueError: empty, an entry of another number of
+    dimensions, or NaN/inf.
+    """
+    if not isinstance(x, (list, tuple)):
+        raise TypeError(f"{name} must be a list or tuple of arrays (one per request), got {type(x).__name__}")
+    if not x:
+        raise ValueError(f"{name} must hold at least one array")
+    return [real_array(a, f"{name}[{i}]", ndim=ndim, allow_empty=True) for i, a in enumerate(x)]
+
+
+def choices(x, name: str, allowed) -> tuple:
+    """Return ``x``, a non-empty list or tuple of distinct names from ``allowed``, as a tuple; a single string is
+    refused (it would be read letter by letter).
+
+    Raises: TypeError: a string or not a list/tuple, or an entry that is not a string. ValueError: empty, an
+    unknown name, or a name twice.
+    """
+    if not isinstance(x, (list, tuple)):
+        raise TypeError(f"{name} must be a list or tuple of names from {', '.join(map(repr, allowed))}; got "
+                        f"{x!r} ({type(x).__name__})")
+    if not x:
+        raise ValueError(f"{name} must name at least one of {', '.join(map(repr, allowed))}")
+    out = tuple(choice(v, name, allowed) for v in x)
+    if len(set(out)) != len(out):
+        raise ValueError(f"{name} names an entry twice: {list(out)}")
+    return out
+
+
+def instance(x, name: str, cls: type):
+    """Return ``x`` if it is a ``cls`` (a plan, a ledger), else raise a TypeError naming ``name``."""
+    if not isinstance(x, cls):
+        raise TypeError(f"{name} must be a {cls.__name__}, got {type(x).__name__}")
+    return x
+
+
+def real(x, name: str, *, minimum: float | None = None, maximum: float | None = None) -> float:
+    """Return ``x`` as a finite float in ``[minimum, maximum]`` (either bound optional); bools, strings and
+    NaN/inf are refused.
+
+    Raises: TypeError: not a real number. ValueError: not finite, or out of range.
+    """
+    if isinstance(x, (bool, np.bool_)) or not isinstance(x, numbers.Real):
+        raise TypeError(f"{name} must be a real number, got {x!r} ({type(x).__name__})")
+    x = float(x)
+    lo = -np.inf if minimum is None else minimum
+    hi = np.inf if maximum is None else maximum
+    if not np.isfinite(x) or not lo <= x <= hi:
+        raise ValueError(f"{name} must be finite and in [{lo}, {hi}], got {x}")
+    return x
 
 
 def cdiv(a, b):

@@ -191,7 +191,7 @@ def kv_head_of(h, num_q_heads: int, num_kv_heads: int):
         int or int array, same shape as ``h``.
     Raises:
         ValueError: ``H_q`` not a multiple of ``H_kv``, or ``h`` out of range.
-    Source: Ainslie et al. 2023 (GQA); the convention of flash-attn and FACTS.md.
+    Source: Ainslie et al. 2023 (GQA); the convention of flash-attn (query head h reads KV head h // g).
     """
     g = gqa_group_size(num_q_heads, num_kv_heads)
     h_arr = np.asarray(h)

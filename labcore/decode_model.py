@@ -1,14 +1,10 @@
 """Decode-time attention, the model against the measurements: model shapes and the flash-decoding post's A100 table.
 
 :func:`compare_flash_decoding_a100` runs the decode time model (:mod:`labcore.decode_time`: CTAs x waves,
-:func:`decode_attention_time`, :func:`decode_time_grid`) on the ten rows of the flash-decoding post's A100
-micro-benchmark (:func:`load_flash_decoding_a100`), and :func:`last_wave_summary` reads the two last-wave
-rules off it. The attention shapes of a few models, :data:`DECODE_SHAPES`, come from the presets of
-``labcore.models``.
-
-This module also re-exports the decode model's public names, so ``labcore.decode_model`` holds all of them:
-the time model (:mod:`labcore.decode_time`) and flash-attn 2.x's split heuristic and block sizes
-(:mod:`labcore.splits`: :func:`num_splits_heuristic`, :func:`flash_attn_num_splits`, :func:`flash_attn_block_n`).
+:func:`~labcore.decode_time.decode_attention_time`, :func:`~labcore.decode_time.decode_time_grid`) on the ten rows
+of the flash-decoding post's A100 micro-benchmark (:func:`load_flash_decoding_a100`). The attention shapes of a few
+models, :data:`DECODE_SHAPES`, come from the presets of ``labcore.models``. flash-attn 2.x's split heuristic and
+block sizes live in :mod:`labcore.splits`.
 
 Sources: dao2023flashdecoding (PyTorch blog, 2023-10-13); the models' config.json files (via
 ``labcore.models``).
@@ -21,32 +17,12 @@ from pathlib import Path
 import numpy as np
 
 from .checks import choice
-from .decode_time import (DECODE_METHODS, DECODE_VARIANTS, MODEL_DEFAULTS, SPLIT_MODES, DecodeEstimate,
-                          best_num_splits, decode_attention_time, decode_time_grid)
+from .decode_time import decode_time_grid
 from .hardware import get_gpu
 from .models import Model, get_model
-from .splits import MAX_BATCH, MAX_SEQLEN, flash_attn_block_n, flash_attn_num_splits, num_splits_heuristic
 from .waves import LAST_WAVE_RULES
 
-__all__ = [
-    "MAX_SEQLEN",
-    "MAX_BATCH",
-    "MODEL_DEFAULTS",
-    "DecodeEstimate",
-    "DECODE_METHODS",
-    "DECODE_VARIANTS",
-    "SPLIT_MODES",
-    "decode_attention_time",
-    "decode_time_grid",
-    "best_num_splits",
-    "num_splits_heuristic",
-    "flash_attn_block_n",
-    "flash_attn_num_splits",
-    "DECODE_SHAPES",
-    "get_decode_shape",
-    "load_flash_decoding_a100",
-    "compare_flash_decoding_a100",
-]
+__all__ = ["DECODE_SHAPES", "get_decode_shape", "load_flash_decoding_a100", "compare_flash_decoding_a100"]
 
 
 # --------------------------------------------------------------------------------------------------
@@ -119,17 +95,18 @@ def compare_flash_decoding_a100(gpu="A100", *, num_splits=None, last_wave="full"
         gpu: preset (default the A100 40 GB, 1555 GB/s; the post does not say which A100).
         num_splits: flash-decoding split rule (None = model-best per variant, ``"heuristic"``, an int ...).
         last_wave: ``"full"`` (the lecture's charge, default) or ``"shared"`` (the last wave's CTAs share the
-            bandwidth among themselves); see :func:`decode_attention_time` and :func:`labcore.waves.waves_time`.
-            With ``num_splits=None`` the model-best split count is searched under the same rule.
-        assumptions: other overrides of :data:`MODEL_DEFAULTS`, forwarded to :func:`decode_time_grid`
-            (e.g. ``efficiency``).
+            bandwidth among themselves); see :func:`~labcore.decode_time.decode_attention_time` and
+            :func:`labcore.waves.waves_time`. With ``num_splits=None`` the model-best split count is searched under
+            the same rule.
+        assumptions: other overrides of :data:`~labcore.decode_time.MODEL_DEFAULTS`, forwarded to
+            :func:`~labcore.decode_time.decode_time_grid` (e.g. ``efficiency``).
     Returns:
         dict: the measured arrays of :func:`load_flash_decoding_a100` plus, in seconds, ``model_fa2``,
         ``model_fd`` (base), ``refined_fa2``, ``refined_fd``; the split counts ``splits_fd``,
         ``splits_fd_refined``; relative errors ``err_*`` = model / measured - 1 for each of the four;
         and ``last_wave``, the rule used.
     Raises:
-        ValueError for an unknown ``last_wave`` rule; otherwise as :func:`decode_time_grid`.
+        ValueError for an unknown ``last_wave`` rule; otherwise as :func:`~labcore.decode_time.decode_time_grid`.
     Source:
         dao2023flashdecoding; lecture §6.3.
     """

@@ -3,8 +3,8 @@
 The softmax arithmetic comes from :mod:`labcore.softmax` (one ``online_update`` shared by both loop
 orders, ``safe_lse``, ``normalise``, the overflow check ``scaled_scores``); FLOPs are counted in
 :mod:`labcore.flops` and HBM traffic in :mod:`labcore.hbm`; the block geometry (paper block sizes, causal
-block maps, the tile schedule) lives in :mod:`labcore.blocks` and is re-exported here. This module owns the
-loops and the GPT-2 medium comparison.
+block maps, the tile schedule) lives in :mod:`labcore.blocks`. This module owns the loops and the GPT-2 medium
+comparison.
 Argument names follow flash-attn: ``block_q``/``block_kv`` are the tile sizes ``kBlockM``/``kBlockN``
 (B_r/B_c), ``scale`` is ``softmax_scale``, ``causal`` is ``causal``, ``lse`` is ``softmax_lse``.
 
@@ -34,21 +34,13 @@ from .attention import masked_scores, reference_attention
 from .softmax import normalise, online_update, probabilities_from_lse, row_softmax, safe_lse, scaled_scores
 from .flops import attention_flops
 from .hbm import Ledger, training_step_io
-from .blocks import (BLOCK_DIAGONAL, BLOCK_SKIPPED, TileSchedule, block_bounds, block_pair_map,
-                     causal_block_fraction, causal_block_map, flash_forward_io_at_sram, flash_tile_schedule,
-                     paper_block_sizes)
+from .blocks import BLOCK_DIAGONAL, BLOCK_SKIPPED, block_bounds, block_pair_map, paper_block_sizes
 
 __all__ = [
     "flash_attention_forward",
     "flash_attention_backward",
     "standard_attention_backward",
     "finite_difference_gap",
-    "paper_block_sizes",
-    "flash_forward_io_at_sram",
-    "causal_block_fraction",
-    "causal_block_map",
-    "TileSchedule",
-    "flash_tile_schedule",
     "PAPER_FIG2_GPT2_MEDIUM",
     "gpt2_medium_comparison",
 ]

@@ -1,9 +1,8 @@
 """GPU presets: the numbers every roofline, decode and megakernel model uses.
 
 Plain frozen dataclasses; units are SI and live in the field names (bytes, bytes/s, FLOP/s). Every
-preset carries ``source`` and ``as_of``. Values follow ``shared/FACTS.md`` (checked against NVIDIA's
-architecture whitepapers and tuning guides, the FlashAttention papers, the flash-decoding post and the
-Hazy Research megakernel post).
+preset carries ``source`` and ``as_of``. Values are checked against NVIDIA's architecture whitepapers and
+tuning guides, the FlashAttention papers, the flash-decoding post and the Hazy Research megakernel post.
 """
 from __future__ import annotations
 
@@ -150,8 +149,8 @@ _AMPERE_NOTES = (
     ("fp8_tensor_flops", "Ampere has no FP8 tensor cores"),
     ("fp8_flop_per_clock_per_sm", "Ampere has no FP8 tensor cores"),
     ("exp_ops_per_clock_per_sm", "CUDA C++ Programming Guide, arithmetic-instruction throughput table: 16 results per "
-                                 "clock per SM for exp2 at compute capability 8.0 (not re-checked in the project's "
-                                 "measurement pass; FACTS.md)"),
+                                 "clock per SM for exp2 at compute capability 8.0 (the guide's table, not checked "
+                                 "against a measurement)"),
     ("smem_bytes_per_clock_per_sm", "32 banks x 4 bytes per clock; 128 B x 108 SMs x 1.41 GHz = 19.5 TB/s matches "
                                     "FlashAttention-2 Sec. 2.1's 'around 19TB/s'"),
 )

@@ -6,7 +6,7 @@ backward, a whole training step, the bytes a forward keeps for its backward, and
 Block sizes are keyword-only, ``block_q`` (B_r, flash-attn's ``kBlockM``) and ``block_kv`` (B_c, ``kBlockN``),
 with ``loop_order`` ("fa1"/"fa2"), ``causal`` and ``N_k`` (keys, default N) as everywhere in labcore.
 
-Counting convention (GUIDE §3, lecture §2): traffic is the number of *elements* of the tensors an
+Counting convention (lecture §2): traffic is the number of *elements* of the tensors an
 algorithm explicitly writes back to or reads back from HBM. Statistics (m, l, lse, D) count as elements
 too. Bytes = elements x ``dtype_bytes`` (2 for FP16/BF16) unless the caller says otherwise.
 """
@@ -19,7 +19,7 @@ import numpy as np
 from .checks import LOOP_ORDERS, cdiv, choice, flag, key_count, positive_int
 
 __all__ = ["Ledger", "standard_attention_io", "score_to_input_ratio", "flash_forward_io", "flash_backward_io",
-           "standard_backward_io", "causal_block_counts", "MAX_BLOCKS", "saved_for_backward_bytes", "flash_io_bound",
+           "standard_backward_io", "flash_backward_atomics", "causal_block_counts", "MAX_BLOCKS", "saved_for_backward_bytes", "flash_io_bound",
            "training_step_io"]
 
 #: Block-by-block bookkeeping (query blocks here; block pairs in :func:`labcore.causal_block_map` and
@@ -119,7 +119,7 @@ def score_to_input_ratio(N: int, d: int) -> float:
 
 
 # ---------------------------------------------------------------------------------------------------------
-# FlashAttention closed forms (issue 3; lecture §4.3 and §5.2). Every formula below is the sum, over the
+# FlashAttention closed forms (lecture §4.3 and §5.2), each checked against the ledger of its algorithm. Every formula below is the sum, over the
 # blocks an algorithm visits, of what its pseudo-code reads and writes. tests/test_flash.py checks each one
 # against the Ledger of the running algorithm, element for element and tensor by tensor.
 # ---------------------------------------------------------------------------------------------------------
@@ -252,17 +252,20 @@ def flash_forward_io(N: int, d: int, *, block_q: int, block_kv: int, loop_order:
     return table if by_tensor else _total(table)
 
 
-def flash_io_bound(N: int, d: int, M: int) -> float:
-    """Theorem 2's order of the FlashAttention forward's HBM traffic: ``N^2 d^2 / M`` elements.
+def flash_io_bound(N: int, d: int, M: int, *, N_k: int | None = None) -> float:
+    """Theorem 2's order of the FlashAttention forward's HBM traffic: ``N N_k d^2 / M`` elements (``N^2 d^2 / M``
+    when ``N_k = N``).
 
-    The forward in Algorithm 1 order moves about ``4 N^2 d^2 / M`` (O written once per key block,
-    ``T_c ~ 4 N d / M`` times); dividing :func:`flash_forward_io` by this bound gives a ratio that is flat
-    in N (the §4 figures).
+    The forward in Algorithm 1 order moves about ``4 N N_k d^2 / M`` (O written once per key block,
+    ``T_c ~ 4 N_k d / M`` times); dividing :func:`flash_forward_io` by this bound gives a ratio that is flat
+    in N (the §4 figures). With ``N_k != N`` the theorem's argument counts each of the ``T_c`` passes over the
+    ``N`` queries, hence ``N N_k``.
 
     Args:
-        N: sequence length.
+        N: sequence length (queries).
         d: head dimension.
         M: SRAM size in elements. All ints >= 1.
+        N_k: keys (int >= 1; default N).
     Returns:
         float, elements.
     Raises:
@@ -271,7 +274,7 @@ def flash_io_bound(N: int, d: int, M: int) -> float:
         Dao et al. 2022, Theorem 2 (Theta(N^2 d^2 M^-1) HBM accesses) and Proposition 3 (lower bound).
     """
     N, d, M = positive_int(N, "N"), positive_int(d, "d"), positive_int(M, "M")
-    return N * N * d * d / M
+    return N * key_count(N, N_k) * d * d / M
 
 
 def standard_backward_io(N: int, d: int, *, N_k: int | None = None, by_tensor: bool = False):
@@ -392,39 +395,45 @@ def _standard_forward_table(N, d, N_k):
 
 
 def flash_backward_io(N: int, d: int, *, block_q: int, block_kv: int, causal: bool = False,
-                      N_k: int | None = None, by_tensor: bool = False):
+                      N_k: int | None = None, by_tensor: bool = False, dq: str = "read_write"):
     """Elements moved by the FlashAttention backward pass, as counted by ``flash_attention_backward``'s ledger.
 
     Counting (every read and write is HBM, lecture §5.2): before the loop read O, dO and write
     D = rowsum(dO * O) (2 N d + N), and write dQ = 0 (N d). Outer loop over K/V blocks j: read K_j, V_j
     (2 N_k d in all) and finally write dK_j, dV_j (2 N_k d). For every visited pair (j, i): read Q_i,
-    dO_i, dQ_i, lse_i, D_i and write dQ_i, i.e. ``rows_i (4 d + 2)``. Without a mask:
-    ``7 N d + N + 4 N_k d - 4 N d + T_c N (4 d + 2)``, i.e. ``7 N d + N + T_c N (4 d + 2)`` for N_k = N.
+    dO_i, lse_i, D_i and, with ``dq="read_write"``, read dQ_i and write it back, i.e. ``rows_i (4 d + 2)``.
+    Without a mask: ``7 N d + N + 4 N_k d - 4 N d + T_c N (4 d + 2)``, i.e. ``7 N d + N + T_c N (4 d + 2)`` for
+    N_k = N. With ``dq="atomic"`` (one CTA per key block adding into dQ, as FlashAttention-2 runs it) dQ is only
+    written once (the zeros) in this table, and the pairs' adds are counted apart:
+    :func:`flash_backward_atomics`.
 
     Args:
         N: queries.
         d: head dimension.
         block_q: B_r (kBlockM).
         block_kv: B_c (kBlockN) (ints >= 1).
-        causal: skip fully
-        masked blocks.
+        causal: skip fully masked blocks.
         N_k: keys (default N).
         by_tensor: return the per-tensor dict.
+        dq: ``"read_write"`` (dQ_i read, updated and written back per pair) or ``"atomic"``.
     Returns:
         int elements, or ``{tensor: {"read": n, "write": n}}``.
     Raises:
-        TypeError/ValueError: sizes that are not integers >= 1.
-    Source: Dao et al. 2022, Algorithm 4 (with D computed before the loop as in Dao 2023, Algorithm 2).
+        TypeError/ValueError: sizes that are not integers >= 1; an unknown ``dq``.
+    Source: Dao et al. 2022, Algorithm 4 (with D computed before the loop as in Dao 2023, Algorithm 2; dQ added
+    atomically as in FlashAttention-2's backward kernel).
     """
     causal = flag(causal, "causal")
+    dq = choice(dq, "dq", ("read_write", "atomic"))
     N, d, B_r, B_c, N_k = _sizes(N, d, block_q=block_q, block_kv=block_kv, N_k=N_k)
     rows, J, cols = causal_block_counts(N, block_q=B_r, block_kv=B_c, causal=causal, N_k=N_k)
     pair_rows = int((rows * J).sum())
+    dq_rw = pair_rows * d if dq == "read_write" else 0
     table = _tensor_table([
         ("O", N * d, 0),
         ("dO", N * d + pair_rows * d, 0),
         ("D", pair_rows, N),
-        ("dQ", pair_rows * d, N * d + pair_rows * d),
+        ("dQ", dq_rw, N * d + dq_rw),
         ("K", N_k * d, 0),
         ("V", N_k * d, 0),
         ("Q", pair_rows * d, 0),
@@ -433,6 +442,21 @@ def flash_backward_io(N: int, d: int, *, block_q: int, block_kv: int, causal: bo
         ("dV", 0, N_k * d),
     ])
     return table if by_tensor else _total(table)
+
+
+def flash_backward_atomics(N: int, d: int, *, block_q: int, block_kv: int, causal: bool = False,
+                           N_k: int | None = None) -> int:
+    """Elements added atomically into dQ by the backward run as one CTA per key block: ``d`` per row of every
+    visited (key block, query block) pair (``T_c N d`` without a mask).
+
+    Args/Raises: as :func:`flash_backward_io`. Returns: int elements.
+    Source: FlashAttention-2 (Dao 2023), Algorithm 2 run with one thread block per key block (its §3.2), dQ_i
+    accumulated with atomic adds.
+    """
+    causal = flag(causal, "causal")
+    N, d, B_r, B_c, N_k = _sizes(N, d, block_q=block_q, block_kv=block_kv, N_k=N_k)
+    rows, J, _ = causal_block_counts(N, block_q=B_r, block_kv=B_c, causal=causal, N_k=N_k)
+    return int((rows * J).sum()) * d
 
 
 def softmax_fusion_io(rows: int, N: int) -> dict:
@@ -514,3 +538,78 @@ def split_kv_io(N_k: int, d: int, *, num_splits: int, rows: int = 1) -> dict:
 
 
 __all__ += ["online_softmax_row_io", "split_kv_io"]
+
+
+def row_lse_io(rows: int, N: int, *, passes: int = 1) -> dict:
+    """Elements moved by a kernel that writes the log-sum-exp of each row of a (rows, N) score matrix S.
+
+    A safe two-pass kernel reads S once for the row maxima and once for the sums of ``exp(s - max)``
+    (``passes=2``); the online kernel keeps a running maximum and rescales its sum, reading S once
+    (``passes=1``). Either writes one lse per row. ``{"S": {"read": passes rows N}, "lse": {"write": rows}}``.
+
+    Args:
+        rows: rows of S (int >= 1).
+        N: scores per row (int >= 1).
+        passes: reads of every score (1 or 2).
+    Returns:
+        per-tensor dict ``{tensor: {"read": n, "write": n}}``.
+    Raises:
+        TypeError/ValueError for sizes that are not integers >= 1, or passes other than 1 or 2.
+    Source:
+        Milakov & Gimelshein 2018, "Online normalizer calculation for softmax", Algorithms 2 and 3 (their
+        normaliser is the sum; its log plus the maximum is lse).
+    """
+    rows, N = positive_int(rows, "rows"), positive_int(N, "N")
+    passes = positive_int(passes, "passes", maximum=2)
+    return _tensor_table([("S", passes * rows * N, 0), ("lse", 0, rows)])
+
+
+#: How a backward grid accumulates dQ across its key blocks (:func:`flash_backward_grid_io`).
+DQ_MODES = ("atomic", "split")
+
+
+def flash_backward_grid_io(N: int, d: int, *, block_q: int, block_kv: int, causal: bool = False,
+                           N_k: int | None = None, dq: str = "atomic") -> dict:
+    """Elements moved by FlashAttention-2's backward run as a grid of one CTA per key block.
+
+    Three kernels. A pre-pass reads O and dO and writes D = rowsum(dO * O) (``2 N d`` read, ``N`` written).
+    The main kernel's CTA j reads K_j and V_j once (``2 N_k d`` in all), and for every query block i that sees
+    it (every visited pair of the causal block map) reads Q_i, dO_i, lse_i and D_i (``rows_i (2 d + 2)``); it
+    writes dK_j and dV_j once (``2 N_k d``). dQ_i receives every visited pair's ``rows_i d`` elements:
+
+    - ``dq="atomic"``: as FP32 atomic adds into one dQ buffer, zeroed before the launch (a memset, not
+      counted); the adds are returned apart from plain traffic (they execute in L2);
+    - ``dq="split"``: as plain writes to the CTA's own slice of a ``dQ_part`` buffer, then a reduction kernel
+      reads every written part once and writes dQ (``N d``), in a fixed order: the same bits on every run.
+
+    Args:
+        N: queries (int >= 1).
+        d: head dimension (int >= 1).
+        block_q: B_r (int >= 1).
+        block_kv: B_c (int >= 1).
+        causal: skip the pairs the bottom-right causal mask hides entirely.
+        N_k: keys (default N).
+        dq: ``"atomic"`` or ``"split"``.
+    Returns:
+        ``{"traffic": {tensor: {"read": n, "write": n}}, "atomics": {tensor: operations}}``.
+    Raises:
+        TypeError/ValueError: sizes that are not integers >= 1; an unknown dq.
+    Source:
+        Dao 2023, "FlashAttention-2", Algorithm 2 and §3.2 (parallel over key blocks, dQ by atomic adds);
+        flash-attn 2.x ``csrc/flash_attn/src/flash_bwd_kernel.h`` (FP32 ``dq_accum``, ``atomicAdd``) and the
+        deterministic mode's per-split dQ accumulators in ``flash_bwd_launch_template.h``.
+    """
+    causal = flag(causal, "causal")
+    dq = choice(dq, "dq", DQ_MODES)
+    N, d, B_r, B_c, N_k = _sizes(N, d, block_q=block_q, block_kv=block_kv, N_k=N_k)
+    rows, J, _ = causal_block_counts(N, block_q=B_r, block_kv=B_c, causal=causal, N_k=N_k)
+    pair_rows = int((rows * J).sum())
+    entries = [("O", N * d, 0), ("dO", N * d + pair_rows * d, 0), ("D", pair_rows, N), ("K", N_k * d, 0),
+               ("V", N_k * d, 0), ("Q", pair_rows * d, 0), ("lse", pair_rows, 0), ("dK", 0, N_k * d),
+               ("dV", 0, N_k * d)]
+    if dq == "split":
+        entries += [("dQ_part", pair_rows * d, pair_rows * d), ("dQ", 0, N * d)]
+    return {"traffic": _tensor_table(entries), "atomics": {"dQ": pair_rows * d} if dq == "atomic" else {}}
+
+
+__all__ += ["row_lse_io", "flash_backward_grid_io", "DQ_MODES"]

@@ -5,13 +5,14 @@ Sources: B. Spector, J. Juravsky, S. Sul, O. Dugan, D. Lim, D. Fu, S. Arora, C. 
 code (HazyResearch/Megakernels, Llama-1B demo: 16-row matrix-vector blocks, 13 shared-memory pages of
 16 KiB, counters in global memory); lecture 11 §8.3 for the timeline model.
 
-The model lives in two modules, both re-exported here: :mod:`labcore.forward_work` (the work of one forward
-pass, :func:`work_items`, and the assumptions, :data:`TIMELINE_DEFAULTS` with :data:`TIMELINE_USED_BY`) and
-:mod:`labcore.forward_timeline` (:func:`timeline`: ``mode="multi-kernel"``, kernel after kernel with launch
-gaps, prologues and tails; ``mode="megakernel"``, an event loop over the instructions dealt to the SMs,
-:func:`megakernel_schedule`). This module compares the two: the stall back-of-envelope
+The model lives in two modules: :mod:`labcore.forward_work` (the work of one forward pass,
+:func:`~labcore.forward_work.work_items`, and the assumptions, :data:`~labcore.forward_work.TIMELINE_DEFAULTS` with
+:data:`~labcore.forward_work.TIMELINE_USED_BY`) and :mod:`labcore.forward_timeline`
+(:func:`~labcore.forward_timeline.timeline`: ``mode="multi-kernel"``, kernel after kernel with launch gaps,
+prologues and tails; ``mode="megakernel"``, an event loop over the instructions dealt to the SMs,
+:func:`~labcore.forward_timeline.megakernel_schedule`). This module compares the two: the stall back-of-envelope
 (:func:`stall_bound_throughput`), both modes at one setting (:func:`compare_modes`), one knob at a time
-(:func:`mode_sensitivity`); :func:`megakernel_report` gathers every quantity the book's §8 quotes.
+(:func:`mode_sensitivity`).
 
 All times are seconds, bytes are bytes, bandwidths bytes/s. Wave arithmetic lives in :mod:`labcore.waves`;
 the HBM count of fused softmax (§7) in :func:`labcore.hbm.softmax_fusion_io`.
@@ -23,17 +24,12 @@ import numbers
 import numpy as np
 
 from .checks import positive_float, positive_int
-from .forward_timeline import EVENT_SMS, Timeline, TimelineEvent, megakernel_schedule, resolved_timeline, timeline
-from .forward_work import (HAZY_MEASURED, TIMELINE_DEFAULTS, TIMELINE_MODES, TIMELINE_USED_BY, WorkItem,
-                           resolve_assumptions, work_items)
+from .forward_timeline import resolved_timeline
+from .forward_work import resolve_assumptions
 from .forward_work import timeline_gpu as _check_gpu
 from .models import get_model
 
-__all__ = [
-    "stall_bound_throughput", "HAZY_MEASURED", "TIMELINE_DEFAULTS", "TIMELINE_USED_BY", "TIMELINE_MODES", "EVENT_SMS",
-    "resolve_assumptions", "WorkItem", "work_items", "TimelineEvent", "Timeline", "timeline", "megakernel_schedule",
-    "compare_modes", "mode_sensitivity", "SENSITIVITY_KNOBS",
-]
+__all__ = ["stall_bound_throughput", "compare_modes", "mode_sensitivity", "SENSITIVITY_KNOBS"]
 
 # ---------------------------------------------------------------------------------------------------
 # The stall back-of-envelope (§8.1)
@@ -63,10 +59,10 @@ def compare_modes(model="Llama-3.2-1B", gpu="H100", **assumptions) -> dict:
     """Both modes at the same assumptions.
 
     Returns:
-        dict with ``multi`` and ``mega`` (:class:`Timeline`), ``speedup`` (multi / mega total), ``util_multi``,
-        ``util_mega`` (fractions) and ``util_gain`` (percentage points).
+        dict with ``multi`` and ``mega`` (:class:`~labcore.forward_timeline.Timeline`), ``speedup`` (multi / mega
+        total), ``util_multi``, ``util_mega`` (fractions) and ``util_gain`` (percentage points).
     Raises:
-        as :func:`timeline`.
+        as :func:`~labcore.forward_timeline.timeline`.
     """
     model, gpu, a = get_model(model), _check_gpu(gpu), resolve_assumptions(**assumptions)
     mk = resolved_timeline(model, gpu, "multi-kernel", a)
@@ -99,7 +95,8 @@ def mode_sensitivity(model="Llama-3.2-1B", gpu="H100", knobs: dict | None = None
         dict: for each knob, a dict of arrays ``values``, ``multi``, ``mega``, ``speedup`` and
         ``util_gain`` (percentage points).
     Raises:
-        ValueError: as :func:`timeline`, when a knob is also given in ``assumptions``, or has no values.
+        ValueError: as :func:`~labcore.forward_timeline.timeline`, when a knob is also given in ``assumptions``, or
+            has no values.
         TypeError: ``knobs`` is not a dict, or a knob value is not a number.
     Source: lecture §8.3 (code 05, demo 4): the megakernel stays 1.3-1.5x faster, +20-29 points.
     """

@@ -10,8 +10,8 @@ approaches the larger of the two.
 :func:`chunk_prefill_time` times the chunk with the prefill model's per-tile cost
 (:func:`labcore.prefill.prefill_time`'s ``fwd_tile`` cycles: its generation's overlap rule and calibrated MMA
 efficiency), its unequal causal CTAs dealt to the kernel's slots (its occupancy, each CTA with the model's start-up
-latency) by :func:`labcore.prefill_schedule.kernel_makespan`, and its HBM bytes (every tensor once, as the prefill
-model's ``l2_reuse``). :func:`mixed_batch_demands` adds the decode model (:func:`labcore.decode_model.decode_attention_time`,
+latency) by :func:`labcore.waves.shared_bandwidth_schedule`, and its HBM bytes (every tensor once, as the prefill
+model's ``l2_reuse``). :func:`mixed_batch_demands` adds the decode model (:func:`labcore.decode_attention_time`,
 by default under the physical memory rule of :mod:`labcore.waves`: the running CTAs share the bandwidth, each capped
 at its generation's per-CTA rate, as many per SM as the kernel's resources allow) and states each part's demands;
 :func:`fused_step_time` combines them: ``serial = t_prefill + t_decode``; ``fused = max(compute_p + compute_d,
@@ -30,15 +30,22 @@ from __future__ import annotations
 
 import numpy as np
 
-from .checks import choice, positive_float, positive_int
-from .decode_model import decode_attention_time
+from .checks import MAX_ITEMS, at_most, cdiv, choice, int_vector, positive_float, positive_int
+from .decode_time import decode_attention_time
 from .hardware import get_gpu
 from .hbm import causal_block_counts, flash_forward_io
 from .prefill import GENERATION_ASSUMPTIONS, PREFILL_DEFAULTS, prefill_time
+from .splits import MAX_BATCH, MAX_SEQLEN
 from .waves import MEMORY_RULES, per_cta_bandwidth_cap, shared_bandwidth_schedule
 
-__all__ = ["chunk_prefill_time", "mixed_batch_demands", "fused_step_time", "mixed_batch_time", "mixed_batch_sweep",
-           "DECODE_TILE_ROWS"]
+__all__ = ["POD_STEP", "chunk_prefill_time", "mixed_batch_demands", "fused_step_time", "mixed_batch_time",
+           "mixed_batch_sweep", "DECODE_TILE_ROWS"]
+
+#: A mixed step inside POD-Attention's evaluated range (its GPU, the A100-80GB; contexts of 4K-20K tokens; chunks of
+#: 512-2K): Llama-3.1-8B's attention shape (:data:`labcore.DECODE_SHAPES`), 64 decodes of ``context`` cached
+#: tokens each, beside a ``chunk``-token prefill chunk after as many cached tokens. One home for the example that
+#: a worked computation and an exercise share. Source: Kamath et al. 2025 (POD-Attention), its evaluation's settings.
+POD_STEP = {"gpu": "A100-80GB", "shape": "Llama-3.1-8B", "context": 8192, "decode_batch": 64, "chunk": 1024}
 
 #: What :func:`mixed_batch_demands` may charge the decodes' tensor cores for, per CTA: ``"padded"`` (the split
 #: kernel's tile, flash-attn's 64 rows: what POD's FlashAttention baseline computes), an int (a tile of that many
@@ -64,25 +71,33 @@ def chunk_prefill_time(gpu, *, chunk: int, context: int, heads: int, head_dim: i
 
     Args:
         gpu: preset name or GPU.
-        chunk: new tokens (int >= 1).
-        context: cached tokens before them (int >= 0).
-        heads: query heads (= KV heads here).
-        head_dim: d.
+        chunk: new tokens (int in [1, :data:`labcore.splits.MAX_SEQLEN`]).
+        context: cached tokens before them (int in [0, MAX_SEQLEN]).
+        heads: query heads (= KV heads here; int >= 1; ``heads x ceil(chunk / block_q)`` CTAs at most
+            :data:`labcore.checks.MAX_ITEMS`).
+        head_dim: d (int >= 1).
         generation: ``"fa2"``, ``"fa3"`` or ``"fa4"``.
-        dtype_bytes: 2 (BF16).
+        dtype_bytes: 2 (BF16; int >= 1).
         **prefill_assumptions: overrides of :data:`labcore.prefill.PREFILL_DEFAULTS`.
     Returns:
         dict ``total``, ``compute``, ``compute_work``, ``memory``, ``overhead`` (s), ``flops`` (tile FLOPs),
         ``bytes``, ``ctas``, ``ctas_per_sm``, ``tile_time`` (s per tile on a whole SM).
 
     Raises:
-        TypeError/ValueError: as :func:`labcore.prefill.prefill_time`; sizes < 1.
+        TypeError: a size that is not an integer, an unknown kind of gpu; as :func:`labcore.prefill.prefill_time`.
+        ValueError: sizes out of range, too many CTAs, an unknown generation or GPU; as
+            :func:`labcore.prefill.prefill_time`.
 
     Source: Zadouri et al. 2026 (tile roofline, via labcore.prefill); Agrawal et al. 2024 (chunked prefill).
     """
     g = get_gpu(gpu)
-    c, ctx = positive_int(chunk, "chunk"), positive_int(context, "context", minimum=0)
+    c, ctx = positive_int(chunk, "chunk", maximum=MAX_SEQLEN), positive_int(context, "context", minimum=0,
+                                                                             maximum=MAX_SEQLEN)
     h, d = positive_int(heads, "heads"), positive_int(head_dim, "head_dim")
+    choice(generation, "generation", ("fa2", "fa3", "fa4"))
+    positive_int(dtype_bytes, "dtype_bytes")
+    block_q = positive_int(prefill_assumptions.get("block_q", PREFILL_DEFAULTS["block_q"]), "block_q")
+    at_most(h * cdiv(c, block_q), "chunk and heads", MAX_ITEMS, "CTAs")
     ref = prefill_time(g, batch=1, heads=h, seqlen=c, head_dim=d, causal=True, generation=generation,
                        **prefill_assumptions)
     p = {**PREFILL_DEFAULTS, **prefill_assumptions}                # the tile sizes and overhead the model uses
@@ -111,7 +126,7 @@ def mixed_batch_demands(gpu, *, chunk: int, context: int, decode_batch: int, dec
 
     Prefill: :func:`chunk_prefill_time` with ``num_q_heads`` heads; its tensor-core demand is its tiles spread over
     every SM (``compute_work``), its HBM demand its bytes at full bandwidth. Decode:
-    :func:`labcore.decode_model.decode_attention_time` (flash-decoding, the model's best split count) under
+    :func:`labcore.decode_attention_time` (flash-decoding, the model's best split count) under
     ``memory_rule``: ``"shared"`` (default: the physical rule, ``last_wave="shared"``, ``ctas_per_sm="derived"`` and
     :func:`labcore.waves.per_cta_bandwidth_cap`) or ``"lecture"`` (one CTA per SM, the last wave in full, 80 GB/s per
     CTA); its tensor-core demand is its CTAs' FLOPs spread over every SM, on tiles of ``decode_tile_rows`` rows;
@@ -120,8 +135,9 @@ def mixed_batch_demands(gpu, *, chunk: int, context: int, decode_batch: int, dec
     Args:
         gpu: preset or GPU.
         chunk, context: as :func:`chunk_prefill_time`.
-        decode_batch, decode_seqlen: the decodes (ints >= 1).
-        num_q_heads, num_kv_heads, head_dim: the model's attention shape.
+        decode_batch, decode_seqlen: the decodes (ints in [1, :data:`labcore.splits.MAX_BATCH`] and [1,
+            :data:`labcore.splits.MAX_SEQLEN`]).
+        num_q_heads, num_kv_heads, head_dim: the model's attention shape (ints >= 1).
         generation: prefill's.
         memory_rule: one of :data:`labcore.waves.MEMORY_RULES`.
         decode_tile_rows: ``"padded"`` (the split kernel's 64-row tile), ``"useful"`` (the group's real rows) or an
@@ -131,11 +147,16 @@ def mixed_batch_demands(gpu, *, chunk: int, context: int, decode_batch: int, dec
         ``decode_overhead``, ``prefill_total``, ``decode_total`` (s), ``decode_rows`` (rows charged per CTA),
         ``decode_splits``, ``memory_rule``.
     Raises:
-        as the two models; an unknown rule or a bad ``decode_tile_rows``.
+        TypeError/ValueError: a size that is not an integer or out of range, named as here; an unknown rule or a bad
+        ``decode_tile_rows``; as the two models.
     Source: Kamath et al. 2025 (POD-Attention) §3; flash-attn ``run_mha_fwd_splitkv_dispatch`` (kBlockM = 64).
     """
     g = get_gpu(gpu)
     rule = choice(memory_rule, "memory_rule", MEMORY_RULES)
+    positive_int(decode_batch, "decode_batch", maximum=MAX_BATCH)
+    positive_int(decode_seqlen, "decode_seqlen", maximum=MAX_SEQLEN)
+    positive_int(num_q_heads, "num_q_heads", maximum=MAX_ITEMS)      # heads x query blocks CTAs: MAX_ITEMS at most
+    positive_int(num_kv_heads, "num_kv_heads")
     pf = chunk_prefill_time(g, chunk=chunk, context=context, heads=num_q_heads, head_dim=head_dim,
                             generation=generation)
     kw = dict(last_wave="shared", ctas_per_sm="derived", per_sm_bandwidth_cap=per_cta_bandwidth_cap(g)) \
@@ -167,7 +188,7 @@ def mixed_batch_time(gpu, *, chunk: int, context: int, decode_batch: int, decode
         ``demands``.
 
     Raises:
-        as the two models.
+        TypeError/ValueError: a size that is not an integer or out of range, named as here; as the two models.
 
     Source: Kamath et al. 2025 (POD-Attention) §3 (one kernel, SMs shared between prefill and decode CTAs).
     """
@@ -231,8 +252,12 @@ def mixed_batch_sweep(gpu, *, chunks, context: int, decode_batch: int, decode_se
     """:func:`mixed_batch_time` for every chunk size in ``chunks`` (ints >= 1): arrays ``chunk``, ``prefill``,
     ``decode``, ``serial``, ``fused``, ``ideal``, ``gain`` (seconds; ``gain`` a fraction).
 
+    Raises: TypeError: chunks not integers (a string, fractions); ValueError: chunks empty or < 1; the other
+    arguments as :func:`mixed_batch_time`.
+
     Source: Kamath et al. 2025 (chunk sizes 512-2K in its evaluation).
     """
+    chunks = int_vector(chunks, "chunks", minimum=1, maximum=MAX_SEQLEN)
     rows = [mixed_batch_time(gpu, chunk=int(c), context=context, decode_batch=decode_batch,
                              decode_seqlen=decode_seqlen, num_q_heads=num_q_heads, num_kv_heads=num_kv_heads,
                              head_dim=head_dim, generation=generation, memory_rule=memory_rule,

@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from .attention import reference_attention
-from .checks import as_real, flag, positive_float, positive_int, resolve_scale
+from .checks import MAX_ELEMENTS, as_real, at_most, flag, int_array, positive_float, positive_int, resolve_scale
 from .published import published
 from .softmax import row_softmax, scaled_scores
 
@@ -43,6 +43,8 @@ def _check(q_nope, q_rope, c_kv, k_rope, W_UK, W_UV):
         n, d_c = c_kv.shape
         ok = (q_rope.shape[:2] == (h, s_q) and k_rope.shape == (n, q_rope.shape[2]) and W_UK.shape == (h, d_c, d_nope)
               and W_UV.shape[:2] == (h, d_c) and min(h, s_q, n, d_c, d_nope) >= 1)
+    if ok:
+        at_most(h * s_q * n, "q_nope and c_kv", MAX_ELEMENTS, "scores (heads x new tokens x cached tokens)")
     if not ok:
         raise ValueError("MLA inputs must be q_nope (h, s_q, d_nope), q_rope (h, s_q, d_rope), c_kv (N, d_c), "
                          "k_rope (N, d_rope), W_UK (h, d_c, d_nope), W_UV (h, d_c, d_v); got "
@@ -70,10 +72,13 @@ def mla_decode_naive(q_nope, q_rope, c_kv, k_rope, W_UK, W_UV, *, causal: bool =
     Returns:
         ``(O, lse)``: (h, s_q, d_v) and (h, s_q) float64.
     Raises:
-        ValueError: shapes that do not agree, non-finite inputs.
+        TypeError: an input that is not a real array (a string, None); causal not a bool; scale not a real number.
+        ValueError: shapes that do not agree, non-finite inputs, more than :data:`labcore.checks.MAX_ELEMENTS`
+        scores.
     Source:
         DeepSeek-V2 §2.1.2-§2.1.3 (Eqs. 9-19).
     """
+    causal = flag(causal, "causal")
     q_nope, q_rope, c_kv, k_rope, W_UK, W_UV = _check(q_nope, q_rope, c_kv, k_rope, W_UK, W_UV)
     s = resolve_scale(scale, q_nope.shape[2] + q_rope.shape[2])
     out = [reference_attention(np.concatenate([q_nope[h], q_rope[h]], axis=1),
@@ -90,12 +95,16 @@ def mla_decode_absorbed(q_nope, q_rope, c_kv, k_rope, W_UK, W_UV, *, causal: boo
     output ``o_lat`` (h s_q, d_c); then ``O[h] = o_lat[h] W_UV[h]``. The causal mask of row (h, i) is that of
     query i (bottom-right over the s_q new tokens), the same for every head.
 
-    Arguments, result and errors are those of :func:`mla_decode_naive`.
+    Arguments and result are those of :func:`mla_decode_naive`.
+
+    Raises:
+        TypeError/ValueError: as :func:`mla_decode_naive`.
 
     Source:
         DeepSeek-V2 §2.1.2 ("W_UK can be absorbed into W_Q, and W_UV into W_O"); FlashMLA README (d_qk 576,
         d_v 512: MQA over the latent).
     """
+    causal = flag(causal, "causal")
     q_nope, q_rope, c_kv, k_rope, W_UK, W_UV = _check(q_nope, q_rope, c_kv, k_rope, W_UK, W_UV)
     h, s_q, _ = q_nope.shape
     n = c_kv.shape[0]
@@ -119,14 +128,17 @@ def mla_intensity(h_q_s_q, *, d_qk: int = 576, d_v: int = 512, dtype_bytes: int 
     cache row is read once for all ``h_q s_q`` rows. 128 rows: 241.8 FLOP/byte.
 
     Args:
-        h_q_s_q: query rows (heads x new tokens; int or array >= 1).
-        d_qk, d_v: ints.
-        dtype_bytes: cache bytes.
+        h_q_s_q: query rows (heads x new tokens; int or integer array >= 1).
+        d_qk, d_v: ints >= 1.
+        dtype_bytes: cache bytes (int >= 1).
     Returns:
         float (or array).
+    Raises:
+        TypeError: a count that is not an integer (a fraction, a bool, a string). ValueError: a count < 1.
     Source:
         FlashMLA deep-dive docs/20250422.
     """
+    h_q_s_q = int_array(h_q_s_q, "h_q_s_q")
     r = np.asarray(h_q_s_q, dtype=float)
     if np.any(r < 1):
         raise ValueError("h_q_s_q must be >= 1")
@@ -140,14 +152,17 @@ def gqa_decode_intensity(rows, *, head_dim: int = 128, dtype_bytes: int = 2):
     separately; ``rows = g x s_q``, g query heads per KV head; MHA: 1 per new token).
 
     Args:
-        rows: int or array >= 1.
-        head_dim: d.
-        dtype_bytes: int.
+        rows: int or integer array >= 1.
+        head_dim: d (int >= 1).
+        dtype_bytes: int >= 1.
     Returns:
         float (or array).
+    Raises:
+        TypeError: a count that is not an integer (a fraction, a bool, a string). ValueError: a count < 1.
     Source:
         lecture §6 (decode reads K and V once per KV head); Ainslie et al. 2023 (GQA).
     """
+    rows = int_array(rows, "rows")
     r = np.asarray(rows, dtype=float)
     if np.any(r < 1):
         raise ValueError("rows must be >= 1")
@@ -171,6 +186,8 @@ def mla_compute_bound_threshold(*, flops: float | None = None, bandwidth: float 
         d_qk, d_v, dtype_bytes: as :func:`mla_intensity`.
     Returns:
         dict ``exact``, ``approx``, ``ridge`` (F / B in FLOP/byte), ``stated`` (FlashMLA's 128).
+    Raises:
+        TypeError/ValueError: a rate that is not a finite real > 0; sizes as :func:`mla_intensity`.
     Source:
         FlashMLA deep-dive docs/20250422.
     """
@@ -188,16 +205,27 @@ def mla_decode_roofline(h_q_s_q, *, seqlen, batch: int = 1, flops: float | None 
     FLOPs ``= batch x seqlen x h_q s_q x 2 (d_qk + d_v)``; bytes ``= batch x seqlen x d_qk x dtype_bytes``.
 
     Args:
-        h_q_s_q: rows (int or array >= 1).
-        seqlen: cached tokens (int or array >= 1).
-        batch: int.
+        h_q_s_q: rows (int or integer array >= 1).
+        seqlen: cached tokens (int or integer array >= 1; broadcast with ``h_q_s_q`` to at most
+            :data:`labcore.checks.MAX_ELEMENTS` entries).
+        batch: int >= 1.
         flops, bandwidth: as :func:`mla_compute_bound_threshold` (defaults: the H800 figures).
 
     Returns:
         dict ``time`` (s), ``compute_time``, ``memory_time``, ``bound_compute`` (bool), ``flops``, ``bytes``.
 
+    Raises:
+        TypeError: a count that is not an integer, a rate that is not a real number.
+        ValueError: a count < 1, a rate not finite and > 0, shapes that do not broadcast or broadcast too large.
+
     Source: Williams et al. 2009 (roofline); FlashMLA deep-dive docs/20250422.
     """
+    h_q_s_q, seqlen = int_array(h_q_s_q, "h_q_s_q"), int_array(seqlen, "seqlen")
+    try:
+        shape = np.broadcast_shapes(np.shape(h_q_s_q), np.shape(seqlen))
+    except ValueError:
+        raise ValueError(f"h_q_s_q {np.shape(h_q_s_q)} and seqlen {np.shape(seqlen)} must broadcast") from None
+    at_most(np.prod(shape, dtype=float), "h_q_s_q and seqlen", MAX_ELEMENTS, "entries")
     F = published("flashmla.h800_throttled_flops").value if flops is None else positive_float(flops, "flops")
     B = published("flashmla.h800_bandwidth").value if bandwidth is None else positive_float(bandwidth, "bandwidth")
     r, n = np.asarray(h_q_s_q, dtype=float), np.asarray(seqlen, dtype=float)

@@ -19,7 +19,9 @@ from __future__ import annotations
 import numpy as np
 
 from .attention import masked_scores
-from .checks import as_real, cdiv, positive_int, resolve_scale
+from .checks import (MAX_ELEMENTS, MAX_ITEMS, array_list, as_real, at_most, cdiv, flag, int_array, int_table,
+                     int_vector, positive_int, real_array, resolve_scale)
+from .splits import MAX_SEQLEN
 from .softmax import row_softmax
 
 __all__ = ["PAGE_SIZES", "paginate", "gather_pages", "paged_decode_attention", "page_waste", "fa3_forward_tile",
@@ -31,32 +33,43 @@ PAGE_SIZES = (1, 16, 64, 128)
 
 
 def _lengths(lengths):
-    a = np.asarray(lengths)
-    if a.dtype.kind not in "iu" or a.ndim != 1 or a.size < 1 or np.any(a < 0):
-        raise ValueError(f"lengths must be a non-empty 1-D array of integers >= 0, got {lengths!r}")
-    return a.astype(np.int64)
+    """Tokens per request: a non-empty 1-D integer array, each in [0, MAX_SEQLEN], at most MAX_ITEMS requests."""
+    a = int_vector(lengths, "lengths", maximum=MAX_SEQLEN)
+    at_most(a.size, "lengths", MAX_ITEMS, "requests")
+    return a
 
 
 def paginate(K_list, V_list, *, page_size: int, shuffle_seed: int | None = None, spare_pages: int = 0):
     """Copy contiguous per-request K and V into a paged pool with a block table.
 
     Args:
-        K_list, V_list: per request a (L_b, d) and (L_b, d_v) real array (L_b may be 0).
+        K_list, V_list: lists (or tuples), per request a finite (L_b, d) and (L_b, d_v) real array (L_b may be 0).
         page_size: tokens per page (int >= 1).
-        shuffle_seed: None keeps pages in request order; an int shuffles the pool (a block table then points all
-            over it).
-        spare_pages: extra unused pages in the pool (int >= 0).
+        shuffle_seed: None keeps pages in request order; an int >= 0 shuffles the pool (a block table then points
+            all over it).
+        spare_pages: extra unused pages in the pool (int >= 0). The pool holds at most
+            :data:`labcore.checks.MAX_ELEMENTS` elements.
     Returns:
         ``(k_cache, v_cache, block_table, lengths)``: (num_pages, page_size, d), (num_pages, page_size, d_v)
         float64 (unused slots zero), (batch, max_pages) int64 (``-1`` past a request's last page), (batch,)
         int64.
 
     Raises:
-        ValueError: mismatched K/V lengths or widths.
+        TypeError: K_list or V_list not a list of real arrays (a string is never iterated); a size or seed that is
+            not an integer.
+        ValueError: mismatched K/V lengths or widths, NaN or inf, an empty list; a size < 0 (page_size < 1); a pool
+            larger than MAX_ELEMENTS.
 
     Source: Kwon et al. 2023 §4.2 (block table).
     """
+    K_list, V_list = array_list(K_list, "K_list"), array_list(V_list, "V_list")
     ps = positive_int(page_size, "page_size")
+    spare = positive_int(spare_pages, "spare_pages", minimum=0)
+    if shuffle_seed is not None:
+        positive_int(shuffle_seed, "shuffle_seed", minimum=0)
+    width = max([a.shape[1] for a in (*K_list, *V_list)])
+    pages = sum(int(cdiv(len(a), ps)) for a in K_list)
+    at_most((pages + spare) * ps * width, "page_size and spare_pages", MAX_ELEMENTS, "pool elements")
     Ks, Vs = [as_real(k, "K") for k in K_list], [as_real(v, "V") for v in V_list]
     if len(Ks) != len(Vs) or not Ks or any(k.ndim != 2 or v.ndim != 2 or len(k) != len(v) for k, v in zip(Ks, Vs)):
         raise ValueError("K_list and V_list must hold one (L_b, d) and one (L_b, d_v) array per request")
@@ -81,30 +94,42 @@ def paginate(K_list, V_list, *, page_size: int, shuffle_seed: int | None = None,
     return k_cache, v_cache, table, L
 
 
+def _check_table(table, L, cache, table_name: str, lengths_name: str, cache_name: str) -> None:
+    """Every page the requests of ``L`` tokens need is in their row of ``table`` and inside the pool ``cache``."""
+    if cache.shape[1] < 1:
+        raise ValueError(f"{cache_name} must be (num_pages, page_size >= 1, width), got shape {cache.shape}")
+    need = cdiv(L, cache.shape[1])
+    if np.any(need > table.shape[1]):
+        b = int(np.argmax(need > table.shape[1]))
+        raise ValueError(f"a request of {lengths_name} {L[b]} tokens needs {need[b]} pages; its {table_name} row "
+                         f"has {table.shape[1]}")
+    used = table[np.arange(table.shape[1])[None, :] < need[:, None]]
+    if np.any(used < 0) or np.any(used >= cache.shape[0]):
+        raise ValueError(f"{table_name} points outside the pool of {cache.shape[0]} pages ({cache_name})")
+
+
 def gather_pages(cache, block_table_row, length: int) -> np.ndarray:
     """The first ``length`` tokens of one request, gathered from its pages: ``cache[row[t // ps], t % ps]``.
 
     Args:
-        cache: (num_pages, page_size, width).
-        block_table_row: (max_pages,) int page ids.
-        length: int >= 0.
+        cache: (num_pages, page_size, width) finite reals.
+        block_table_row: (max_pages,) int page ids (an integer array).
+        length: int in [0, max_pages x page_size].
     Returns:
         (length, width) float64.
     Raises:
-        ValueError: a needed table entry is missing or out of the pool.
+        TypeError: cache not real; block_table_row not integers; length not an integer.
+        ValueError: cache not 3-D or not finite; a needed table entry is missing or out of the pool.
     Source:
         Kwon et al. 2023 §4.1 (logical to physical block mapping).
     """
-    cache = np.asarray(cache)
-    ps = cache.shape[1]
+    cache = real_array(cache, "cache", ndim=3, allow_empty=True)
+    row = int_table(block_table_row, "block_table_row", ndim=1)
     n = positive_int(length, "length", minimum=0)
+    _check_table(row[None, :], np.array([n]), cache, "block_table_row", "length", "cache")
+    ps = cache.shape[1]
     t = np.arange(n)
-    row = np.asarray(block_table_row, np.int64)
-    if cdiv(n, ps) > row.size:
-        raise ValueError(f"a request of {n} tokens needs {cdiv(n, ps)} pages; its block table row has {row.size}")
     pages = row[t // ps]
-    if np.any(pages < 0) or np.any(pages >= cache.shape[0]):
-        raise ValueError(f"block table points outside the pool of {cache.shape[0]} pages")
     return cache[pages, t % ps].astype(np.float64)
 
 
@@ -112,28 +137,31 @@ def paged_decode_attention(q, k_cache, v_cache, block_table, lengths, *, scale=N
     """Decode attention of every request through its block table (one KV head; g query rows per request).
 
     Args:
-        q: (batch, g, d) queries.
-        k_cache: (num_pages, page_size, d).
-        v_cache: (num_pages, page_size, d_v).
-        block_table: (batch, max_pages) int page ids.
-        lengths: (batch,) ints >= 0 (vLLM's ``seq_lens``).
+        q: (batch, g, d) finite queries.
+        k_cache: (num_pages, page_size, d) finite.
+        v_cache: (num_pages, page_size, d_v) finite.
+        block_table: (batch, max_pages) int page ids (an integer array; ``-1`` past a request's pages).
+        lengths: (batch,) ints >= 0 (vLLM's ``seq_lens``; an integer array).
         scale: default ``1/sqrt(d)``.
     Returns:
         ``(O, lse)``: (batch, g, d_v), (batch, g) float64 (zeros and ``-inf`` for a request with no keys).
     Raises:
-        ValueError: shapes that do not agree, table entries outside the pool.
+        TypeError: an array of the wrong type (a float block table or lengths, a string).
+        ValueError: shapes that do not agree, NaN or inf, table entries outside the pool.
     Source:
         Kwon et al. 2023 §4.1 (PagedAttention kernel: fetch KV blocks through the block table).
     """
-    q = as_real(q, "q")
-    kc, vc = as_real(k_cache, "k_cache"), as_real(v_cache, "v_cache")
+    q = real_array(q, "q", ndim=3, allow_empty=True)
+    kc = real_array(k_cache, "k_cache", ndim=3, allow_empty=True)
+    vc = real_array(v_cache, "v_cache", ndim=3, allow_empty=True)
     L = _lengths(lengths)
-    table = np.asarray(block_table)
+    table = int_table(block_table, "block_table", ndim=2)
     if q.ndim != 3 or kc.ndim != 3 or vc.ndim != 3 or kc.shape[:2] != vc.shape[:2] or kc.shape[2] != q.shape[2] \
             or table.ndim != 2 or table.shape[0] != q.shape[0] or L.size != q.shape[0]:
         raise ValueError(f"q (batch, g, d), k_cache (pages, page_size, d), v_cache (pages, page_size, d_v), "
                          f"block_table (batch, max_pages) and lengths (batch,) must agree; got {q.shape}, "
                          f"{kc.shape}, {vc.shape}, {table.shape}, {L.shape}")
+    _check_table(table, L, kc, "block_table", "lengths", "k_cache")
     s = resolve_scale(scale, q.shape[2])
     O, lse = np.zeros(q.shape[:2] + (vc.shape[2],)), np.full(q.shape[:2], -np.inf)
     for b in range(q.shape[0]):
@@ -149,19 +177,23 @@ def page_waste(lengths, page_size) -> dict:
     """Slots allocated and wasted by whole pages: ``allocated = sum_b ceil(L_b / ps) ps``, waste = allocated - sum L.
 
     Args:
-        lengths: (batch,) ints >= 0.
-        page_size: int >= 1, or an int array (one result per size, vectorised).
+        lengths: (batch,) ints >= 0 (an integer array).
+        page_size: int in [1, :data:`labcore.splits.MAX_SEQLEN`], or an array of them (one result per size,
+            vectorised; ``batch x sizes`` at most :data:`labcore.checks.MAX_ELEMENTS`).
 
     Returns:
         dict ``allocated``, ``used``, ``wasted`` (slots), ``waste_fraction`` (wasted / allocated), ``pages``
         and ``mean_waste_per_request`` (about ``(ps - 1) / 2`` when ``L mod ps`` is uniform).
 
     Raises:
-        ValueError: bad lengths or page sizes < 1.
+        TypeError: lengths or page_size not integers (a string, a bool, a fraction).
+        ValueError: bad lengths; page sizes out of range; too many of them.
 
     Source: Kwon et al. 2023 §4.2 (waste only in the last block of a request).
     """
     L = _lengths(lengths)
+    page_size = int_array(page_size, "page_size", maximum=MAX_SEQLEN)
+    at_most(L.size * np.size(page_size), "page_size", MAX_ELEMENTS, "(request, page size) pairs")
     ps = np.asarray(page_size)
     if ps.dtype.kind not in "iu" or np.any(ps < 1):
         raise ValueError(f"page_size must be an int >= 1 (or an int array), got {page_size!r}")
@@ -192,7 +224,7 @@ def fa3_forward_tile(head_dim: int, *, causal: bool = False) -> tuple[int, int]:
         flash-attn ``hopper/tile_size.h`` (``tile_size_fwd_sm90``, element size 2) at commit 0251105a.
     """
     d = positive_int(head_dim, "head_dim")
-    c = bool(causal)
+    c = flag(causal, "causal")
     if d <= 64:
         return 192, 128 if c else 192
     if d <= 96:

@@ -2,7 +2,7 @@
 
 Two layers:
 
-1. :func:`tile_roofline`: cycles one SM spends on one tile (``block_q`` query rows x ``block_kv`` keys, head
+1. :func:`labcore.tile_roofline`: cycles one SM spends on one tile (``block_q`` query rows x ``block_kv`` keys, head
    dim d; the paper's M x N, flash-attn's kBlockM x kBlockN) on the tensor cores (MMA), on the exponential unit
    (MUFU) and on shared-memory traffic, with the formulas of the FlashAttention-4 paper (Zadouri et al. 2026,
    Sec. 3.1.1 and 3.2.1, Tables 1 and 3). On a B200 they give the paper's table exactly: forward
@@ -32,16 +32,13 @@ from .hbm import causal_block_counts, flash_backward_io, flash_forward_io
 from .decode_time import MODEL_DEFAULTS as _DECODE_DEFAULTS
 from .published import published
 from .prefill_schedule import ablation_overlap, kernel_makespan, overlap_cycles, prefill_ctas_per_sm
-from .roofline import (DTYPE_BYTES, FA4_MMA_ROWS, PREFILL_DTYPES, TileRoofline, binding_units, tile_roofline_of,
-                       roofline_table, tile_roofline)
+from .roofline import DTYPE_BYTES, PREFILL_DTYPES, binding_units, tile_roofline_of
 from .waves import LAST_WAVE_RULES, waves_time
 
-__all__ = ["TileRoofline", "tile_roofline", "roofline_table", "GENERATIONS", "GENERATION_ASSUMPTIONS",
-           "fa4_emulation_balance",
-           "PREFILL_DEFAULTS", "PREFILL_PASSES", "PREFILL_DTYPES", "generation_available", "attention_flops_papers",
-           "prefill_time", "load_prefill_measurements", "compare_prefill", "calibrate_mma_efficiency",
-           "FA4_MMA_ROWS", "DTYPE_BYTES", "binding_units", "tile_roofline_of", "BENCHMARK_CLOCK_FACTORS", "benchmark_clock", "fa3_ablation_overlap",
-           "PREFILL_CHECK_TOLERANCE"]
+__all__ = ["GENERATIONS", "GENERATION_ASSUMPTIONS", "fa4_emulation_balance", "PREFILL_DEFAULTS", "PREFILL_PASSES",
+           "generation_available", "attention_flops_papers", "prefill_time", "load_prefill_measurements",
+           "compare_prefill", "calibrate_mma_efficiency", "BENCHMARK_CLOCK_FACTORS", "benchmark_clock",
+           "fa3_ablation_overlap", "PREFILL_CHECK_TOLERANCE"]
 
 
 PREFILL_PASSES = ("forward", "forward+backward")
@@ -83,8 +80,8 @@ GENERATION_ASSUMPTIONS = {
              "cycles).",
         source="Shah et al. 2024 (FlashAttention-3) Sec. 1 (GEMM 80-90%), 3.1, 3.2, Table 2, App. C.1 (1830 MHz)",
         mma_fraction={"hopper": 1.0}, exp_emulation_share=0.0, bwd_kernels=3,
-        # the overlap is partial, the share measured by FA3's own ablation (``overlap_share``);
-        # WGMMA's issue efficiency is not mma.sync's (``wgmma_efficiency``), and FA3's benchmark fixed
+        # the overlap is partial, the share measured by FA3's own ablation (``overlap_share``); WGMMA's issue
+        # efficiency is not mma.sync's (``wgmma_efficiency``), and FA3's benchmark fixed
         # the clock at the 1830 MHz of the 989 TFLOP/s peak (fa3.h100_clock), so no throttling is charged
         efficiency="wgmma_efficiency", schedule="lpt", two_cta_overlap=False, partial_overlap=True,
         schedule_text="persistent kernel, one CTA per SM (MinBlocksPerMultiprocessor = 1) taking tiles from an "
@@ -128,7 +125,7 @@ PREFILL_DEFAULTS = dict(
     # trip, the value labcore.decode_time uses for a wave's pipeline fill (MODEL_DEFAULTS["wave_latency"])
     cta_latency=_DECODE_DEFAULTS["wave_latency"],
     # FA3's WGMMA issue efficiency: the low end of "80-90% for GEMM" on H100 (FA3 Sec. 1), not the calibrated
-    # mma.sync constant calibrated on the A100
+    # mma.sync constant (another instruction, issued another way)
     wgmma_efficiency=published("fa3.gemm_h100_utilization").low,
     # share of the shorter of MMA and softmax hidden under the longer; None: read off FA3's ablation (Table 2,
     # 570 TFLOP/s without warp specialisation -> 661 with it) by labcore.prefill_schedule.ablation_overlap
@@ -142,7 +139,7 @@ PREFILL_DEFAULTS = dict(
 #: The clock each benchmark figure ran at, where it is not the preset's: the FA2 paper's H100 (Fig. 7) was not
 #: clock-locked, so it is charged the throttled clock under dense tensor load that FlashMLA's deep-dive reports
 #: (865 of 990 TFLOP/s on an H800, ~1600 MHz); FA3's figures fixed 1830 MHz (App. C.1), the preset's clock; the
-#: A100's clock is inside the calibrated ``mma_efficiency``.
+#: A100's clock is inside the calibrated ``mma_efficiency`` (calibrated on that figure's A100 bars).
 BENCHMARK_CLOCK_FACTORS = {"fa2_fig7": ("flashmla.h800_throttled_flops", "flashmla.h800_peak_flops")}
 
 
@@ -229,7 +226,7 @@ def fa3_ablation_overlap(wgmma_efficiency: float = None, fwd_fma_ops: float = No
 
     Source:
         Shah et al. 2024 (FlashAttention-3) Table 2 (``fa3.ablation_no_warp_specialization_flops``,
-        ``fa3.ablation_flops``).
+        ``fa3.ablation_flops``): the partial overlap it implies, rather than the perfect overlap a roofline assumes.
     """
     kw = {k: v for k, v in dict(wgmma_efficiency=wgmma_efficiency, fwd_fma_ops=fwd_fma_ops,
                                 fp32_lanes=fp32_lanes).items() if v is not None}
@@ -323,7 +320,7 @@ def prefill_time(gpu, *, batch, heads: int, seqlen, head_dim: int, causal: bool 
     Model, per kernel (forward: one CTA per (sequence, head, query block); backward: one per (sequence, head,
     key block)):
 
-    1. one tile (``block_q`` x ``block_kv``) costs the cycles of :func:`tile_roofline`'s units combined by the
+    1. one tile (``block_q`` x ``block_kv``) costs the cycles of :func:`labcore.tile_roofline`'s units combined by the
        generation's rule (:data:`GENERATION_ASSUMPTIONS`): FA2 in sequence (MMA + exp + FMA work), except that at
        2 CTAs per SM its forward hides a share ``overlap_share`` of the shorter unit; FA3 hides that share
        (read off its own ablation, :func:`fa3_ablation_overlap`), FA4 the largest unit; MMA cycles are divided by
@@ -438,8 +435,8 @@ def load_prefill_measurements() -> dict:
         ``flops_per_s`` (float, FLOP/s as the papers count them), ``mark`` (how the value was read), and
         ``source`` (the CSV's citation header).
     Source:
-        Dao 2023 (FlashAttention-2) Fig. 4 and 7; Shah et al. 2024 (FlashAttention-3) Fig. 5; values and caveats as
-        collected in the project's shared/MEASUREMENTS.md.
+        Dao 2023 (FlashAttention-2) Fig. 4 and 7; Shah et al. 2024 (FlashAttention-3) Fig. 5; each row's figure (its
+        ``figure`` column) is cited, with its caveats, in the CSV's header.
     """
     comments, rows = [], []
     with open(_CSV, newline="") as f:

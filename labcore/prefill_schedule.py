@@ -23,11 +23,12 @@ from functools import lru_cache
 import numpy as np
 
 from .causal_schedule import causal_cta_costs
-from .checks import choice, positive_int
+from .checks import MAX_ELEMENTS, MAX_ITEMS, at_most, cdiv, choice, flag, positive_float, positive_int, real
 from .decode_time import SM_LIMITS, decode_ctas_per_sm
 from .hardware import get_gpu
 from .hbm import causal_block_counts
 from .scheduler import list_schedule
+from .splits import MAX_SEQLEN
 
 __all__ = ["FA2_FORWARD_BLOCK_N", "PERSISTENT_REGISTERS", "prefill_ctas_per_sm", "overlap_cycles",
            "ablation_overlap", "kernel_makespan"]
@@ -86,13 +87,17 @@ def overlap_cycles(mma: float, softmax: float, omega: float) -> float:
     perfect overlap (the tile roofline's max).
 
     Args:
-        mma, softmax: cycles (floats >= 0).
+        mma, softmax: cycles (finite floats >= 0).
         omega: share in [0, 1].
     Returns:
         float cycles.
     Raises:
-        ValueError: omega outside [0, 1].
+        TypeError: an argument that is not a real number (a string, a bool).
+        ValueError: mma or softmax negative or not finite; omega outside [0, 1] or NaN.
     """
+    mma = positive_float(mma, "mma", allow_zero=True)
+    softmax = positive_float(softmax, "softmax", allow_zero=True)
+    omega = real(omega, "omega", minimum=0.0, maximum=1.0)
     if not 0.0 <= float(omega) <= 1.0:
         raise ValueError(f"omega must be in [0, 1], got {omega}")
     return max(mma, softmax) + (1.0 - float(omega)) * min(mma, softmax)
@@ -113,10 +118,12 @@ def ablation_overlap(mma: float, softmax: float, before: float, after: float) ->
     Returns:
         float omega, clipped to [0, 1].
     Raises:
-        ValueError: non-positive inputs.
+        TypeError: an argument that is not a real number. ValueError: an argument not finite and > 0.
     Source:
-        Shah et al. 2024 (FlashAttention-3) Table 2.
+        Shah et al. 2024 (FlashAttention-3) Table 2 (the ablation measures a partial overlap, not a perfect one).
     """
+    mma, softmax = positive_float(mma, "mma"), positive_float(softmax, "softmax")
+    before, after = positive_float(before, "before"), positive_float(after, "after")
     if min(mma, softmax, before, after) <= 0:
         raise ValueError("mma, softmax, before and after must be > 0")
     exposed = (mma + softmax) * before / after - max(mma, softmax)
@@ -153,24 +160,37 @@ def kernel_makespan(seqlen: int, *, reps: int, slots: int, tile_time: float, sta
     Args:
         seqlen: N (int >= 1).
         reps: batch x heads (int >= 1).
-        slots: SMs x CTAs per SM.
-        tile_time: seconds per
-        tile on one slot (> 0).
-        startup: seconds per CTA (>= 0).
-        block_q, block_kv: B_r, B_c. causal, backward:
-        bools.
-        order: ``"launch"`` (FA2's grid order) or ``"lpt"`` (a persistent LPT scheduler).
+        slots: SMs x CTAs per SM (int in [1, :data:`labcore.checks.MAX_ITEMS`]).
+        tile_time: seconds per tile on one slot (finite, > 0).
+        startup: seconds per CTA (finite, >= 0).
+        block_q, block_kv: B_r, B_c (ints in [1, :data:`labcore.splits.MAX_SEQLEN`]).
+        causal, backward: bools.
+        order: ``"launch"`` (FA2's grid order), ``"longest_first"`` or ``"lpt"`` (a persistent LPT scheduler).
+            With a causal mask the CTAs are scheduled one by one: at most MAX_ITEMS of them, and a backward's
+            ``T_r x T_c`` block pairs at most :data:`labcore.checks.MAX_ELEMENTS`.
 
     Returns:
         float seconds.
 
     Raises:
-        ValueError: an unknown order.
+        TypeError: a size that is not an integer, a time that is not a real number, a flag that is not a bool.
+        ValueError: sizes < 1, times out of range, too many CTAs or slots, an unknown order.
     Source:
         :func:`labcore.scheduler.list_schedule`; flash-attn ``flash_fwd_launch_template.h`` (grid order),
         ``hopper/tile_scheduler.hpp`` (LPT).
     """
     order = choice(order, "order", ("launch", "longest_first", "lpt"))
+    N, reps = positive_int(seqlen, "seqlen"), positive_int(reps, "reps")
+    positive_int(slots, "slots", maximum=MAX_ITEMS)
+    B_r = positive_int(block_q, "block_q", maximum=MAX_SEQLEN)
+    B_c = positive_int(block_kv, "block_kv", maximum=MAX_SEQLEN)
+    positive_float(tile_time, "tile_time")
+    positive_float(startup, "startup", allow_zero=True)
+    causal, backward = flag(causal, "causal"), flag(backward, "backward")
+    if causal:                                     # the CTAs are unequal: list-scheduled one by one
+        at_most(reps * cdiv(N, B_c if backward else B_r), "seqlen and reps", MAX_ITEMS, "CTAs")
+        if backward:
+            at_most(cdiv(N, B_r) * cdiv(N, B_c), "seqlen", MAX_ELEMENTS, "block pairs")
     st = round(float(startup) / float(tile_time), 6)
     return float(tile_time) * _makespan_tiles(int(seqlen), int(reps), int(slots), int(block_q), int(block_kv),
                                               bool(causal), bool(backward), order, st)

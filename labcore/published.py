@@ -8,8 +8,8 @@ published inputs from here too. The per-seqlen benchmark bars of the FlashAttent
 ``labcore/data/`` (see :func:`labcore.prefill.load_prefill_measurements`).
 
 Units: FLOP/s, bytes, bytes/s, s; fractions of a peak as fractions (0.75, not 75); speed-ups as ratios
-(``unit="x"``). A range is a ``(low, high)`` tuple. Values were collected, with their sources and caveats,
-in the project's ``shared/MEASUREMENTS.md`` (stored copies of the papers, posts and repositories).
+(``unit="x"``). A range is a ``(low, high)`` tuple. Each row names its source (a bibliography key and the place in it) and its
+caveat, so a value can be checked against the paper, post or repository it comes from.
 
 Bibliography keys (``references.bib``): dao2023flashattention2, shah2024flashattention3,
 zadouri2026flashattention4, dao2023flashdecoding, spector2025nobubbles, hazy2025throughput,

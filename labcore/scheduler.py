@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .checks import as_real, choice, positive_float, positive_int
+from .checks import MAX_ITEMS, as_real, at_most, choice, int_table, positive_float, positive_int, real_array
 
 __all__ = ["SCHEDULE_ORDERS", "Schedule", "dispatch_order", "simulate_dispatch", "list_schedule"]
 
@@ -59,7 +59,29 @@ class Schedule:
     @classmethod
     def from_times(cls, costs, slots: int, order, slot, start, end) -> "Schedule":
         """A :class:`Schedule` from a simulation's per-item ``slot``, ``start`` and ``end`` arrays
-        (:func:`simulate_dispatch`); ``slot_busy`` counts ``end - start`` (waits inside an item included)."""
+        (:func:`simulate_dispatch`); ``slot_busy`` counts ``end - start`` (waits inside an item included).
+
+        Args:
+            costs: (n,) finite item costs >= 0 (n may be 0). slots: int in [1, :data:`labcore.checks.MAX_ITEMS`].
+            order: (n,) int permutation of ``range(n)``. slot: (n,) ints in ``[0, slots)``.
+            start, end: (n,) finite times, ``end >= start``.
+        Raises:
+            TypeError: an argument of the wrong type (a float order or slot, a string). ValueError: shapes that
+            differ, a slot out of range, an order that is not a permutation, an end before its start, NaN/inf.
+        """
+        c = _costs(costs)
+        slots = positive_int(slots, "slots", maximum=MAX_ITEMS)
+        order = _permutation(order, c.size)
+        slot = int_table(slot, "slot", ndim=1)
+        start = real_array(start, "start", ndim=1, allow_empty=True)
+        end = real_array(end, "end", ndim=1, allow_empty=True)
+        for name, a in (("slot", slot), ("start", start), ("end", end)):
+            if a.shape != c.shape:
+                raise ValueError(f"{name} must have one entry per item ({c.size}), got shape {a.shape}")
+        if np.any(slot < 0) or np.any(slot >= slots):
+            raise ValueError(f"slot must lie in [0, {slots}) everywhere")
+        if np.any(end < start):
+            raise ValueError("end must be >= start for every item")
         slot, start, end = np.asarray(slot, np.int64), np.asarray(start, float), np.asarray(end, float)
         busy = np.bincount(slot, weights=end - start, minlength=slots).astype(float)
         slot_end = np.zeros(slots)
@@ -106,19 +128,33 @@ def _costs(costs) -> np.ndarray:
         raise ValueError(f"costs must be a 1-D array of item costs, got shape {c.shape}")
     if not np.all(np.isfinite(c)) or np.any(c < 0):
         raise ValueError("costs must be finite and >= 0")
+    at_most(c.size, "costs", MAX_ITEMS, "items")
     return c
+
+
+def _permutation(order, n: int | None = None) -> np.ndarray:
+    """``order`` as an int64 permutation of ``range(n)`` (default its own length), else a TypeError/ValueError
+    naming it."""
+    p = int_table(order, "order", ndim=1)
+    n = p.size if n is None else n
+    if p.size != n or not np.array_equal(np.sort(p), np.arange(n)):
+        raise ValueError(f"order must be a permutation of range({n}), got {p.tolist()[:8]}"
+                         f"{' ...' if p.size > 8 else ''}")
+    return p
 
 
 def dispatch_order(costs, order="launch") -> np.ndarray:
     """The item indices in dispatch order.
 
     Args:
-        costs: (n,) item costs (finite, >= 0).
+        costs: (n,) item costs (finite, >= 0; n may be 0, at most :data:`labcore.checks.MAX_ITEMS`).
         order: one of :data:`SCHEDULE_ORDERS`, or an explicit permutation of ``range(n)`` (int array).
     Returns:
         (n,) int64 array. ``"longest_first"`` and ``"lpt"`` sort by decreasing cost, ties in index order.
     Raises:
-        TypeError/ValueError: bad costs, an unknown order name, or an array that is not a permutation.
+        TypeError: costs not real, an order neither a name nor an integer array.
+        ValueError: costs not 1-D, negative, NaN/inf or too many; an unknown order name, or an array that is not a
+        permutation.
     """
     c = _costs(costs)
     if isinstance(order, str):
@@ -139,18 +175,22 @@ def simulate_dispatch(order, slots: int, run) -> tuple[np.ndarray, np.ndarray, n
     depend on items dispatched before it (a semaphore wait, for instance), never on later ones.
 
     Args:
-        order: (n,) int item indices.
-        slots: int >= 1.
+        order: (n,) int item indices, a permutation of ``range(n)`` (n may be 0).
+        slots: int in [1, :data:`labcore.checks.MAX_ITEMS`].
         run: callable as above (end >= start).
     Returns:
         ``(slot, start, end)``, each (n,) indexed by item (not by dispatch position).
     Raises:
-        ValueError: ``run`` returned an end before the start or a non-finite time.
+        TypeError: order not an integer array, slots not an integer, run not callable.
+        ValueError: order not a permutation, slots out of range; ``run`` returned an end before the start or a
+        non-finite time.
     Source:
         Graham 1969 (list scheduling); the CUDA block scheduler / a persistent kernel's tile counter.
     """
-    slots = positive_int(slots, "slots")
-    order = np.asarray(order, dtype=np.int64)
+    slots = positive_int(slots, "slots", maximum=MAX_ITEMS)
+    if not callable(run):
+        raise TypeError(f"run must be a callable run(item, slot, start) -> end, got {type(run).__name__}")
+    order = _permutation(order)
     n = order.size
     slot, start, end = np.zeros(n, np.int64), np.zeros(n), np.zeros(n)
     free = [(0.0, s) for s in range(slots)]          # (time the slot is free, slot): a heap
@@ -173,19 +213,21 @@ def list_schedule(costs, slots: int, *, order="launch", item_overhead: float = 0
     the optimum is 6: ratio 7/6, the LPT bound ``4/3 - 1/6``.
 
     Args:
-        costs: (n,) item costs, finite and >= 0 (seconds, or any unit).
-        slots: int >= 1 (SMs x CTAs per SM).
+        costs: (n,) item costs, finite and >= 0 (seconds, or any unit); n = 0 gives an empty schedule (makespan 0).
+        slots: int in [1, :data:`labcore.checks.MAX_ITEMS`] (SMs x CTAs per SM).
         order: ``"launch"``, ``"longest_first"``, ``"lpt"`` or a permutation (:func:`dispatch_order`).
-        item_overhead: time added to every item (float >= 0).
+        item_overhead: time added to every item (finite float >= 0).
     Returns:
         :class:`Schedule`.
     Raises:
-        TypeError/ValueError: bad costs, slots < 1, unknown order, negative overhead.
+        TypeError: costs, slots, order or item_overhead of the wrong type (a string, a bool, a fraction for slots).
+        ValueError: bad costs (as :func:`dispatch_order`), slots out of range, unknown order, negative or
+        non-finite overhead.
     Source:
         Graham 1969; flash-attn ``hopper/tile_scheduler.hpp``; FlashAttention-4 §3.3.
     """
     c = _costs(costs)
-    slots = positive_int(slots, "slots")
+    slots = positive_int(slots, "slots", maximum=MAX_ITEMS)
     oh = positive_float(item_overhead, "item_overhead", allow_zero=True)
     p = dispatch_order(c, order)
     return Schedule.from_times(c, slots, p, *simulate_dispatch(p, slots, lambda i, s, t: t + c[i] + oh))

@@ -69,7 +69,7 @@ def scaled_scores(Q, K, scale: float) -> np.ndarray:
     Raises:
         ValueError: some score ``q . k * scale`` is not a finite float64 ("scores overflow float64 ..."),
             naming the first query row and key where it happens.
-    Source: IEEE 754 binary64 (largest finite value ~1.8e308); the issue's example ``Q = K = [[1e155]]``.
+    Source: IEEE 754 binary64 (largest finite value ~1.8e308); a reader's example ``Q = K = [[1e155]]``.
     """
     with np.errstate(over="ignore", invalid="ignore"):
         S = (Q @ K.T) * scale

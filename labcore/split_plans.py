@@ -6,7 +6,7 @@ CTA, and lists, per request, the chunks whose partial states ``(o, lse)`` the co
 :func:`labcore.softmax.merge_state`. Four plans, each as its kernel runs it:
 
 - :func:`plan_flash_attn`: flash-attn 2.x's split-KV: one ``num_splits`` for the whole batch, chosen by its
-  heuristic (:func:`labcore.decode_model.num_splits_heuristic`) from the cache's *allocated* length (``kcache.size(1)``,
+  heuristic (:func:`labcore.num_splits_heuristic`) from the cache's *allocated* length (``kcache.size(1)``,
   or ``max_num_blocks_per_seq x page_block_size`` with a paged cache); split s of every request covers the same key
   range, so short requests leave their late splits empty (those CTAs exit at once and write ``lse = -inf``); one CTA
   per (request, split), launched as a grid. The split count is computed on the host from shapes, not lengths.
@@ -42,10 +42,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from .attention import masked_scores
-from .checks import as_real, cdiv, choice, positive_float, positive_int, resolve_scale
-from .decode_model import flash_attn_block_n, num_splits_heuristic
+from .checks import (MAX_ITEMS, array_list, as_real, at_most, cdiv, choice, flag, instance, int_vector,
+                     positive_float, positive_int, real_array, resolve_scale)
 from .decode_time import MODEL_DEFAULTS
 from .hardware import get_gpu
+from .splits import MAX_SEQLEN, flash_attn_block_n, num_splits_heuristic
 from .scheduler import Schedule, list_schedule
 from .softmax import merge_state, row_softmax
 from .waves import MEMORY_RULES, kernel_occupancy, per_cta_bandwidth_cap, shared_bandwidth_schedule
@@ -119,10 +120,10 @@ class SplitPlan:
 
 
 def _lengths(lengths) -> np.ndarray:
-    a = np.asarray(lengths)
-    if a.dtype.kind not in "iu" or a.ndim != 1 or a.size < 1 or np.any(a < 0):
-        raise ValueError(f"lengths must be a non-empty 1-D array of integers >= 0 (keys per request), got {lengths!r}")
-    return a.astype(np.int64)
+    """Keys per request: a non-empty 1-D integer array, each in [0, MAX_SEQLEN], at most MAX_ITEMS requests."""
+    a = int_vector(lengths, "lengths", maximum=MAX_SEQLEN)
+    at_most(a.size, "lengths", MAX_ITEMS, "requests")
+    return a
 
 
 def _plan(name, L, chunks, cta, num_ctas, slots, writes, **extra):
@@ -147,10 +148,11 @@ def plan_flash_attn(lengths, *, num_sms: int, group_size: int = 1, head_dim: int
     ``n_bps = ceil(blocks / num_splits)``. With more than one split every CTA writes an FP32 partial.
 
     Args:
-        lengths: (batch,) ints >= 0.
-        num_sms: SMs (int >= 1).
-        group_size: g, query rows per request (<= 64).
-        head_dim: d (sets block_n, :func:`labcore.decode_model.flash_attn_block_n`).
+        lengths: (batch,) ints in [0, :data:`labcore.splits.MAX_SEQLEN`] (an integer array; at most
+            :data:`labcore.checks.MAX_ITEMS` requests).
+        num_sms: SMs (int in [1, MAX_ITEMS]).
+        group_size: g, query rows per request (int in [1, 64]).
+        head_dim: d (sets block_n, :func:`labcore.splits.flash_attn_block_n`).
         sm_doubling: bool.
         cache_len: the cache's allocated length in keys (int >= the longest request); default the longest request
             (a cache sized exactly for the batch, the smallest the kernel can see).
@@ -160,19 +162,24 @@ def plan_flash_attn(lengths, *, num_sms: int, group_size: int = 1, head_dim: int
         :class:`SplitPlan` (``slots = num_sms x ctas_per_sm``, CTAs in launch order request-major).
 
     Raises:
-        ValueError: bad lengths, sizes < 1, g > 64, a cache shorter than the longest request.
+        TypeError: lengths not an integer array (a string, floats); a size not an integer; sm_doubling not a bool.
+        ValueError: lengths empty, not 1-D or out of range; sizes < 1 or too large; g > 64; a cache shorter than the
+            longest request.
 
     Source: flash-attn ``flash_api.cpp`` (``mha_fwd_kvcache``: ``seqlen_k = !paged_KV ? kcache.size(1) :
     max_num_blocks_per_seq * page_block_size``; ``set_params_splitkv``, ``num_splits_heuristic``);
     ``flash_fwd_kernel.h``, at commit 0251105a.
     """
     L = _lengths(lengths)
-    sms = positive_int(num_sms, "num_sms")
+    sms = positive_int(num_sms, "num_sms", maximum=MAX_ITEMS)
     g = positive_int(group_size, "group_size", maximum=64)
+    sm_doubling = flag(sm_doubling, "sm_doubling")
     occ = positive_int(ctas_per_sm, "ctas_per_sm")
+    at_most(sms * occ, "num_sms x ctas_per_sm", MAX_ITEMS, "slots")
     bn = flash_attn_block_n(head_dim)
     longest = int(L.max())
-    n_k = longest if cache_len is None else positive_int(cache_len, "cache_len", minimum=max(longest, 1))
+    n_k = longest if cache_len is None else positive_int(cache_len, "cache_len", minimum=max(longest, 1),
+                                                         maximum=MAX_SEQLEN)
     n_blocks = max(1, int(cdiv(n_k, bn)))
     splits = num_splits_heuristic(L.size * cdiv(g, 64), sms * (2 if sm_doubling else 1), n_blocks)
     span = int(cdiv(n_blocks, splits)) * bn
@@ -238,17 +245,19 @@ def plan_flashinfer(lengths, *, num_ctas: int, chunk_size: int | None = None, pa
     ``tmp_v`` in the output dtype and ``tmp_s`` in FP32, and ``VariableLengthMergeStates`` merges or copies them.
 
     Args:
-        lengths: (batch,) ints >= 0.
-        num_ctas: the grid limit (int >= 1; CTAs per SM x SMs).
-        chunk_size: keys per chunk (int >= 1) or None.
-        page_size: KV page size in tokens (int >= 1).
+        lengths: (batch,) ints >= 0 (as :func:`plan_flash_attn`).
+        num_ctas: the grid limit (int in [1, :data:`labcore.checks.MAX_ITEMS`]; CTAs per SM x SMs).
+        chunk_size: keys per chunk (int in [1, :data:`labcore.splits.MAX_SEQLEN`]; at most MAX_ITEMS chunks in
+            all) or None.
+        page_size: KV page size in tokens (int in [1, MAX_SEQLEN]).
         cuda_graph: bool: the plan is made for graph replay (FlashInfer then always partitions).
 
     Returns:
         :class:`SplitPlan` (``slots = num_ctas``: every CTA resident at once; ``partial_o_bytes = 2``).
 
     Raises:
-        ValueError: bad lengths or sizes.
+        TypeError: lengths not an integer array; a size not an integer.
+        ValueError: bad lengths; sizes < 1; too many CTAs or chunks.
 
     Source:
         FlashInfer ``include/flashinfer/attention/scheduler.cuh`` (``PartitionPagedKVCacheBinarySearchMinNumPagePerBatch``,
@@ -256,12 +265,13 @@ def plan_flashinfer(lengths, *, num_ctas: int, chunk_size: int | None = None, pa
         ``decode.cuh`` (``tmp_v`` of ``DTypeO``, ``tmp_s`` of ``float``) at commit fb28d724; Ye et al. 2025 §3.3.
     """
     L = _lengths(lengths)
-    C = positive_int(num_ctas, "num_ctas")
-    ps = positive_int(page_size, "page_size")
-    graph = bool(cuda_graph)
+    C = positive_int(num_ctas, "num_ctas", maximum=MAX_ITEMS)
+    ps = positive_int(page_size, "page_size", maximum=MAX_SEQLEN)
+    graph = flag(cuda_graph, "cuda_graph")
     pages = cdiv(L, ps)
     if chunk_size is not None:
-        chunk = positive_int(chunk_size, "chunk_size")
+        chunk = positive_int(chunk_size, "chunk_size", maximum=MAX_SEQLEN)
+        at_most(np.maximum(cdiv(L, chunk), 1).sum(), "chunk_size", MAX_ITEMS, "chunks")
         split = bool(graph or np.any(cdiv(np.maximum(L, 1), chunk) > 1))
     elif L.size >= C:
         chunk, split = max(1, int(pages.max())) * ps, False
@@ -291,23 +301,24 @@ def plan_lean(lengths, *, num_ctas: int, block_n: int = 128) -> SplitPlan:
     gives shares as equal as single keys allow, which no kernel runs.
 
     Args:
-        lengths: (batch,) ints >= 0.
-        num_ctas: CTAs (int >= 1).
-        block_n: keys per iteration (int >= 1; default 128).
+        lengths: (batch,) ints >= 0 (as :func:`plan_flash_attn`).
+        num_ctas: CTAs (int in [1, :data:`labcore.checks.MAX_ITEMS`]).
+        block_n: keys per iteration (int in [1, :data:`labcore.splits.MAX_SEQLEN`]; default 128).
 
     Returns:
         :class:`SplitPlan` (``slots = num_ctas``).
 
     Raises:
-        ValueError: bad lengths or sizes.
+        TypeError: lengths not an integer array; a size not an integer.
+        ValueError: bad lengths; sizes < 1; too many CTAs.
 
     Source:
         Sanovar et al. 2024 (LeanAttention), §4 (equal "LeanTiles" per CTA across heads and requests); Osama et al.
         2023, Stream-K (PPoPP'23); flash-attn ``run_mha_fwd_splitkv_dispatch`` (kBlockN 128 at d = 128).
     """
     L = _lengths(lengths)
-    C = positive_int(num_ctas, "num_ctas")
-    bn = positive_int(block_n, "block_n")
+    C = positive_int(num_ctas, "num_ctas", maximum=MAX_ITEMS)
+    bn = positive_int(block_n, "block_n", maximum=MAX_SEQLEN)
     nb = cdiv(L, bn)
     first = np.concatenate([[0], np.cumsum(nb)])               # global block index where request b starts
     W = int(first[-1])
@@ -345,7 +356,8 @@ def plan_flashmla(lengths, *, num_sm_parts: int, block_n: int = 64, fixed_overhe
         :class:`SplitPlan` (``slots = num_sm_parts``; ``chunk_overhead_keys = F x block_n``).
 
     Raises:
-        ValueError: bad lengths or sizes.
+        TypeError: lengths not an integer array; a size not an integer.
+        ValueError: bad lengths; sizes out of range.
 
     Source:
         deepseek-ai/FlashMLA ``csrc/smxx/decode/get_decoding_sched_meta/get_decoding_sched_meta.cu`` and
@@ -353,9 +365,9 @@ def plan_flashmla(lengths, *, num_sm_parts: int, block_n: int = 64, fixed_overhe
         commit 9241ae3e.
     """
     L = _lengths(lengths)
-    P = positive_int(num_sm_parts, "num_sm_parts")
-    bn = positive_int(block_n, "block_n")
-    F = positive_int(fixed_overhead_blocks, "fixed_overhead_blocks", minimum=0)
+    P = positive_int(num_sm_parts, "num_sm_parts", maximum=MAX_ITEMS)
+    bn = positive_int(block_n, "block_n", maximum=MAX_SEQLEN)
+    F = positive_int(fixed_overhead_blocks, "fixed_overhead_blocks", minimum=0, maximum=MAX_SEQLEN)
     nb = np.maximum(L - 1, 0) // bn + 1
     payload = int(cdiv(int((nb + F).sum()), P)) + F
     rows, ctas = [], []
@@ -390,9 +402,20 @@ def make_split_plan(name: str, lengths, *, num_sms: int, ctas_per_sm: int = 1, g
     slots; FlashInfer's grid limit, Lean's CTAs and FlashMLA's parts are ``num_sms x ctas_per_sm``. ``cache_len``
     is flash-attn's allocated cache length (:func:`plan_flash_attn`).
 
-    Raises: ValueError: an unknown plan name, or the planners' errors.
+    Every argument is checked, whichever plan uses it: ``group_size`` and ``head_dim`` as :func:`plan_flash_attn`,
+    ``page_size`` as :func:`plan_flashinfer`; ``num_sms x ctas_per_sm`` at most :data:`labcore.checks.MAX_ITEMS`.
+
+    Raises: TypeError: a name that is not a string, a size that is not an integer. ValueError: an unknown plan
+    name, too many CTAs, or the planners' errors.
     """
     name = choice(name, "name", SPLIT_PLANS)
+    positive_int(group_size, "group_size", maximum=64)          # checked whichever plan uses them
+    flash_attn_block_n(head_dim)
+    positive_int(page_size, "page_size", maximum=MAX_SEQLEN)
+    if cache_len is not None:
+        positive_int(cache_len, "cache_len", maximum=MAX_SEQLEN)
+    at_most(positive_int(num_sms, "num_sms", maximum=MAX_ITEMS) * positive_int(ctas_per_sm, "ctas_per_sm"),
+            "num_sms x ctas_per_sm", MAX_ITEMS, "CTAs")
     C = positive_int(num_sms, "num_sms") * positive_int(ctas_per_sm, "ctas_per_sm")
     if name == "flash_attn":
         return plan_flash_attn(lengths, num_sms=num_sms, group_size=group_size, head_dim=head_dim,
@@ -409,17 +432,20 @@ def run_split_plan(plan: SplitPlan, q, K_list, V_list, *, scale=None):
 
     Args:
         plan: :class:`SplitPlan`.
-        q: (batch, g, d) queries (g query heads per request).
-        K_list, V_list: per request a (L_b, d) and (L_b, d_v) array (L_b may be 0).
+        q: (batch, g, d) finite queries (g query heads per request).
+        K_list, V_list: lists (or tuples), per request a finite (L_b, d) and (L_b, d_v) array (L_b may be 0).
         scale: softmax scale, default ``1/sqrt(d)``.
     Returns:
         ``(O, lse)``: (batch, g, d_v) and (batch, g) float64; a request with no keys gives zeros and ``-inf``.
     Raises:
-        ValueError: shapes that do not match the plan.
+        TypeError: plan not a :class:`SplitPlan`; q, K_list or V_list not real arrays (a string is never iterated).
+        ValueError: shapes that do not match the plan; NaN or inf; an empty list.
     Source:
         dao2023flashdecoding (partials and the log-sum-exp merge); FlashInfer §3.3 (merge indices).
     """
-    q = as_real(q, "q")
+    plan = instance(plan, "plan", SplitPlan)
+    q = real_array(q, "q", ndim=3, allow_empty=True)
+    K_list, V_list = array_list(K_list, "K_list"), array_list(V_list, "V_list")
     if q.ndim != 3 or q.shape[0] != plan.lengths.size or len(K_list) != q.shape[0] or len(V_list) != q.shape[0]:
         raise ValueError(f"q must be (batch={plan.lengths.size}, g, d) with one K and V per request")
     Ks, Vs = [as_real(k, "K") for k in K_list], [as_real(v, "V") for v in V_list]
@@ -466,6 +492,10 @@ def plan_stats(plan: SplitPlan, *, group_size: int = 1, head_dim: int = 128, tim
             keeps the plan's.
         out_bytes: bytes per element of the final output.
 
+    Raises:
+        TypeError: plan not a :class:`SplitPlan`; a size not an integer, a time not a real number.
+        ValueError: sizes < 1, times negative or not finite.
+
     Returns:
         dict ``work_per_cta`` (keys), ``schedule`` (:class:`~labcore.scheduler.Schedule`), ``makespan``,
         ``ratio`` (makespan / (work / slots)), ``partials``, ``partial_bytes_written``,
@@ -474,6 +504,10 @@ def plan_stats(plan: SplitPlan, *, group_size: int = 1, head_dim: int = 128, tim
     Source: flash-attn ``flash_fwd_kernel.h`` (``oaccum``/``lse_accum`` in FP32); FlashInfer ``decode.cuh``
     (``tmp_v`` in the output dtype, ``tmp_s`` in FP32); FlashInfer §3.3.
     """
+    plan = instance(plan, "plan", SplitPlan)
+    if partial_bytes is not None:
+        positive_int(partial_bytes, "partial_bytes")
+    positive_int(out_bytes, "out_bytes")
     g, d = positive_int(group_size, "group_size"), positive_int(head_dim, "head_dim")
     t = positive_float(time_per_key, "time_per_key")
     oh = positive_float(chunk_overhead, "chunk_overhead", allow_zero=True)
@@ -522,11 +556,12 @@ def plan_time(plan: SplitPlan, gpu, *, group_size: int = 1, head_dim: int = 128,
         dict ``total`` (s), ``schedule``, ``floor`` (s), ``bytes_per_cta`` ((num_ctas,) bytes), ``memory_rule``,
         ``per_cta_cap`` (bytes/s), ``planner`` (``where`` and ``what``).
     Raises:
-        TypeError/ValueError: an unknown GPU or rule, bad sizes.
+        TypeError/ValueError: plan not a :class:`SplitPlan`; an unknown GPU or rule, bad sizes.
     Source:
         as :func:`labcore.waves.shared_bandwidth_schedule` and :func:`labcore.waves.per_cta_bandwidth_cap`; lecture
         §6.4 for the ``"lecture"`` rule.
     """
+    plan = instance(plan, "plan", SplitPlan)
     g_ = get_gpu(gpu)
     rule = choice(memory_rule, "memory_rule", MEMORY_RULES)
     g, d = positive_int(group_size, "group_size"), positive_int(head_dim, "head_dim")
@@ -551,9 +586,15 @@ def zipf_lengths(batch: int, *, mean: int, a: float = 1.5, max_factor: int = 16,
     """Heavy-tailed request lengths: Zipf(a) draws clipped at ``max_factor`` times their mean, rescaled to ``mean``.
 
     A Zipf-shaped ragged batch in the spirit of FlashInfer's Fig. 8 ("Zipf, mean 1024"); that figure's exact
-    generator is not in our sources, so this one is ours. Args: batch, mean: ints >= 1; a > 1; max_factor: int
-    >= 1; seed: int >= 0. Returns: (batch,) int64 lengths >= 1. Source: Ye et al. 2025, Fig. 8 (the setting).
+    generator is not in our sources, so this one is ours. Args: batch: int in [1, :data:`labcore.checks.MAX_ITEMS`];
+    mean: int in [1, :data:`labcore.splits.MAX_SEQLEN`]; a > 1 (finite); max_factor: int >= 1; seed: int >= 0.
+    Returns: (batch,) int64 lengths >= 1. Raises: TypeError: a count that is not an integer, ``a`` not a real number;
+    ValueError: out of range. Source: Ye et al. 2025, Fig. 8 (the setting).
     """
+    batch = positive_int(batch, "batch", maximum=MAX_ITEMS)
+    mean = positive_int(mean, "mean", maximum=MAX_SEQLEN)
+    positive_int(max_factor, "max_factor")
+    positive_int(seed, "seed", minimum=0)
     batch, mean = positive_int(batch, "batch"), positive_int(mean, "mean")
     a = positive_float(a, "a")
     if a <= 1:

@@ -8,8 +8,7 @@ split count flash-attn chooses for a decode step, GQA packed as flash-attn packs
 Also the input limits of the decode model (:data:`MAX_SEQLEN`, :data:`MAX_BATCH`) and :func:`decode_shape`, the
 one check of a decode step's shape.
 
-Source: flash-attn 2.x ``csrc/flash_attn/flash_api.cpp`` (``num_splits_heuristic``, ``set_params_splitkv``);
-FACTS.md.
+Source: flash-attn 2.x ``csrc/flash_attn/flash_api.cpp`` (``num_splits_heuristic``, ``set_params_splitkv``).
 """
 from __future__ import annotations
 
@@ -49,7 +48,7 @@ def decode_shape(batch, seqlen, num_q_heads, num_kv_heads, head_dim) -> tuple:
 def flash_attn_block_n(head_dim: int) -> int:
     """flash-attn 2.x's KV block length for the split-KV heuristic: 256 if d <= 64, 128 if d <= 128, else 64.
 
-    Source: flash-attn ``flash_api.cpp`` (``set_params_splitkv``); FACTS.md.
+    Source: flash-attn ``flash_api.cpp`` (``set_params_splitkv``).
     """
     d = positive_int(head_dim, "head_dim")
     return 256 if d <= 64 else (128 if d <= 128 else 64)
@@ -76,7 +75,7 @@ def num_splits_heuristic(batch_nheads_mblocks, num_sms: int, num_n_blocks, max_s
     Raises:
         TypeError/ValueError for non-integers, values < 1 or arrays that do not broadcast.
     Source:
-        flash-attn ``csrc/flash_attn/flash_api.cpp`` (2.x); FACTS.md.
+        flash-attn ``csrc/flash_attn/flash_api.cpp`` (2.x).
     """
     scalar = np.ndim(batch_nheads_mblocks) == 0 and np.ndim(num_n_blocks) == 0
     blocks = np.asarray(int_array(batch_nheads_mblocks, "batch_nheads_mblocks"), dtype=np.int64)
@@ -123,7 +122,7 @@ def flash_attn_num_splits(gpu, *, batch, seqlen, num_q_heads, num_kv_heads, head
     Raises:
         as :func:`labcore.decode_attention_time`.
     Source:
-        flash-attn ``flash_api.cpp`` ``set_params_splitkv``; FACTS.md.
+        flash-attn ``flash_api.cpp`` ``set_params_splitkv``.
     """
     gpu = get_gpu(gpu)
     batch, seqlen, hq, hkv, d = decode_shape(batch, seqlen, num_q_heads, num_kv_heads, head_dim)

@@ -17,9 +17,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from .checks import as_matrix, cdiv, check_qkv, flag, positive_int
+from .checks import MAX_ITEMS, as_matrix, at_most, cdiv, check_qkv, flag, instance, int_vector, positive_int
 from .flash import flash_attention_forward
-from .hbm import Ledger, causal_block_counts, flash_forward_io
+from .hbm import MAX_BLOCKS, Ledger, causal_block_counts, flash_forward_io
+from .splits import MAX_SEQLEN
 from .waves import wave_count
 
 __all__ = ["check_cu_seqlens", "flash_attention_forward_varlen", "varlen_savings", "varlen_grid"]
@@ -30,17 +31,23 @@ def check_cu_seqlens(cu_seqlens, total: int, name: str = "cu_seqlens") -> np.nda
 
     Args:
         cu_seqlens: (batch + 1,) int array.
-        total: rows of the packed tensor.
-        name: for messages.
+        total: rows of the packed tensor (int >= 0).
+        name: the offsets' name in messages (a string).
 
     Returns:
         int64 array.
 
     Raises:
-        TypeError: not integers. ValueError: not starting at 0, decreasing, or not ending at ``total``.
+        TypeError: not integers (floats, strings); total not an integer; name not a string.
+        ValueError: not 1-D with at least 2 entries, not starting at 0, decreasing, or not ending at ``total``.
 
     Source: flash-attn ``flash_attn_varlen_func`` (``cu_seqlens_q``: "(batch_size + 1,), dtype torch.int32").
     """
+    if not isinstance(name, str):
+        raise TypeError(f"name must be a string (the offsets' name in messages), got {type(name).__name__}")
+    total = positive_int(total, "total", minimum=0)
+    if isinstance(cu_seqlens, (str, bytes)):
+        raise TypeError(f"{name} must be an array of integers, got a string")
     c = np.asarray(cu_seqlens)
     if c.dtype.kind not in "iu":
         raise TypeError(f"{name} must hold integers, got dtype {c.dtype}")
@@ -76,11 +83,16 @@ def flash_attention_forward_varlen(Q, K, V, cu_seqlens_q, cu_seqlens_k, *, block
         which its varlen path returns as (heads, total_q)).
 
     Raises:
-        TypeError/ValueError: bad arrays or offsets (different batch sizes, wrong totals), block sizes < 1.
+        TypeError: an array that is not real, offsets that are not integers, a block size that is not an integer,
+            causal not a bool, ledger not a Ledger.
+        ValueError: bad arrays (NaN or inf, wrong shapes) or offsets (different batch sizes, wrong totals), block
+            sizes < 1.
 
     Source: flash-attn ``flash_attn_varlen_func``; Dao 2023, Algorithm 1.
     """
     causal = flag(causal, "causal")
+    if ledger is not None:
+        instance(ledger, "ledger", Ledger)
     Q = as_matrix(Q, "Q", allow_empty_rows=True)
     K = as_matrix(K, "K", allow_empty_rows=True)
     V = as_matrix(V, "V", allow_empty_rows=True)
@@ -105,10 +117,10 @@ def flash_attention_forward_varlen(Q, K, V, cu_seqlens_q, cu_seqlens_k, *, block
 
 
 def _lengths(x, name):
-    a = np.asarray(x)
-    if a.dtype.kind not in "iu" or a.ndim != 1 or a.size < 1 or np.any(a < 0):
-        raise ValueError(f"{name} must be a non-empty 1-D array of integer lengths >= 0, got {x!r}")
-    return a.astype(np.int64)
+    """Lengths of the sequences: a non-empty 1-D integer array, each in [0, MAX_SEQLEN], at most MAX_ITEMS."""
+    a = int_vector(x, name, maximum=MAX_SEQLEN)
+    at_most(a.size, name, MAX_ITEMS, "sequences")
+    return a
 
 
 def _tile_flops(n_q, n_k, d, B_r, B_c, causal):
@@ -130,24 +142,32 @@ def varlen_savings(seqlens_q, seqlens_k=None, *, d: int, block_q: int = 128, blo
     (fa2 order) x ``dtype_bytes``.
 
     Args:
-        seqlens_q: (batch,) ints >= 0;
+        seqlens_q: (batch,) ints >= 0 (an integer array, at most :data:`labcore.checks.MAX_ITEMS` sequences, at
+            most :data:`labcore.hbm.MAX_BLOCKS` blocks each);
         seqlens_k: (batch,) ints >= 0 (default = seqlens_q).
-        d: head dim.
-        block_q, block_kv: B_r, B_c.
+        d: head dim (int >= 1).
+        block_q, block_kv: B_r, B_c (ints in [1, :data:`labcore.splits.MAX_SEQLEN`]).
         causal: bool.
-        dtype_bytes: 2 for FP16/BF16.
+        dtype_bytes: 2 for FP16/BF16 (int >= 1).
 
     Returns:
         dict ``flops_packed``, ``flops_padded``, ``bytes_packed``, ``bytes_padded``, ``flops_saved`` and
         ``bytes_saved`` (fractions of the padded figures).
 
     Raises:
-        ValueError: lengths not non-negative integers, different batch sizes, or an all-empty batch.
+        TypeError: lengths not an integer array (a string, floats); a size that is not an integer; causal not a
+            bool.
+        ValueError: lengths negative or too long, different batch sizes, or an all-empty batch; sizes < 1.
 
     Source: flash-attn ``flash_attn_varlen_func`` (no padding); Dao 2023 §3.1.1.
     """
     sq = _lengths(seqlens_q, "seqlens_q")
     sk = sq if seqlens_k is None else _lengths(seqlens_k, "seqlens_k")
+    B_r = positive_int(block_q, "block_q", maximum=MAX_SEQLEN)
+    B_c = positive_int(block_kv, "block_kv", maximum=MAX_SEQLEN)
+    at_most(cdiv(int(sq.max()), B_r), "seqlens_q", MAX_BLOCKS, "query blocks")
+    at_most(cdiv(int(sk.max()), B_c), "seqlens_k" if seqlens_k is not None else "seqlens_q", MAX_BLOCKS,
+            "key blocks")
     if sk.shape != sq.shape:
         raise ValueError(f"seqlens_q and seqlens_k must have one entry per sequence: {sq.size} vs {sk.size}")
     if sq.max() == 0 or sk.max() == 0:
@@ -179,16 +199,17 @@ def varlen_grid(seqlens_q, *, heads: int, block_q: int = 128, num_sms: int) -> d
     (``working``), the count a padded batch would also run as real work only if every sequence were longest.
 
     Args:
-        seqlens_q: (batch,) ints >= 0.
-        heads: ints >= 1.
-        block_q: B_r.
+        seqlens_q: (batch,) ints >= 0 (an integer array).
+        heads: int >= 1.
+        block_q: B_r (int in [1, :data:`labcore.splits.MAX_SEQLEN`]).
         num_sms: SMs (int >= 1).
 
     Returns:
         dict ``launched``, ``working``, ``empty`` (launched - working), ``waves_launched``, ``waves_working``.
 
     Raises:
-        ValueError: bad lengths or an all-empty batch.
+        TypeError: lengths not an integer array; a size that is not an integer.
+        ValueError: bad lengths or an all-empty batch; sizes < 1.
 
     Source:
         flash-attn ``flash_fwd_launch_template.h`` (``dim3 grid(num_m_block, params.b, params.h)``) and
@@ -196,6 +217,7 @@ def varlen_grid(seqlens_q, *, heads: int, block_q: int = 128, num_sms: int) -> d
         ``hopper/tile_scheduler.hpp`` (``VarlenDynamicPersistentTileScheduler``).
     """
     sq = _lengths(seqlens_q, "seqlens_q")
+    positive_int(block_q, "block_q", maximum=MAX_SEQLEN)
     if sq.max() == 0:
         raise ValueError("the batch holds no queries")
     h, B_r, sms = positive_int(heads, "heads"), positive_int(block_q, "block_q"), positive_int(num_sms, "num_sms")

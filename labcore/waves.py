@@ -19,9 +19,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .checks import cdiv, choice, positive_float, positive_int
+from .checks import MAX_ITEMS, at_most, cdiv, choice, positive_float, positive_int, real_array
 from .hardware import get_gpu
-from .scheduler import Schedule, _costs, dispatch_order
+from .scheduler import Schedule, dispatch_order
 
 __all__ = ["wave_count", "wave_utilization", "idle_sms_last_wave", "tail_time", "LAST_WAVE_RULES", "waves_time",
            "MEMORY_RULES", "SM_LIMITS", "DRAM_LATENCY", "PIPELINE_BYTES_IN_FLIGHT", "per_cta_bandwidth_cap",
@@ -307,7 +307,10 @@ def shared_bandwidth_schedule(item_bytes, *, slots: int, bandwidth: float, per_c
         Little's law and max-min fair sharing of one memory channel (processor sharing); the block scheduler's dispatch
         as :func:`labcore.scheduler.list_schedule` (Graham 1969).
     """
-    by = _costs(item_bytes)
+    by = real_array(item_bytes, "item_bytes", ndim=1, allow_empty=True)
+    if np.any(by < 0):
+        raise ValueError("item_bytes must be >= 0")
+    at_most(by.size, "item_bytes", MAX_ITEMS, "items")
     n = by.size
     slots = positive_int(slots, "slots")
     sms = slots if sms is None else positive_int(sms, "sms", maximum=slots)

@@ -20,7 +20,8 @@ def test_requirements_install_labcore_from_the_repo():
 
     include = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"]["find"]["include"]
     found = set(find_packages(str(ROOT), include=include))
-    assert {"labcore", "labcore.chip", "flashbook", "flashbook.figures", "flashbook.exercises", "flashbook.labs"} <= found
+    assert {"labcore", "labcore.chip", "cudalab", "flashbook", "flashbook.figures", "flashbook.exercises",
+            "flashbook.labs", "flashbook.labs.cuda"} <= found
     assert not any(p.split(".")[0] in ("tests", "book", "bench") for p in found)
 
 

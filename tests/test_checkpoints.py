@@ -1,4 +1,4 @@
-"""Each section 01-08 ends with its exercises (issue 22, item 5): the same definitions and graders as page 12."""
+"""Each section 01-08 ends with its exercises: the same definitions and graders as page 12."""
 from __future__ import annotations
 
 import json

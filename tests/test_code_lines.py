@@ -1,4 +1,4 @@
-"""Code that reads on every screen (issue 23): the notebooks' code cells keep their lines short.
+"""Code that reads on every screen, a phone's included: the notebooks' code cells keep their lines short.
 
 The book's CSS also wraps a code cell's long line inside the column (``_static/flashbook.css``), but a line
 that wraps reads worse than one broken where the code allows it, and in a live notebook (JupyterLab on a

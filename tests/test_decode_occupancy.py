@@ -1,4 +1,4 @@
-"""Occupancy in the decode model (issue 20, review M-1): a wave has SMs x CTAs-per-SM slots.
+"""Occupancy in the decode model: a wave has SMs x CTAs-per-SM slots.
 
 The occupancy is derived from each kernel's tiles, threads and registers against the GPU preset
 (:func:`labcore.decode_ctas_per_sm`); the lecture's one CTA per SM stays the default, so its figures stay.

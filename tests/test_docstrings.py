@@ -105,41 +105,6 @@ def _inline_sections(tree) -> list[str]:
     return problems
 
 
-def test_the_check_catches_parameters_run_together_in_one_entry():
-    bad = "Summary.\n\nArgs:\n    Q: (N, d) array. K: (N, d).\n    scale: float; ledger: a Ledger.\n"
-    found = rst_problems(bad, params=("Q", "K", "scale", "ledger"))
-    assert len(found) == 2 and "'K'" in found[0] and "'ledger'" in found[1]
-    good = ("Summary.\n\nArgs:\n    Q: (N, d) array. Scale it: not a parameter.\n    K: (N, d).\n"
-            "    causal, scale: as the forward.\n")
-    assert rst_problems(good, params=("Q", "K", "causal", "scale")) == []
-
-
-def test_the_check_catches_attributes_written_as_one_sentence():
-    bad = "Summary.\n\nAttributes:\n    M, ledger (:class:`Ledger`, per tensor), launches (list of\n    runs).\n"
-    assert any("is not a list of names" in p for p in rst_problems(bad))
-    good = "Summary.\n\nAttributes:\n    M (int): the capacity.\n    T_r, T_c (int): block counts.\n"
-    assert rst_problems(good) == []
-
-
-def test_the_check_catches_an_inline_section_with_a_continuation_line():
-    bad = "Summary.\n\nArgs: a: the first. b: the second,\n    which goes on.\nReturns: x.\n"
-    assert rst_problems(bad)
-    good = "Summary.\n\nArgs:\n    a: the first.\n    b: the second,\n        which goes on.\n\nReturns:\n    x.\n"
-    assert rst_problems(good) == []
-
-
-def test_the_check_catches_an_inline_section_rendered_as_a_definition_list_or_run_together():
-    bad = ("Summary.\n\nSource: the memory hierarchy (Dao et al. 2022, §2.1: HBM and SRAM\n"
-           "    of size M per SM); the CTA grid.\n")
-    assert any("definition-list term" in p for p in rst_problems(bad))
-    bad = "Summary.\n\nArgs: root: the repository root. Returns: dict of str -> list of str.\n"
-    assert any("run together" in p for p in rst_problems(bad))
-    good = ("Summary.\n\nArgs:\n    root: the repository root.\n\nReturns:\n    dict of str.\n\n"
-            "Source:\n    the memory hierarchy (Dao et al. 2022, §2.1: HBM and SRAM\n    of size M per SM).\n")
-    assert rst_problems(good) == []
-    assert rst_problems("Summary.\n\nSource: Dao et al. 2022, Algorithm 1.\n") == []   # one line: a paragraph
-
-
 @pytest.mark.parametrize("name, obj", list(_documented()), ids=lambda v: v if isinstance(v, str) else "")
 def test_docstring_renders_without_warnings(name, obj):
     doc = inspect.getdoc(obj)

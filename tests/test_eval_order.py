@@ -1,4 +1,4 @@
-"""book/_ext/flashbook_eval.py: an {eval} role first runs every notebook cell above it (issue 13).
+"""book/_ext/flashbook_eval.py: an {eval} role first runs every notebook cell above it (else a number after a hidden cell is lost).
 
 myst-nb's inline execution runs a hidden (``remove-cell``) code cell only when the next shown code cell
 renders; without the extension a role right after a hidden cell fails with a NameError in the book build.
@@ -44,11 +44,10 @@ def test_role_outside_a_notebook_is_left_alone():
     flashbook_eval._run_cells_above(role)      # no renderer: nothing to do, no error
 
 
-def test_setup_patches_the_eval_and_glue_roles_once():
+def test_setup_patches_the_eval_role_once():
     from myst_nb.ext.eval import EvalRoleAny
-    from myst_nb.ext.glue.roles import PasteTextRole
 
     flashbook_eval.setup(None)
     run = EvalRoleAny.run
     flashbook_eval.setup(None)
-    assert EvalRoleAny.run is run and run._flashbook_in_order and PasteTextRole.run._flashbook_in_order
+    assert EvalRoleAny.run is run and run._flashbook_in_order

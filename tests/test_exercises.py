@@ -350,7 +350,7 @@ def test_grader_messages_use_the_same_title(k):
     assert bad.message.startswith(f"Exercise {k} ({ex.plain_title}): ")
 
 
-# ------------------------------------------------------------------ issue 20: mistakes at the asked rounding
+# ------------------------------------------------------------ known mistakes typed at the statement's rounding
 def test_ex2_elements_not_bytes_at_one_decimal():
     """The readers' report: counting elements and answering to one decimal, as asked, types 68.2."""
     for typed in (68.2, 68.16, 68.157):

@@ -133,6 +133,89 @@ process.stdout.write(JSON.stringify(out));
     assert {"correct", "wrong", "not_attempted", "incomplete", "malformed"} <= statuses
 
 
+def _forms(pl, rng):
+    """Form inputs for one payload: the reference, each known mistake, a value above and below, unreadable text,
+    nothing, and the first part alone."""
+    ref = {p["key"]: (p["answer"] if p["kind"] == "choice" else repr(float(p["ref"]))) for p in pl["parts"]}
+    first = pl["parts"][0]["key"]
+    out = [ref, {key: "" for key in ref}, {**{key: "" for key in ref}, first: ref[first]}]
+    for p in pl["parts"]:
+        if p["kind"] == "choice":
+            out += [{**ref, p["key"]: o["letter"]} for o in p["options"]] + [{**ref, p["key"]: "Z"}]
+            continue
+        out += [{**ref, p["key"]: repr(float(m["value"]))} for m in p["mistakes"]]
+        out += [{**ref, p["key"]: repr(float(p["ref"] * rng.uniform(1.2, 3.0) + 1))},
+                {**ref, p["key"]: repr(float(-abs(p["ref"]) * rng.uniform(0.2, 0.9) - 1))},
+                {**ref, p["key"]: "12 MB"}]
+    return out
+
+
+def _grade_py(pl, form):
+    """The Python grader on the form's text, read as grader.js reads it (empty: None; a number part's text
+    that float() reads: a float, else unreadable)."""
+    values = {}
+    for p in pl["parts"]:
+        t = form[p["key"]].strip()
+        if not t:
+            values[p["key"]] = None
+        elif p["kind"] == "choice":
+            values[p["key"]] = t
+        else:
+            try:
+                values[p["key"]] = float(t)
+            except ValueError:
+                values[p["key"]] = t
+    return _py(E.grade_payload(pl, values))
+
+
+def _grade_js(node, tmp_path, fps: dict, cases: list) -> list:
+    out = _run(node, tmp_path, r"""
+const d = JSON.parse(require('fs').readFileSync(0, 'utf8'));
+process.stdout.write(JSON.stringify(d.cases.map(c => {
+  const v = g.fbGrade(g.fbVariant(d.fps[c[0]], c[1]), c[2]);
+  return {status: v.status, parts: v.parts.map(p => [p.key, p.status, p.mistake]), message: v.message};
+})));
+""", json.dumps({"fps": fps, "cases": cases}))
+    return json.loads(out)
+
+
+def test_js_grader_agrees_with_python_on_every_variant(node, tmp_path):
+    """Every variant a static form carries, every exercise: the same verdict from both graders, which apply the
+    one rule set the payload carries."""
+    rng = np.random.default_rng(11)
+    fps = {str(k): E.form_payload(k, student=False) for k in KS}
+    cases = [(k, i, form) for k, fp in fps.items() for i in range(len(fp["variants"]))
+             for form in _forms({**fp, **fp["variants"][i]}, rng)]
+    js = _grade_js(node, tmp_path, fps, cases)
+    assert len(js) == len(cases) > len(KS) * (E.variants.FORM_VARIANTS + 1) * 5
+    statuses = set()
+    for (k, i, form), j in zip(cases, js):
+        py = _grade_py({**fps[k], **fps[k]["variants"][i]}, form)
+        assert py == j, (k, i, form)
+        statuses.add(py["status"])
+    assert statuses == {"correct", "wrong", "not_attempted", "incomplete", "malformed"}
+
+
+def test_the_rules_are_the_payloads_not_the_scripts(node, tmp_path):
+    """grader.js holds no rule of its own: other rules in the payload give other verdicts, the same in both
+    graders, and its source names no message and no exercise status."""
+    code = GRADER.read_text(encoding="utf-8")
+    statuses = {r["status"] for r in E.GRADING_RULES["exercise"]} | {"empty", "malformed", "correct", "wrong"}
+    assert not [w for w in [*E.MESSAGES, *statuses] if f"'{w}'" in code or f'"{w}"' in code]
+    rules = {**E.GRADING_RULES,
+             "number": [["mistake", "wrong", "part_wrong"], ["always", "correct", "part_correct"]],
+             "exercise": [{"when": "all", "parts": ["correct"], "status": "correct", "head": "correct"},
+                          {"when": "always", "status": "incomplete", "head": "incomplete"}]}
+    fp = {**E.form_payload(2, variants=0, student=False), "rules": rules}
+    pl = {**fp, **fp["variants"][0]}
+    p = pl["parts"][0]
+    forms = [{"MB": repr(float(p["ref"] * 7))}, {"MB": repr(float(p["mistakes"][0]["value"]))}, {"MB": ""}]
+    js = _grade_js(node, tmp_path, {"2": fp}, [("2", 0, f) for f in forms])
+    py = [_grade_py(pl, f) for f in forms]
+    assert js == py
+    assert [v["status"] for v in py] == ["correct", "incomplete", "incomplete"]   # what these rules say
+
+
 def test_js_grader_malformed_and_empty_inputs(node, tmp_path):
     pl = E.payload(2)
     out = _run(node, tmp_path, r"""
@@ -177,7 +260,7 @@ process.stdout.write(JSON.stringify(Object.keys(d.M).map(k => g.fbSub(d.M[k], d.
 
 @pytest.mark.parametrize("k", KS)
 def test_js_recognises_each_mistake_at_the_statements_rounding(k, node, tmp_path):
-    """Issue 20 in the browser grader: each known mistake typed as the statement asks it rounded (the text a
+    """The rounding rule in the browser grader: each known mistake typed as the statement asks it rounded (the text a
     reader types, e.g. "68.2") gets its own feedback, as in the Python grader, for variant 0 and variants 1-20."""
     from flashbook.exercises.rounding import canonical
 

@@ -90,14 +90,15 @@ def test_png_keeps_the_frozen_layout_and_never_clips(monkeypatch):
     assert calls == [(True, False, True), (False, True, False)]   # overflow -> own constrained layout
 
 
-# --------------------------------------------------------------------- readable on every screen (issue 23)
+# ------------------------------------------------------------------ readable on every screen, a phone's too
 
 def test_every_explorer_figure_is_narrow_with_large_enough_text():
     """Each explorer's default figure is at most MAX_WIDTH inches wide and its smallest drawn text is at least
     MIN_FONT points: 12.5 CSS px on a desktop, >= 9 CSS px in a 390 px phone's 358 px column."""
     from flashbook.drawing import STATIC_DPI, draw_png
     from flashbook.explorer import all_explorers
-    from flashbook.figures.base import CSS_PX_PER_INCH, MAX_WIDTH, MIN_FONT, smallest_text
+    from flashbook.drawing import CSS_PX_PER_INCH, smallest_text
+    from flashbook.figures.base import MAX_WIDTH, MIN_FONT
 
     assert MIN_FONT / 72 * CSS_PX_PER_INCH >= 12 and MIN_FONT / 72 * 358 / MAX_WIDTH >= 9
     bad = []

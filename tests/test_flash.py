@@ -1,4 +1,4 @@
-"""Tests for labcore.flash and the FlashAttention closed forms in labcore.hbm (issue 3, lecture §4–§5)."""
+"""Tests for labcore.flash and the FlashAttention closed forms in labcore.hbm (lecture §4–§5)."""
 import itertools
 
 import numpy as np

@@ -107,7 +107,7 @@ def test_low_precision_attention_against_the_reference():
 
 
 def test_a_block_whose_scale_would_underflow_gets_scale_one_and_no_nan():
-    """Readers' report (issue 20): amax / 448 underflowed to 0 for [[5e-324, 0]] (codes [inf/448, NaN])."""
+    """A reader's report: amax / 448 underflowed to 0 for [[5e-324, 0]] (codes [inf/448, NaN])."""
     from labcore.fp8 import quantize_rows
 
     codes, scales = quantize_rows([[5e-324, 0.0]])

@@ -1,6 +1,6 @@
-"""Every figure lecture 11 states that labcore computes, in one table (issue 11, item 6).
+"""Every figure lecture 11 states that labcore computes, in one table.
 
-Each row is one statement of the lecture (``shared/seed/lecture11.md``): its section, the value as the
+Each row is one statement of lecture 11 (the lecture the book is written from): its section, the value as the
 lecture states it, how it is compared (the lecture's rounding, a tolerance or the stated range), and an
 expression that computes it from ``labcore``. Where the book deliberately differs from the lecture (its
 own list: book/03 §3.1 and §3.2 on random rows, book/05 §4.4 on the paper's GPT-2 counts, book/08 "Where

@@ -1,4 +1,4 @@
-"""The book may be adopted: licences, citation, version and changelog agree (issue 22, item 1)."""
+"""The book may be adopted: licences, citation, version and changelog agree."""
 from __future__ import annotations
 
 import re

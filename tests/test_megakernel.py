@@ -6,8 +6,9 @@ from hypothesis import strategies as st
 
 from labcore.hardware import get_gpu
 from labcore.hbm import softmax_fusion_io
-from labcore.megakernel import (TIMELINE_DEFAULTS, compare_modes, megakernel_schedule, mode_sensitivity,
-                                resolve_assumptions, stall_bound_throughput, timeline, work_items)
+from labcore.forward_timeline import megakernel_schedule, timeline
+from labcore.forward_work import TIMELINE_DEFAULTS, resolve_assumptions, work_items
+from labcore.megakernel import compare_modes, mode_sensitivity, stall_bound_throughput
 from labcore.waves import idle_sms_last_wave, tail_time, wave_count, wave_utilization
 from labcore.models import get_model
 
@@ -216,7 +217,7 @@ def test_batched_variants_equal_single_runs():
     assert bd["sync_waits"] > 0 and bd["instruction_overhead"] > 0
 
 
-# ---- monotonicity (issue 5: changing one assumption moves only what it should) -------------------
+# ---- monotonicity: changing one assumption moves only what it should -----------------------------
 
 @settings(max_examples=25, deadline=None)
 @given(st.floats(0, 5e-6), st.floats(0, 5e-6))
@@ -296,10 +297,10 @@ def test_sensitivity_knobs_are_checked():
         mode_sensitivity(knobs={"attention_splits": (None, 4)})   # would have been a NaN in ``values``
 
 
-# ---- breakdown terms: never negative, always the total (issue 14, item 4) ---------------------------
+# ---- breakdown terms: never negative, always the total ---------------------------------------------
 
 def test_small_kernels_term_is_not_negative_without_small_kernel_cost():
-    """The case the issue names: small_kernel=0 gave small_kernels = -4.6e-8 s."""
+    """The case found by a reader: small_kernel=0 gave small_kernels = -4.6e-8 s (rounding)."""
     bd = timeline("Llama-3.2-1B", "H100", mode="multi-kernel", small_kernel=0).breakdown()
     assert bd["small_kernels"] == 0.0
     assert min(bd.values()) >= 0.0

@@ -1,4 +1,4 @@
-"""Model presets: parameter counts and bytes derived from the configs (FACTS.md, lecture §8.1)."""
+"""Model presets: parameter counts and bytes derived from the configs (lecture §8.1)."""
 import pytest
 
 from labcore.hardware import get_gpu
@@ -8,7 +8,7 @@ from labcore.models import MODELS, Matrix, Model, get_model
 def test_llama_1b_matches_model_card():
     m = get_model("Llama-3.2-1B")
     assert round(m.num_params / 1e9, 2) == 1.24                 # "1.24B parameters"
-    assert round(m.weight_bytes() / 1e9, 2) == 2.47             # 2.47 GB in BF16 (2.48 in FACTS: 1.24B x 2)
+    assert round(m.weight_bytes() / 1e9, 2) == 2.47             # 2.47 GB in BF16 (2.48 from the rounded 1.24B x 2)
     assert abs(m.weight_bytes() / 1e9 - 2.48) < 0.01
 
 

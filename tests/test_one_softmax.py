@@ -84,7 +84,7 @@ def test_safe_lse_and_normalise_of_empty_rows():
     assert np.all(o == 0) and lse == -np.inf and st.trace[0]["alpha"] == 1.0
 
 
-# ---------------------------------------------------------------- one overflow policy (issue 14, item 3)
+# ---------------------------------------------------------------- one overflow policy for every softmax
 def _entry_points():
     def fwd(order):
         return lambda Q, K, V: lc.flash_attention_forward(Q, K, V, block_q=1, block_kv=1, loop_order=order)

@@ -98,7 +98,7 @@ def test_comparison_summary_holds_the_numbers_section_4b5_quotes():
     a100 = np.char.startswith(fig, "fa2_fig4")
     checked = a100 | (gen == "fa3")
     assert s["n_checked"] == int(checked.sum()) == 60
-    # issue 24 item 4 (causal scheduling, occupancy, start-up, partial overlap): 49 of 60, up from 33 (18/24, 15/36)
+    # with causal scheduling, occupancy, start-up and partial overlap in the model: 49 of 60, up from 33 (18/24, 15/36)
     assert s["n_within"] == int(np.sum(np.abs(err[checked]) <= 0.15)) == 49
     assert s["share"] == pytest.approx(100 * 49 / 60) and s["share"] >= 80       # the 80% goal is met
     assert (s["share_fa2"], s["share_fa3"]) == (pytest.approx(100 * 19 / 24), pytest.approx(100 * 30 / 36))

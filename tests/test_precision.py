@@ -132,7 +132,7 @@ def test_ml_dtypes_float64_cast_rounds_twice_and_labcore_does_not(dtype):
     assert float(round_to(1 + eps / 2, dtype)) == 1.0                    # an exact tie goes to even
 
 
-def test_issue_inputs():
+def test_reported_inputs():
     assert float(round_to(1 + 2**-8 + 2**-30, "bf16")) == 1.0078125
     assert accumulate([2e38, 2e38], "bf16") == math.inf
     assert running_sum([2e38, 2e38], "bf16")[-1] == math.inf
@@ -227,7 +227,7 @@ def test_float32_arrays_are_rounded_from_their_own_values(dtype, data):
 
 @pytest.mark.parametrize("dtype", sorted(FORMATS))
 def test_exp_overflow_threshold_is_where_the_rounded_exp_stops_being_finite(dtype):
-    """Readers' report (issue 20): the threshold is where round_to(exp(x)) changes, not ln(max)."""
+    """A reader's report: the threshold is where round_to(exp(x)) changes, not ln(max)."""
     t = labcore.exp_overflow_threshold(dtype)
     below = math.nextafter(t, -math.inf)
     assert round_to(np.exp(below), dtype) == FORMATS[dtype].max

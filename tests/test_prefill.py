@@ -7,6 +7,7 @@ import pytest
 
 import labcore as lc
 from labcore import prefill as P
+from labcore import roofline as R
 from labcore.published import published
 from labcore.waves import waves_time
 
@@ -16,50 +17,50 @@ from labcore.waves import waves_time
 @pytest.mark.parametrize("block_q, pass_, key", [(128, "forward", "fwd_128"), (256, "forward", "fwd_256"),
                                           (128, "backward", "bwd_128")])
 def test_fa4_table_reproduced_exactly_on_b200(block_q, pass_, key):
-    t = P.tile_roofline("B200", block_q=block_q, block_kv=128, d=128, pass_=pass_)
+    t = R.tile_roofline("B200", block_q=block_q, block_kv=128, d=128, pass_=pass_)
     for unit in ("mma", "exp", "smem"):
         assert getattr(t, unit) == published(f"fa4.roofline.{key}.{unit}").value
 
 
 def test_tile_roofline_takes_the_papers_names_too():
     """M and N (the FA4 paper's names, used by notebook calls written before the rename) mean block_q, block_kv."""
-    assert P.tile_roofline("B200", M=256) == P.tile_roofline("B200", block_q=256)
-    assert P.tile_roofline("B200", N=64).block_kv == 64
+    assert R.tile_roofline("B200", M=256) == R.tile_roofline("B200", block_q=256)
+    assert R.tile_roofline("B200", N=64).block_kv == 64
     with pytest.raises(TypeError, match="not both"):
-        P.tile_roofline("B200", M=256, block_q=256)
+        R.tile_roofline("B200", M=256, block_q=256)
 
 
 def test_fa4_bounds_and_literal_values():
-    f = P.tile_roofline("B200")
+    f = R.tile_roofline("B200")
     assert (f.mma, f.exp, f.smem) == (1024, 1024, 768) and f.bound == "MMA = exp"
-    b = P.tile_roofline("B200", pass_="backward")
+    b = R.tile_roofline("B200", pass_="backward")
     assert (b.mma, b.exp, b.smem) == (2560, 1024, 3328) and b.bound == "SMEM"
     assert b.excess_over_mma() == pytest.approx(0.30, abs=0.01)   # "about 30% over MMA"
-    assert P.tile_roofline("A100").bound == "MMA" and P.tile_roofline("H100").bound == "MMA"
+    assert R.tile_roofline("A100").bound == "MMA" and R.tile_roofline("H100").bound == "MMA"
 
 
 def test_mma_halves_each_generation_exp_and_smem_stay():
-    rows = P.roofline_table(("A100-40GB-SXM", "H100-SXM", "B200"))
+    rows = R.roofline_table(("A100-40GB-SXM", "H100-SXM", "B200"))
     mma = [r[1] for r in rows]
     assert mma == [4096, 2048, 1024]
     assert {r[2] for r in rows} == {1024} and {r[3] for r in rows} == {768}
 
 
 def test_fp8_and_head_dim_scaling():
-    h = P.tile_roofline("H100", dtype="fp8")
+    h = R.tile_roofline("H100", dtype="fp8")
     assert h.mma == 1024 and h.smem == 384 and h.exp == 1024
-    assert P.tile_roofline("B200", d=64).bound == "exp"
+    assert R.tile_roofline("B200", d=64).bound == "exp"
     with pytest.raises(ValueError, match="FP8"):
-        P.tile_roofline("A100", dtype="fp8")
+        R.tile_roofline("A100", dtype="fp8")
     with pytest.raises(ValueError):
-        P.tile_roofline("B200", pass_="backward", dtype="fp8")
+        R.tile_roofline("B200", pass_="backward", dtype="fp8")
 
 
 @pytest.mark.parametrize("kw, exc", [(dict(block_q=0), ValueError), (dict(block_q=1.5), TypeError),
                                      (dict(pass_="fwd"), ValueError), (dict(dtype="fp32"), ValueError)])
 def test_tile_roofline_bad_input(kw, exc):
     with pytest.raises(exc):
-        P.tile_roofline("B200", **kw)
+        R.tile_roofline("B200", **kw)
 
 
 # ------------------------------------------------------------------------------------- waves_time
@@ -233,7 +234,7 @@ MISSED = [("fa2_fig4a", 512), ("fa2_fig4b", 512), ("fa2_fig4c", 512), ("fa2_fig4
 
 
 def test_share_within_15_percent_of_the_checked_bars():
-    """Computed from the stored published data with the checked set fixed: >= 80% within +-15% (issue 24)."""
+    """Computed from the stored published data with the checked set fixed: >= 80% within +-15% (the goal fixed before the model was)."""
     m = P.load_prefill_measurements()
     c = P.compare_prefill()
     fig = m["figure"].astype(str)
@@ -252,7 +253,7 @@ def test_model_vs_measured_regression_guard():
     s = c["summary"]
     n, share, worst = s["checked"]
     assert n == 60
-    # with causal scheduling, occupancy, start-up latency and the partial overlap (issue 24 item 4), fixed in advance;
+    # with causal scheduling, occupancy, start-up latency and the partial overlap, fixed in advance;
     # the old model's 33 / 60 (FA2 18 / 24, FA3 15 / 36, worst +116%) is replaced by:
     assert share == pytest.approx(49 / 60)
     assert worst == pytest.approx(0.42, abs=0.01)      # FA3, causal, d = 64, seqlen 512
@@ -301,7 +302,7 @@ def test_fp8_forward_on_hopper_above_the_papers_figure():
 
 
 def test_fma_work_is_charged_on_b200():
-    """Review M-5: the polynomial exp is not free on B200 (128 FP32 lanes/clock/SM, architectural)."""
+    """The polynomial exp is not free on B200 (128 FP32 lanes/clock/SM, architectural)."""
     from labcore.prefill import _tile_cycles
     p = dict(lc.PREFILL_DEFAULTS)
     t = _tile_cycles(lc.get_gpu("B200"), "fa4", "forward", "bf16", 128, p, block_q=128, block_kv=128)

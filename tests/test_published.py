@@ -1,4 +1,4 @@
-"""labcore.published: every figure has its source; values agree with shared/MEASUREMENTS.md."""
+"""labcore.published: every figure has its source; values agree with the papers as read."""
 from __future__ import annotations
 
 import re
@@ -21,7 +21,7 @@ def test_every_entry_has_source_where_and_a_known_bib_key():
 
 
 @pytest.mark.parametrize("key, value", [
-    # MEASUREMENTS.md §1 (FlashAttention-2)
+    # FlashAttention-2 (Dao 2023)
     ("fa2.speedup_vs_fa1", (1.7, 3.0)),
     ("fa2.a100_fraction_of_peak", (0.50, 0.73)),
     ("fa2.a100_forward_peak", 230e12),

@@ -1,4 +1,4 @@
-"""Two builds of the same commit write the same HTML (issue 13): the static players and the exercise forms
+"""Two builds of the same commit write the same HTML (a rebuild changes only what changed): the static players and the exercise forms
 take their element ids from their content, never from a random source.
 
 Each "build" is a fresh Python process (as each notebook's kernel is during ``jupyter-book build``), with a

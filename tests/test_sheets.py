@@ -1,4 +1,4 @@
-"""Exercise sheets (issue 22, item 3): one Markdown sheet per student with their variant of every exercise, and
+"""Exercise sheets: one Markdown sheet per student with their variant of every exercise, and
 one answer-key CSV for the instructor whose answers are the graders' references for that variant."""
 from __future__ import annotations
 

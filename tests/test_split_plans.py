@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from labcore import reference_attention
-from labcore.decode_model import num_splits_heuristic
+from labcore.splits import num_splits_heuristic
 from labcore.split_plans import PLANNERS, SPLIT_PLANS, flashinfer_decode_ctas_per_sm, make_split_plan, \
     plan_flash_attn, plan_flashinfer, plan_flashmla, plan_lean, plan_stats, plan_time, run_split_plan, zipf_lengths
 from labcore.waves import per_cta_bandwidth_cap

@@ -1,9 +1,10 @@
-"""The student edition (issue 22, item 4): no worked solution in the stripped notebooks, no answer or known-mistake
-value readable from the forms' source, and the hashed forms grade as the full ones at the statement's rounding,
-in Python and in grader.js (under node).
+"""The student edition: no worked solution in the stripped notebooks, no answer or known-mistake value readable
+from the forms' source, and the hashed forms grade as the full ones at the statement's rounding, in Python and in
+grader.js (under node). It is one edition: no instructors' page, no link into the repository, no sentence about
+a control it removed, in its sources (checked here on every run) and in its built pages and notebooks.
 
-The build of the edition itself (jupyter-book on the stripped copy of page 12) is slow: it runs when
-FLASHBOOK_STUDENT_BUILD=1 is set (``make student`` builds the whole book and runs the same scan).
+The build of the edition itself (jupyter-book on the edited copy of a few pages) is slow: it runs when
+FLASHBOOK_STUDENT_BUILD=1 is set (``make student`` builds the whole book and runs the same scans).
 """
 from __future__ import annotations
 
@@ -19,8 +20,10 @@ import pytest
 from flashbook import exercises as E
 from flashbook.exercises import student as S
 from flashbook.exercises.rounding import canonical, rounded
+from flashbook.sections import toc_pages
 
 ROOT = Path(__file__).resolve().parents[1]
+REPOSITORY = "github.com/flashbook-org/flashbook"
 NOTEBOOK = ROOT / "book" / "12_exercises.ipynb"
 GRADER = ROOT / "flashbook" / "exercises" / "grader.js"
 KS = [ex.number for ex in E.EXERCISES]
@@ -66,7 +69,103 @@ def test_student_config_drops_the_launch_buttons():
 
     c = yaml.safe_load(cfg)
     assert "launch_buttons" not in c and c["html"]["use_repository_button"] is False
+    assert c["html"]["use_issues_button"] is False and c["html"]["use_edit_page_button"] is False
     assert "student edition" in c["title"] and c["sphinx"]["local_extensions"]
+
+
+# ------------------------------------------------------------------------------- one edition: what it leaves out
+def test_student_toc_leaves_out_the_instructors_page(tmp_path):
+    full = toc_pages(ROOT / "_toc.yml")
+    assert "book/instructors" in full                      # the full edition has it, so the test can fail
+    toc = tmp_path / "_toc.yml"
+    toc.write_text(S.student_toc((ROOT / "_toc.yml").read_text(encoding="utf-8")), encoding="utf-8")
+    assert toc_pages(toc) == [p for p in full if p not in S.INSTRUCTOR_PAGES]
+    text = toc.read_text(encoding="utf-8")
+    assert "instructors" not in text and "caption: Teaching" not in text   # its part, left empty, goes too
+    with pytest.raises(ValueError, match="instructors"):
+        S.student_toc("format: jb-book\nroot: book/instructors\n")
+
+
+def test_prepared_sources_mention_nothing_removed(tmp_path):
+    """The edited copy of every page: no instructors' page, no Colab install cell (it installs from the
+    repository), no link into the repository, no sentence about a launch button, a worked solution or the
+    repository's tooling; every STUDENT_TEXT rule matched (prepare raises otherwise)."""
+    src = S.prepare(ROOT, tmp_path / "src")
+    assert not list((src / "book").glob("instructors*"))
+    assert S.removed_mentions(src, [REPOSITORY]) == []
+    for path in (src / "book").rglob("*.ipynb"):
+        nb = json.loads(path.read_text(encoding="utf-8"))
+        assert not any("google.colab" in _src(c) for c in nb["cells"]), path
+    # what replaced the full edition's sentences names the download button, which the student edition keeps
+    intro = (src / "book" / "intro.md").read_text(encoding="utf-8")
+    assert "download icon" in intro and "Run All Cells" in intro
+    lab = json.loads((src / "book" / "labs" / "lab1_online_softmax.ipynb").read_text(encoding="utf-8"))
+    assert "download icon" in _src(lab["cells"][0]) and "edit the starter kernel" in _src(lab["cells"][0])
+    # the scanner is not blind: the full edition's sources name every kind of removed thing
+    full = S.removed_mentions(ROOT / "book", [REPOSITORY])
+    for what in ["a link into the repository", "the instructors' page", "a launch button", "a worked solution",
+                 "the repository's tooling"]:
+        assert any(f": {what}:" in line for line in full), what
+
+
+def test_a_reworded_page_fails_the_build(tmp_path):
+    """A STUDENT_TEXT rule that matches nothing (its page was reworded) stops prepare and names the rule."""
+    root = tmp_path / "root"
+    shutil.copytree(ROOT / "book", root / "book")
+    for name in ("_config.yml", "_toc.yml"):
+        shutil.copy2(ROOT / name, root / name)
+    intro = root / "book" / "intro.md"
+    intro.write_text(intro.read_text(encoding="utf-8").replace("rocket icon at the top", "rocket icon on top"),
+                     encoding="utf-8")
+    with pytest.raises(ValueError, match="book/intro.md"):
+        S.prepare(root, tmp_path / "src")
+
+
+def test_student_text_matches_rewrapped_prose():
+    files, full, student = S.STUDENT_TEXT[0]
+    words = full.split()
+    wrapped = "before " + " ".join(words[:5]) + "\n  " + " ".join(words[5:]) + " after"
+    assert S.student_text(wrapped, files) == "before " + student + " after"
+    assert S.student_text(wrapped, "book/other.md") == wrapped          # another file's rule does not apply
+
+
+def test_removed_mentions_reads_what_a_reader_reads(tmp_path):
+    """Visible text only (a script that says "Binder" is no mention), links into the repository anywhere in
+    the file, and the API reference's pages (the package's docstrings) exempt from the prose rules only."""
+    (tmp_path / "book" / "api").mkdir(parents=True)
+    (tmp_path / "book" / "a.html").write_text(
+        '<script>const x = "Binder, Colab";</script><p>Open it with the <b>download</b> icon.</p>', encoding="utf-8")
+    assert S.removed_mentions(tmp_path, [REPOSITORY]) == []
+    (tmp_path / "book" / "b.html").write_text(
+        f'<p>Launch this page (rocket\n icon)</p><a href="https://{REPOSITORY}/blob/main/LICENSE">MIT</a>',
+        encoding="utf-8")
+    (tmp_path / "book" / "api" / "c.html").write_text(
+        "<p>solution_output: a worked solution's cell</p><a href='../instructors.html'>Teaching</a>",
+        encoding="utf-8")
+    hits = S.removed_mentions(tmp_path, [REPOSITORY])
+    assert {h.split(": ")[1] for h in hits} == {"a launch button", "a link into the repository",
+                                                 "the instructors' page"}, hits
+    assert not any(": a worked solution:" in h for h in hits)           # an API page's docstring
+    nb = {"cells": [{"cell_type": "markdown", "source": ["In a live notebook (rocket icon: Binder)"]}]}
+    (tmp_path / "n.ipynb").write_text(json.dumps(nb), encoding="utf-8")
+    assert sum(h.startswith(str(tmp_path / "n.ipynb")) for h in S.removed_mentions(tmp_path, [])) == 2  # icon, Binder
+
+
+def test_student_footer_and_figure_note_link_nowhere_into_the_repository(monkeypatch):
+    import sys
+
+    sys.path.insert(0, str(ROOT / "book" / "_ext"))
+    from flashbook_html import footer_html
+
+    from flashbook import player
+
+    assert REPOSITORY in footer_html("1.2.3")
+    student = footer_html("1.2.3", student=True)
+    assert REPOSITORY not in student and "CC BY 4.0" in student and "MIT" in student and "1.2.3" in student
+    monkeypatch.setenv("FLASHBOOK_EDITION", "student")
+    assert player.launch_note() == player.NOTE_STUDENT and "download icon" in player.launch_note()
+    monkeypatch.setenv("FLASHBOOK_EDITION", "full")
+    assert player.launch_note() == player.NOTE and "rocket icon" in player.NOTE
 
 
 # ---------------------------------------------------------------------------------------- hashed payloads
@@ -221,13 +320,24 @@ def test_live_check_still_works_in_the_student_edition(monkeypatch, capsys):
 
 
 # --------------------------------------------------------------------------------------- the slow build
+#: Pages the slow test builds: the root, the exercises, the labs' index and a lab (each kind of edited sentence).
+SLOW_PAGES = ["book/12_exercises", "book/labs/index", "book/labs/lab1_online_softmax"]
+
+
 @pytest.mark.skipif(os.environ.get("FLASHBOOK_STUDENT_BUILD") != "1",
-                    reason="builds the student edition of page 12 (minutes): set FLASHBOOK_STUDENT_BUILD=1")
-def test_student_build_of_page_12(tmp_path):
-    html = S.build(ROOT, tmp_path / "student", pages=["book/12_exercises"])
+                    reason="builds the student edition of four pages (minutes): set FLASHBOOK_STUDENT_BUILD=1")
+def test_student_build_of_a_few_pages(tmp_path):
+    html = S.build(ROOT, tmp_path / "student", pages=SLOW_PAGES)
     page = (html / "book" / "12_exercises.html").read_text(encoding="utf-8")
     assert page.count('class="fb-exercise-form"') == len(E.EXERCISES) and "Another variant" in page
     assert '"edition": "student"' in page and "fb-solution" not in page and "solution-start" not in page
     assert "Show the worked solution" not in page
     assert S.scan(tmp_path / "student") == []          # html, _sources, the executed notebooks
     assert (html / "_sources" / "book" / "12_exercises.ipynb").exists()
+    # one edition: no instructors' page, no link into the repository, no sentence about what it removed, in
+    # the pages, the downloadable notebooks and the executed ones
+    assert not (html / "book" / "instructors.html").exists()
+    assert S.removed_mentions(tmp_path / "student", [REPOSITORY]) == []
+    lab = (html / "book" / "labs" / "lab1_online_softmax.html").read_text(encoding="utf-8")
+    assert "download icon" in lab and "dropdown-download-buttons" in lab       # the button the prose names
+    assert "student edition" in S.visible_text(html / "book" / "intro.html")   # its footer

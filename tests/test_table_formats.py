@@ -2,7 +2,7 @@
 
 A ``Table(rows, headers, formats)`` call in a notebook's code cell whose header names a sequence length
 (``seqlen``, ``N``, ``keys``, ``tokens``, ``sequence length``) must format that column with ``","`` (e.g.
-``",d"``); without formats the table prints ``16384``. Source: the book's style (issue 13, rendering nits).
+``",d"``); without formats the table prints ``16384``. Source: the book's style (numbers as the prose writes them).
 """
 from __future__ import annotations
 
@@ -44,9 +44,3 @@ def test_sequence_lengths_in_notebook_tables_have_thousands_separators():
             if c["cell_type"] == "code":
                 bad += [(p.name, i, h) for h in _unformatted_length_columns("".join(c["source"]))]
     assert bad == []
-
-
-def test_the_check_catches_a_table_without_formats():
-    assert _unformatted_length_columns('Table(rows, ["batch", "seqlen", "splits"])') == ["seqlen"]
-    assert _unformatted_length_columns('Table(rows, ["batch", "seqlen"], ["d", "d"])') == ["seqlen"]
-    assert _unformatted_length_columns('Table(rows, ["batch", "seqlen"], ["d", ",d"])') == []

@@ -1,4 +1,4 @@
-"""Variants of the exercises (issue 22, item 2): variant 0 is the lecture's exercise unchanged, and every other
+"""Variants of the exercises: variant 0 is the lecture's exercise unchanged, and every other
 variant keeps the statement meaningful, its reference accepted and each known mistake recognised, at the
 statement's rounding, in both graders (the JavaScript side: test_exercises_js.py and test_student_edition.py).
 
@@ -46,7 +46,7 @@ def test_variant0_is_the_lecture_exercise(k):
 
 
 def test_variant0_tolerances_only_widen():
-    """Deriving the windows from the rounding (issue 20) never narrows a window the lecture's exercise had."""
+    """Deriving the windows from the rounding never narrows a window the lecture's exercise had."""
     for k in KS:
         for p in E.payload(k)["parts"]:
             if p["kind"] == "number":

@@ -27,8 +27,9 @@ from docutils.statemachine import StringList
 from sphinx.util.docutils import SphinxDirective
 from sphinx.util.nodes import nested_parse_with_titles
 
-#: Presentation-layer packages documented after the algorithm modules (their names keep the dotted path).
-PACKAGES = ("labcore", "flashbook")
+#: The packages documented: the engine, the CUDA labs' harness, then the presentation (their names keep the dotted
+#: path).
+PACKAGES = ("labcore", "cudalab", "flashbook")
 ROOT = Path(__file__).resolve().parents[2]
 #: The API pages: ``_toc.yml`` entries below this folder (the index and one page per group of modules).
 API_DIR = "book/api"

@@ -3,18 +3,15 @@
 myst-nb's inline execution runs a code cell only when it renders that cell's outputs
 (``NotebookClientInline.code_cell_outputs``). A cell the page hides with the ``remove-cell`` tag is never
 rendered, so it runs only when the next *shown* code cell renders. An ``{eval}`` role in the Markdown right
-after such a cell would be evaluated before the cell ran and fail with a NameError (issue 13: several pages
-lost their numbers that way). This extension makes the role first run every cell up to its own Markdown
-cell, so the prose reads the kernel in notebook order, as JupyterLab does when a reader runs the cells.
-The same holds for the ``{glue}`` roles of a page that still uses ``glue`` (its data is collected as the
-cells run).
+after such a cell would be evaluated before the cell ran and fail with a NameError (pages lost their numbers that
+way before this extension). This extension makes the role first run every cell up to its own Markdown cell, so the
+prose reads the kernel in notebook order, as JupyterLab does when a reader runs the cells.
 
 Source: myst-nb 1.x, ``myst_nb/core/execute/inline.py`` and ``myst_nb/ext/eval/__init__.py``.
 """
 import bisect
 
 from myst_nb.ext.eval import EvalRoleAny
-from myst_nb.ext.glue.roles import PasteMarkdownRole, PasteRoleAny, PasteTextRole
 
 
 def _run_cells_above(role) -> None:
@@ -30,20 +27,13 @@ def _run_cells_above(role) -> None:
         client.code_cell_outputs(index)   # runs every cell up to it (nbclient skips Markdown cells)
 
 
-def _in_order(cls) -> None:
-    original = cls.run
-    if getattr(original, "_flashbook_in_order", False):
-        return
-
-    def run(self):
-        _run_cells_above(self)
-        return original(self)
-
-    run._flashbook_in_order = True
-    cls.run = run
-
-
 def setup(app):
-    for cls in (EvalRoleAny, PasteRoleAny, PasteTextRole, PasteMarkdownRole):
-        _in_order(cls)
+    original = EvalRoleAny.run
+    if not getattr(original, "_flashbook_in_order", False):     # once, however often Sphinx loads the extension
+        def run(self):
+            _run_cells_above(self)
+            return original(self)
+
+        run._flashbook_in_order = True
+        EvalRoleAny.run = run
     return {"parallel_read_safe": True, "parallel_write_safe": True, "version": "1"}

@@ -8,9 +8,10 @@ page, which the browser tests catch. This removes exact duplicates from each pag
 
 It also writes the footer: the licences (prose and figures CC BY 4.0, code MIT), the citation file and the
 changelog, with the version from ``labcore.__version__`` (its one home), so the footer cannot name a
-version other than the code's.
+version other than the code's. The student edition (``FLASHBOOK_EDITION=student``) links nowhere into the
+repository: its footer names the version and the licences only.
 
-Issue 23 (every page readable by a screen reader and a keyboard):
+Every page readable by a screen reader and a keyboard:
 
 - the static frame players (``flashbook.player``) write their frames as files into the HTML output's
   ``_static/frames/``: this sets ``FLASHBOOK_FRAMES_DIR`` before any notebook kernel starts (the kernels
@@ -34,8 +35,13 @@ from pathlib import Path
 REPO = "https://github.com/flashbook-org/flashbook/blob/main/"
 
 
-def footer_html(version: str) -> str:
-    """The book's footer: version, licences, citation and changelog (links into the repository)."""
+def footer_html(version: str, student: bool = False) -> str:
+    """The book's footer: version, licences, citation and changelog (links into the repository). The student
+    edition's (``student``) names the licences without a link into the repository, which it does not link to."""
+    if student:
+        return (f'<p class="fb-footer">flashbook {version}, student edition. Prose and figures: '
+                f'<a href="https://creativecommons.org/licenses/by/4.0/">CC BY 4.0</a>; code: '
+                f'<a href="https://opensource.org/license/mit">MIT</a>.</p>')
     return (f'<p class="fb-footer">flashbook {version}. Prose and figures: '
             f'<a href="https://creativecommons.org/licenses/by/4.0/">CC BY 4.0</a>; code: '
             f'<a href="{REPO}LICENSE-MIT">MIT</a> (<a href="{REPO}LICENSE">LICENSE</a>). '
@@ -46,7 +52,9 @@ def footer_html(version: str) -> str:
 def set_footer(app, config):
     import labcore
 
-    config.html_theme_options = {**(config.html_theme_options or {}), "extra_footer": footer_html(labcore.__version__)}
+    student = os.environ.get("FLASHBOOK_EDITION") == "student"
+    config.html_theme_options = {**(config.html_theme_options or {}),
+                                 "extra_footer": footer_html(labcore.__version__, student)}
 
 
 def _key(js):

@@ -11,8 +11,8 @@ block) "so that users can add custom icons": that file is Font Awesome's all.min
 Sphinx copies ``html_static_path`` after the theme's static files, and a file of the same name replaces the
 theme's (Sphinx's documentation of ``html_static_path``): this adds ``icons_static/``, whose
 ``scripts/fontawesome.js`` is only a comment, to that path. It is added here, after Jupyter Book has listed the
-``.js`` files of its ``_static`` folder in ``html_js_files``, so no second <script> tag is written. Issue 23 ("a
-lighter icon set than fontawesome.js"); upstream: pydata-sphinx-theme issue #2379 and pull request #2494 (the
+``.js`` files of its ``_static`` folder in ``html_js_files``, so no second <script> tag is written. The
+few icons the book shows do not need the theme's 1.49 MB script; upstream: pydata-sphinx-theme issue #2379 and pull request #2494 (the
 same change, not in a release yet).
 
 Raises sphinx.errors.ExtensionError at config time if an icon link asks for a custom Font Awesome icon

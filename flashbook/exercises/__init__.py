@@ -10,12 +10,12 @@ package has one module per job, imported one way (each module imports only those
 - :mod:`~flashbook.exercises.feedback`, :mod:`~flashbook.exercises.defs_attention` (exercises 1-6),
   :mod:`~flashbook.exercises.defs_hardware` (7-13): the definitions, computed from ``labcore`` at run time.
 - :mod:`~flashbook.exercises.definitions`: the registry (:data:`EXERCISES`, :func:`exercise`, :func:`reference`).
-- :mod:`~flashbook.exercises.grader`: the grading payload (:func:`payload`), the Python grader
-  (:func:`grade_payload`, :func:`grade`), verdicts.
+- :mod:`~flashbook.exercises.grader`: the grading rules as data (:data:`GRADING_RULES`), the grading payload
+  (:func:`payload`), the Python grader (:func:`grade_payload`, :func:`grade`), verdicts.
 - :mod:`~flashbook.exercises.keys`: the student edition's hashed payload (:func:`hashed`, ``FLASHBOOK_EDITION``).
 - :mod:`~flashbook.exercises.form`: :func:`static_form` (book build, ``FLASHBOOK_STATIC=1``), a small
   self-contained HTML form with precomputed variants, graded in the browser by ``grader.js``
-  (:data:`GRADER_JS`), which applies the same rules to the same payload; the tests run it under node.
+  (:data:`GRADER_JS`), which applies the rules the payload carries; the tests run it under node.
 - :mod:`~flashbook.exercises.cell`: what a notebook cell calls: :func:`check` (``check(k, answer,
   variant=s)`` prints a verdict, never raises), :func:`show_exercise` (a variant's statement) and
   :func:`checkpoint` (the exercises a section ends with, :data:`CHECKPOINTS`).
@@ -30,16 +30,16 @@ from . import definitions, form, grader, keys, variants  # noqa: F401  (the subm
 from .cell import CHECKPOINTS, check, checkpoint, checkpoint_text, exercise_text, show_exercise
 from .definitions import D_EXAMPLE, EXERCISES, Exercise, Mistake, Part, exercise, fill, reference
 from .form import form_payload, solution_output, static_form
-from .grader import MESSAGES, PartVerdict, Verdict, grade, grade_payload, payload
+from .grader import GRADING_RULES, MESSAGES, PartVerdict, Verdict, grade, grade_payload, payload
 from .keys import hashed
 
 __all__ = [
     "Part", "Mistake", "Exercise", "PartVerdict", "Verdict", "EXERCISES", "exercise", "check", "grade",
     "reference", "fill", "payload", "grade_payload", "static_form", "form_payload", "solution_output",
-    "GRADER_JS", "D_EXAMPLE", "MESSAGES", "show_exercise", "exercise_text", "hashed", "CHECKPOINTS", "checkpoint",
-    "checkpoint_text",
+    "GRADER_JS", "D_EXAMPLE", "MESSAGES", "GRADING_RULES", "show_exercise", "exercise_text", "hashed", "CHECKPOINTS",
+    "checkpoint", "checkpoint_text",
 ]
 
-#: The browser grader (the package file ``grader.js``): the rules of
-#: :func:`flashbook.exercises.grade_payload` in JavaScript.
+#: The browser grader (the package file ``grader.js``): JavaScript that applies the grading rules each payload
+#: carries (:data:`GRADING_RULES`).
 GRADER_JS = form.GRADER_JS

@@ -18,11 +18,10 @@ import numpy as np
 
 import labcore
 from labcore.checks import cdiv
-from labcore.decode_model import flash_attn_block_n
+from labcore.splits import flash_attn_block_n
 from labcore.published import published
 from labcore.units import fmt_flop_rate, fmt_rate
 
-from ..pages.scheduling_decode import MIXED_SETTING
 from .feedback import PCT, an
 from .model import Exercise, Mistake, Part
 
@@ -184,10 +183,10 @@ _EX19 = Exercise(
 
 # ---- exercise 20: a mixed batch, serial or fused ----------------------------------------------------------------
 def _mixed_demands() -> dict:
-    """The page's mixed step (:data:`flashbook.pages.scheduling_decode.MIXED_SETTING`) as whole-µs demands: the chunk's
+    """The page's mixed step (:data:`labcore.POD_STEP`) as whole-µs demands: the chunk's
     compute as its kernel alone spends it (its last round's tail included), the decodes' tensor-core work and each
     part's bytes, from :func:`labcore.mixed_batch_demands` (the physical memory rule, 64-row decode tiles)."""
-    s = MIXED_SETTING
+    s = labcore.POD_STEP
     sh = labcore.get_decode_shape(s["shape"])
     dm = labcore.mixed_batch_demands(s["gpu"], chunk=s["chunk"], context=s["context"], decode_batch=s["decode_batch"],
                                      decode_seqlen=s["context"], **sh)

@@ -27,12 +27,12 @@ from .variants import FORM_VARIANTS
 
 __all__ = ["GRADER_JS", "static_form", "form_payload", "solution_output", "COMMON_KEYS"]
 
-#: The browser grader (``flashbook/exercises/grader.js``, package data): the rules of
-#: :func:`flashbook.exercises.grade_payload` in dependency-free JavaScript, inlined into every form.
+#: The browser grader (``flashbook/exercises/grader.js``, package data): dependency-free JavaScript that applies the
+#: grading rules each payload carries (:data:`flashbook.exercises.GRADING_RULES`), inlined into every form.
 GRADER_JS: str = resources.files(__package__).joinpath("grader.js").read_text(encoding="utf-8")
 
 #: The payload keys every variant of an exercise shares (stored once in a form's payload).
-COMMON_KEYS = ("id", "label", "title", "hint", "messages")
+COMMON_KEYS = ("id", "label", "title", "hint", "messages", "rules")
 
 #: Inline styles of a choice part's fieldset and legend: the legend is set like the other parts' labels
 #: (body text, not the theme's heading-sized legend), the fieldset without a frame.
@@ -48,7 +48,7 @@ def form_payload(k, variants: int = FORM_VARIANTS, *, student: bool | None = Non
         variants: how many variants besides variant 0 (seeds 1..variants).
         student: hash the keys (the student edition); ``None`` reads ``FLASHBOOK_EDITION``.
     Returns:
-        ``{id, label, title, hint, messages, variants: [...]}``; ``grader.js``'s ``fbVariant(fp, i)`` joins the
+        ``{id, label, title, hint, messages, rules, variants: [...]}``; ``grader.js``'s ``fbVariant(fp, i)`` joins the
         shared keys with entry i into a payload ``fbGrade`` grades.
     Raises:
         ValueError: ``k`` out of range or ``variants < 0``.

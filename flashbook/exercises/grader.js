@@ -1,9 +1,11 @@
 // The browser grader of flashbook's exercises (lecture §12), used by the static book's forms.
 //
-// It applies the rules of flashbook.exercises.grade_payload (flashbook/exercises/grader.py) to the same
-// JSON payload (flashbook.exercises.payload): a reference value, an absolute tolerance, the known
-// mistakes with theirs, and the message templates. tests/test_exercises_js.py runs this file under
-// node on the same inputs as the Python grader and asserts identical verdicts.
+// It holds no grading rule of its own: each JSON payload (flashbook.exercises.payload) carries a reference
+// value, an absolute tolerance, the known mistakes with theirs, the message templates and the rules
+// (flashbook.exercises.grader.GRADING_RULES, the ones the Python grader applies), and this file applies the
+// rules it is given: it reads what the reader typed, evaluates the tests the rules name, in their order, and
+// fills the templates. tests/test_exercises_js.py runs it under node on the same inputs as the Python grader
+// and asserts identical verdicts.
 //
 // The student edition's payload (flashbook/exercises/keys.py) holds no reference value: each part keeps
 // salted SHA-256 keys of the answers rounded as the statement asks. fbCanonical rounds the typed number the
@@ -75,99 +77,115 @@ function fbParse(s) {
   return isFinite(x) ? x : {bad: true};
 }
 
-function fbGradeChoice(p, raw, M) {
-  var letters = p.options.map(function (o) { return o.letter; });
-  var s = (raw === null || raw === undefined) ? '' : String(raw).trim().toUpperCase();
-  var pv = {key: p.key, status: null, mistake: null, message: null};
-  if (s === '') {
-    pv.status = 'empty'; pv.message = fbSub(M.part_empty, {label: p.label});
-  } else if (letters.indexOf(s) < 0) {
-    pv.status = 'malformed';
-    pv.message = fbSub(M.choice_malformed, {label: p.label, letters: letters.join(', ')});
-  } else {
-    var right, feedback = '';
-    if (p.keys) {
-      var h = fbDigest(p.salt, s);
-      right = p.keys.indexOf(h) >= 0;
-      p.mistakes.forEach(function (m) { if (m.keys.indexOf(h) >= 0) { feedback = m.feedback; } });
-    } else {
-      right = s === p.answer;
-      feedback = p.options[letters.indexOf(s)].feedback;
-    }
-    if (right) {
-      pv.status = 'correct'; pv.message = fbSub(M.part_correct, {label: p.label});
-    } else {
-      pv.status = 'mistake'; pv.mistake = 'option_' + s;
-      pv.message = fbSub(M.choice_wrong, {label: p.label, feedback: feedback});
-    }
-  }
-  return pv;
+// The fields a part's message may name: {label}, {tol}, {rounding}, {letters}, and what a test matched.
+function fbFields(p, extra) {
+  var out = {label: p.label};
+  if (p.tol_text !== undefined) { out.tol = p.tol_text; }
+  if (p.rounding_text !== undefined) { out.rounding = p.rounding_text; }
+  out.letters = (p.options || []).map(function (o) { return o.letter; }).join(', ');
+  Object.keys(extra || {}).forEach(function (k) { if (extra[k] !== undefined) { out[k] = extra[k]; } });
+  return out;
 }
 
-function fbGradeNumber(p, raw, M) {
-  var x = fbParse(raw);
-  var pv = {key: p.key, status: null, mistake: null, message: null};
-  if (x === null) {
-    pv.status = 'empty'; pv.message = fbSub(M.part_empty, {label: p.label});
-    return pv;
-  }
-  if (typeof x === 'object') {
-    pv.status = 'malformed'; pv.message = fbSub(M.part_malformed, {label: p.label});
-    return pv;
+// Does a rule's test hold for a part's read answer (a number, or a choice's letter)? null if not, else the
+// fields it gives the verdict ({mistake, feedback}). The tests are named in the rules (GRADING_RULES).
+function fbMatch(test, p, read, R) {
+  var i, h;
+  if (test === 'always') { return {}; }
+  if (p.kind === 'choice') {
+    h = p.keys ? fbDigest(p.salt, read) : null;
+    var right = p.keys ? p.keys.indexOf(h) >= 0 : read === p.answer;
+    if (test === 'answer') { return right ? {} : null; }
+    if (test === 'mistake' && !right) {
+      var feedback = '';
+      if (p.keys) {
+        for (i = 0; i < p.mistakes.length; i++) {
+          if (p.mistakes[i].keys.indexOf(h) >= 0) { feedback = p.mistakes[i].feedback; break; }
+        }
+      } else {
+        p.options.forEach(function (o) { if (o.letter === read) { feedback = o.feedback; } });
+      }
+      return {mistake: fbSub(R.choice_mistake, {letter: read}), feedback: feedback};
+    }
+    return null;
   }
   if (p.keys) {  // the student edition: salted keys of the rounded answers
-    var h = fbDigest(p.salt, fbCanonical(p.rounding, x));
-    if (p.keys.indexOf(h) >= 0) {
-      pv.status = 'correct'; pv.message = fbSub(M.part_correct, {label: p.label});
-      return pv;
-    }
-    for (var k = 0; k < p.mistakes.length; k++) {
-      if (p.mistakes[k].keys.indexOf(h) >= 0) {
-        pv.status = 'mistake'; pv.mistake = p.mistakes[k].id;
-        pv.message = fbSub(M.part_mistake, {label: p.label, feedback: p.mistakes[k].feedback});
-        return pv;
+    h = fbDigest(p.salt, fbCanonical(p.rounding, read));
+    if (test === 'answer') { return p.keys.indexOf(h) >= 0 ? {} : null; }
+    if (test === 'mistake') {
+      for (i = 0; i < p.mistakes.length; i++) {
+        if (p.mistakes[i].keys.indexOf(h) >= 0) {
+          return {mistake: p.mistakes[i].id, feedback: p.mistakes[i].feedback};
+        }
       }
     }
-    pv.status = 'wrong'; pv.message = fbSub(M.part_wrong, {label: p.label, rounding: p.rounding_text});
+    return null;  // above, below: the reference is not in this payload
+  }
+  if (test === 'answer') { return Math.abs(read - p.ref) <= p.tol ? {} : null; }
+  if (test === 'mistake') {
+    for (i = 0; i < p.mistakes.length; i++) {
+      if (Math.abs(read - p.mistakes[i].value) <= p.mistakes[i].tol) {
+        return {mistake: p.mistakes[i].id, feedback: p.mistakes[i].feedback};
+      }
+    }
+    return null;
+  }
+  if (test === 'above' || test === 'below') { return (read > p.ref) === (test === 'above') ? {} : null; }
+  throw new Error('unknown grading test ' + test);
+}
+
+// One part's verdict {key, status, mistake, message} on the form's raw text, by the payload's rules.
+function fbGradePart(p, raw, R, M) {
+  var pv = {key: p.key, status: null, mistake: null, message: null}, read = null, unread = null;
+  if (p.kind === 'choice') {
+    var s = (raw === null || raw === undefined) ? '' : String(raw).trim().toUpperCase();
+    var letters = p.options.map(function (o) { return o.letter; });
+    if (s === '') { unread = R.unread.empty; }
+    else if (letters.indexOf(s) < 0) { unread = R.unread.choice; }
+    else { read = s; }
+  } else {
+    var x = fbParse(raw);
+    if (x === null) { unread = R.unread.empty; }
+    else if (typeof x === 'object') { unread = R.unread.number; }
+    else { read = x; }
+  }
+  if (unread) {
+    pv.status = unread[0]; pv.message = fbSub(M[unread[1]], fbFields(p));
     return pv;
   }
-  if (Math.abs(x - p.ref) <= p.tol) {
-    pv.status = 'correct'; pv.message = fbSub(M.part_correct, {label: p.label});
-    return pv;
-  }
-  for (var i = 0; i < p.mistakes.length; i++) {
-    var m = p.mistakes[i];
-    if (Math.abs(x - m.value) <= m.tol) {
-      pv.status = 'mistake'; pv.mistake = m.id;
-      pv.message = fbSub(M.part_mistake, {label: p.label, feedback: m.feedback});
+  var rules = R[p.kind];
+  for (var i = 0; i < rules.length; i++) {
+    var got = fbMatch(rules[i][0], p, read, R);
+    if (got !== null) {
+      pv.status = rules[i][1];
+      pv.mistake = got.mistake === undefined ? null : got.mistake;
+      pv.message = fbSub(M[rules[i][2]], fbFields(p, {feedback: got.feedback}));
       return pv;
     }
   }
-  pv.status = 'wrong';
-  pv.message = fbSub(x > p.ref ? M.part_high : M.part_low, {label: p.label, tol: p.tol_text});
-  return pv;
+  throw new Error('no grading rule decides part ' + p.key);
 }
 
 // Grade the form's raw strings {part key: text} against a payload -> {exercise, status, parts, message}.
 function fbGrade(pl, inputs) {
-  var M = pl.messages;
-  var pvs = pl.parts.map(function (p) {
-    return p.kind === 'choice' ? fbGradeChoice(p, inputs[p.key], M) : fbGradeNumber(p, inputs[p.key], M);
-  });
+  var M = pl.messages, R = pl.rules;
+  var pvs = pl.parts.map(function (p) { return fbGradePart(p, inputs[p.key], R, M); });
   var st = pvs.map(function (p) { return p.status; });
-  function any(s1, s2) { return st.some(function (s) { return s === s1 || s === s2; }); }
-  var status, head;
-  if (any('mistake', 'wrong')) { status = 'wrong'; head = M.wrong; }
-  else if (any('malformed')) { status = 'malformed'; head = M.malformed; }
-  else if (st.every(function (s) { return s === 'empty'; })) {
-    return {exercise: pl.id, status: 'not_attempted', parts: pvs, message: fbSub(M.not_attempted, {hint: pl.hint})};
+  var rule = null;
+  function holds(r) {  // an exercise rule: "any" or "all" of the parts' statuses among r.parts, or "always"
+    var has = function (s) { return r.parts.indexOf(s) >= 0; };
+    return r.when === 'always' || (r.when === 'any' && st.some(has)) || (r.when === 'all' && st.every(has));
   }
-  else if (any('empty')) { status = 'incomplete'; head = M.incomplete; }
-  else { status = 'correct'; head = M.correct; }
-  var name = pl.variant ? pl.title + ', variant ' + pl.variant : pl.title;
-  var lines = ['Exercise ' + pl.id + ' (' + name + '): ' + head];
+  for (var i = 0; i < R.exercise.length && rule === null; i++) {
+    if (holds(R.exercise[i])) { rule = R.exercise[i]; }
+  }
+  if (rule.message) {
+    return {exercise: pl.id, status: rule.status, parts: pvs, message: fbSub(M[rule.message], {hint: pl.hint})};
+  }
+  var name = pl.variant ? fbSub(M.variant_name, {title: pl.title, variant: pl.variant}) : pl.title;
+  var lines = [fbSub(M.headline, {number: pl.id, name: name, head: M[rule.head]})];
   pvs.forEach(function (p) { lines.push('  ' + p.message); });
-  return {exercise: pl.id, status: status, parts: pvs, message: lines.join('\n')};
+  return {exercise: pl.id, status: rule.status, parts: pvs, message: lines.join('\n')};
 }
 
 // One variant of a form's payload (flashbook.exercises.form_payload): the shared keys joined with entry i.

@@ -1,12 +1,13 @@
 """The Python grader of the exercises: the grading payload, verdicts, and grading a Python answer.
 
 Both graders grade through the same JSON payload (:func:`payload`), built at run time from an exercise's
-definition and one variant of it: reference values, absolute tolerances, mistake values and feedback, and
-the message templates (:data:`MESSAGES`). :func:`grade_payload` applies the rules in Python; ``grader.js``
-(the browser grader of the static book, see :mod:`flashbook.exercises.form`) applies the same rules in
-JavaScript, and the tests run it under node on the same inputs and compare the verdicts. The student
-edition's payload (:mod:`flashbook.exercises.keys`) holds salted hashes of the rounded answers instead of
-the values; :func:`grade_payload` grades that form too.
+definition and one variant of it: reference values, absolute tolerances, mistake values and feedback, the
+message templates (:data:`MESSAGES`) and the grading rules (:data:`GRADING_RULES`). The rules exist once, as
+data: :func:`grade_payload` applies them in Python, and ``grader.js`` (the browser grader of the static book, see
+:mod:`flashbook.exercises.form`) only knows how to apply the rules its payload carries; the tests run it under
+node on the same inputs and compare the verdicts. The student edition's payload
+(:mod:`flashbook.exercises.keys`) holds salted hashes of the rounded answers instead of the values;
+:func:`grade_payload` grades that form too.
 
 Answer formats (what ``answer`` may be, see :func:`grade`):
 
@@ -35,10 +36,14 @@ from .definitions import Exercise, exercise
 from .rounding import canonical, digest, rounding_text, spec
 from .variants import check_variant, fill, solve
 
-__all__ = ["MESSAGES", "payload", "PartVerdict", "Verdict", "grade_payload", "grade"]
+__all__ = ["MESSAGES", "GRADING_RULES", "payload", "PartVerdict", "Verdict", "grade_payload", "grade"]
 
-#: The message templates both graders fill with plain ``{name}`` substitution (no format specs).
+#: The message templates both graders fill with plain ``{name}`` substitution (no format specs). A part's
+#: message may name ``{label}``, ``{feedback}`` (the matched mistake's or option's), ``{tol}`` (the tolerance as
+#: text), ``{rounding}`` (the rounding the statement asks for) and ``{letters}`` (a choice's options).
 MESSAGES = {
+    "headline": "Exercise {number} ({name}): {head}",
+    "variant_name": "{title}, variant {variant}",
     "correct": "Correct!",
     "part_correct": "{label}: correct.",
     "part_empty": "{label}: not answered yet.",
@@ -53,6 +58,36 @@ MESSAGES = {
     "incomplete": "So far so good; some parts are not answered yet.",
     "wrong": "Not yet. Feedback:",
     "malformed": "I could not read that answer.",
+}
+
+#: The grading rules, as data: the one rule set of both graders. :func:`grade_payload` applies them in Python;
+#: every payload carries them (``rules``), and ``grader.js`` in the static form applies what it is given.
+#:
+#: - ``"unread"``: ``[part status, message]`` for a part left empty (``"empty"``) or one whose answer cannot be
+#:   read as a number (``"number"``) or as one of the options (``"choice"``).
+#: - ``"number"``, ``"choice"``: ``[test, part status, message]`` in order; the first test that holds for the
+#:   answer decides. Tests: ``"answer"``, inside the reference's window ``|x - ref| <= tol`` (a choice: the right
+#:   letter; the student edition: the rounded answer's key among the reference's keys); ``"mistake"``, inside a
+#:   known mistake's window or among its keys (the verdict names that mistake and shows its feedback; a choice:
+#:   any other letter, with its option's feedback); ``"above"`` and ``"below"``, ``x > ref`` and ``x <= ref``
+#:   (where the payload holds the reference); ``"always"``.
+#: - ``"choice_mistake"``: the mistake id of a wrong option (``{letter}`` filled).
+#: - ``"exercise"``: in order, the first entry that holds decides the exercise's status: ``"when"`` ``"any"`` (a
+#:   part has one of the statuses ``"parts"``), ``"all"`` (every part has) or ``"always"``. With ``"head"`` the
+#:   message is the headline (``MESSAGES["headline"]``) then one line per part; with ``"message"``, that template
+#:   alone (filled with the exercise's ``{hint}``).
+GRADING_RULES = {
+    "unread": {"empty": ["empty", "part_empty"], "number": ["malformed", "part_malformed"],
+               "choice": ["malformed", "choice_malformed"]},
+    "number": [["answer", "correct", "part_correct"], ["mistake", "mistake", "part_mistake"],
+               ["above", "wrong", "part_high"], ["below", "wrong", "part_low"], ["always", "wrong", "part_wrong"]],
+    "choice": [["answer", "correct", "part_correct"], ["mistake", "mistake", "choice_wrong"]],
+    "choice_mistake": "option_{letter}",
+    "exercise": [{"when": "any", "parts": ["mistake", "wrong"], "status": "wrong", "head": "wrong"},
+                 {"when": "any", "parts": ["malformed"], "status": "malformed", "head": "malformed"},
+                 {"when": "all", "parts": ["empty"], "status": "not_attempted", "message": "not_attempted"},
+                 {"when": "any", "parts": ["empty"], "status": "incomplete", "head": "incomplete"},
+                 {"when": "always", "status": "correct", "head": "correct"}],
 }
 
 
@@ -70,9 +105,10 @@ def payload(k, variant=0) -> dict:
         variant: a non-negative integer (0 = the lecture's numbers).
     Returns:
         A dict with keys ``id``, ``label``, ``title`` (plain text), ``variant``, ``statement``, ``example``,
-        ``hint``, ``messages``, ``data``, and ``parts`` (each: ``key``, ``label``, ``unit``, ``kind``; numeric
-        parts: ``rounding`` (``["decimals", k]`` or ``["digits", k]``), ``rounding_text``, ``ref``, ``tol``
-        (absolute), ``tol_text``, ``mistakes`` (``id``, ``value``, ``tol``, ``feedback``); choice parts:
+        ``hint``, ``messages``, ``rules`` (:data:`GRADING_RULES`), ``data``, and ``parts`` (each: ``key``,
+        ``label``, ``unit``, ``kind``; numeric parts: ``rounding`` (``["decimals", k]`` or ``["digits", k]``),
+        ``rounding_text``, ``ref``, ``tol`` (absolute), ``tol_text``, ``mistakes`` (``id``, ``value``, ``tol``,
+        ``feedback``); choice parts:
         ``answer`` and ``options`` (``letter``, ``text``, ``feedback``)). The texts are filled from the
         variant's parameters and computed quantities (:func:`flashbook.exercises.fill`); the windows are
         :func:`flashbook.exercises.rounding.windows`.
@@ -97,7 +133,7 @@ def payload(k, variant=0) -> dict:
         parts.append(d)
     return {"id": ex.number, "label": ex.label, "title": ex.plain_title, "variant": inst.variant,
             "statement": inst.statement, "example": inst.example, "hint": ex.hint, "messages": MESSAGES,
-            "parts": parts, "data": dict(inst.params) if ex.example else {}}
+            "rules": GRADING_RULES, "parts": parts, "data": dict(inst.params) if ex.example else {}}
 
 
 # ----------------------------------------------------------------------------------------------- verdicts
@@ -166,49 +202,71 @@ class _Bad:
 _BAD = _Bad()
 
 
-def _grade_number(p: dict, x: float) -> PartVerdict:
-    msg = MESSAGES
+def _fields(p: dict, **extra) -> dict:
+    """The fields a part's message may name (:data:`MESSAGES`), those this payload has."""
+    out = {"label": p["label"], "tol": p.get("tol_text"), "rounding": p.get("rounding_text"),
+           "letters": ", ".join(o["letter"] for o in p.get("options", ())), **extra}
+    return {k: v for k, v in out.items() if v is not None}
+
+
+def _match(test: str, p: dict, read, rules: dict):
+    """None when ``test`` (a test of :data:`GRADING_RULES`) does not hold for the read answer, else the fields it
+    gives the verdict (``mistake`` id, ``feedback``)."""
+    if test == "always":
+        return {}
+    if p["kind"] == "choice":
+        h = digest(p["salt"], read) if "keys" in p else None
+        right = h in p["keys"] if h else read == p["answer"]
+        if test == "answer":
+            return {} if right else None
+        if test == "mistake" and not right:
+            fb = (next((m["feedback"] for m in p["mistakes"] if h in m["keys"]), "") if h
+                  else next(o["feedback"] for o in p["options"] if o["letter"] == read))
+            return {"mistake": _sub(rules["choice_mistake"], letter=read), "feedback": fb}
+        return None
     if "keys" in p:                     # the student edition: salted hashes of the rounded answers
-        h = digest(p["salt"], canonical(spec(p["rounding"]), x))
-        if h in p["keys"]:
-            return PartVerdict(p["key"], "correct", None, _sub(msg["part_correct"], label=p["label"]))
-        for m in p["mistakes"]:
-            if h in m["keys"]:
-                return PartVerdict(p["key"], "mistake", m["id"],
-                                   _sub(msg["part_mistake"], label=p["label"], feedback=m["feedback"]))
-        return PartVerdict(p["key"], "wrong", None,
-                           _sub(msg["part_wrong"], label=p["label"], rounding=p["rounding_text"]))
-    if abs(x - p["ref"]) <= p["tol"]:
-        return PartVerdict(p["key"], "correct", None, _sub(msg["part_correct"], label=p["label"]))
-    for m in p["mistakes"]:
-        if abs(x - m["value"]) <= m["tol"]:
-            return PartVerdict(p["key"], "mistake", m["id"],
-                               _sub(msg["part_mistake"], label=p["label"], feedback=m["feedback"]))
-    key = "part_high" if x > p["ref"] else "part_low"
-    return PartVerdict(p["key"], "wrong", None, _sub(msg[key], label=p["label"], tol=p["tol_text"]))
+        h = digest(p["salt"], canonical(spec(p["rounding"]), read))
+        if test == "answer":
+            return {} if h in p["keys"] else None
+        if test == "mistake":
+            return next(({"mistake": m["id"], "feedback": m["feedback"]} for m in p["mistakes"] if h in m["keys"]),
+                        None)
+        return None                     # above / below: the reference is not in this payload
+    if test == "answer":
+        return {} if abs(read - p["ref"]) <= p["tol"] else None
+    if test == "mistake":
+        return next(({"mistake": m["id"], "feedback": m["feedback"]} for m in p["mistakes"]
+                     if abs(read - m["value"]) <= m["tol"]), None)
+    if test in ("above", "below"):
+        return {} if (read > p["ref"]) == (test == "above") else None
+    raise ValueError(f"unknown grading test {test!r}")
 
 
-def _grade_choice(p: dict, v) -> PartVerdict:
-    msg = MESSAGES
-    letters = [o["letter"] for o in p["options"]]
-    s = v.strip().upper() if isinstance(v, str) else None
-    if s not in letters:
-        return PartVerdict(p["key"], "malformed", None,
-                           _sub(msg["choice_malformed"], label=p["label"], letters=", ".join(letters)))
-    if "keys" in p:
-        h = digest(p["salt"], s)
-        right = h in p["keys"]
-        feedback = next((m["feedback"] for m in p["mistakes"] if h in m["keys"]), "")
+def _grade_part(p: dict, v, rules: dict) -> PartVerdict:
+    """One part's verdict: ``v`` is None (empty), a float, a string (a choice's letter; unreadable for a number)
+    or :data:`_BAD`."""
+    if v is None:
+        status, template = rules["unread"]["empty"]
+        return PartVerdict(p["key"], status, None, _sub(MESSAGES[template], **_fields(p)))
+    if p["kind"] == "choice":
+        read = v.strip().upper() if isinstance(v, str) else None
+        readable = read in [o["letter"] for o in p["options"]]
     else:
-        right = s == p["answer"]
-        feedback = p["options"][letters.index(s)]["feedback"]
-    if right:
-        return PartVerdict(p["key"], "correct", None, _sub(msg["part_correct"], label=p["label"]))
-    return PartVerdict(p["key"], "mistake", "option_" + s, _sub(msg["choice_wrong"], label=p["label"], feedback=feedback))
+        read = None if v is _BAD or isinstance(v, str) else float(v)
+        readable = read is not None
+    if not readable:
+        status, template = rules["unread"][p["kind"]]
+        return PartVerdict(p["key"], status, None, _sub(MESSAGES[template], **_fields(p)))
+    for test, status, template in rules[p["kind"]]:
+        got = _match(test, p, read, rules)
+        if got is not None:
+            return PartVerdict(p["key"], status, got.get("mistake"),
+                               _sub(MESSAGES[template], **_fields(p, feedback=got.get("feedback"))))
+    raise ValueError(f"no grading rule decides part {p['key']!r}")
 
 
 def grade_payload(pl: dict, values: dict) -> Verdict:
-    """Grade parsed part values against a payload: the rules ``grader.js`` implements too.
+    """Grade parsed part values against a payload by its rules (:data:`GRADING_RULES`), as ``grader.js`` does.
 
     Args:
         pl: :func:`payload` output, or the student edition's (:func:`flashbook.exercises.hashed`).
@@ -217,41 +275,26 @@ def grade_payload(pl: dict, values: dict) -> Verdict:
     Returns:
         :class:`Verdict`; never raises for values of these types.
     """
-    msg = MESSAGES
-    pvs = []
-    for p in pl["parts"]:
-        v = values.get(p["key"])
-        if v is None:
-            pvs.append(PartVerdict(p["key"], "empty", None, _sub(msg["part_empty"], label=p["label"])))
-        elif p["kind"] == "choice":
-            pvs.append(_grade_choice(p, v))
-        elif v is _BAD or isinstance(v, str):
-            pvs.append(PartVerdict(p["key"], "malformed", None, _sub(msg["part_malformed"], label=p["label"])))
-        else:
-            pvs.append(_grade_number(p, float(v)))
-    return _combine(pl["id"], _name(pl["title"], pl.get("variant", 0)), pl["hint"], pvs)
+    rules = pl["rules"]
+    pvs = [_grade_part(p, values.get(p["key"]), rules) for p in pl["parts"]]
+    return _combine(pl["id"], _name(pl["title"], pl.get("variant", 0)), pl["hint"], pvs, rules)
 
 
 def _name(title: str, variant: int) -> str:
     """``"title"`` (variant 0) or ``"title, variant s"``: what the verdict's first line names."""
-    return f"{title}, variant {variant}" if variant else title
+    return _sub(MESSAGES["variant_name"], title=title, variant=variant) if variant else title
 
 
-def _combine(number: int, name: str, hint: str, pvs: list) -> Verdict:
-    msg = MESSAGES
+def _combine(number: int, name: str, hint: str, pvs: list, rules: dict = GRADING_RULES) -> Verdict:
     st = [p.status for p in pvs]
-    if any(s in ("mistake", "wrong") for s in st):
-        status, head = "wrong", msg["wrong"]
-    elif any(s == "malformed" for s in st):
-        status, head = "malformed", msg["malformed"]
-    elif all(s == "empty" for s in st):
-        return Verdict(number, "not_attempted", tuple(pvs), _sub(msg["not_attempted"], hint=hint))
-    elif any(s == "empty" for s in st):
-        status, head = "incomplete", msg["incomplete"]
-    else:
-        status, head = "correct", msg["correct"]
-    lines = [f"Exercise {number} ({name}): {head}"] + ["  " + p.message for p in pvs]
-    return Verdict(number, status, tuple(pvs), "\n".join(lines))
+    for r in rules["exercise"]:
+        hold = {"any": any, "all": all}.get(r["when"])
+        if hold is None or hold(s in r["parts"] for s in st):
+            break
+    if "message" in r:
+        return Verdict(number, r["status"], tuple(pvs), _sub(MESSAGES[r["message"]], hint=hint))
+    lines = [_sub(MESSAGES["headline"], number=number, name=name, head=MESSAGES[r["head"]])]
+    return Verdict(number, r["status"], tuple(pvs), "\n".join(lines + ["  " + p.message for p in pvs]))
 
 
 # -------------------------------------------------------------------------------- reading a Python answer
@@ -273,8 +316,8 @@ def _scalar(x):
 
 
 def _friendly(ex: Exercise, what: str) -> Verdict:
-    msg = (f"Exercise {ex.number} ({ex.plain_title}): {MESSAGES['malformed']} {what}\n"
-           f"  Answer format: {ex.hint}.")
+    head = _sub(MESSAGES["headline"], number=ex.number, name=ex.plain_title, head=MESSAGES["malformed"])
+    msg = f"{head} {what}\n  Answer format: {ex.hint}."
     return Verdict(ex.number, "malformed", (), msg)
 
 

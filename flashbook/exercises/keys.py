@@ -11,9 +11,9 @@ gets its feedback. A choice part keeps the key of the right letter and the feedb
 that letter's key. What it cannot say is "too high" or "too low": that would need the answer.
 
 What this protects: the page source reads as hashes. A determined student can still try numbers against the
-keys (a rounded answer has few candidates) or run ``labcore`` in a live kernel; see INSTRUCTOR_NOTES.md.
+keys (a rounded answer has few candidates) or run ``labcore`` in a live kernel (the page for instructors says so).
 
-Source: this book's presentation layer (issue 22, item 4).
+Source: this book's presentation layer (the student edition's self-check forms).
 """
 from __future__ import annotations
 

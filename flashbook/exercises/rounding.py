@@ -4,7 +4,7 @@ Each numeric part of an exercise says how the statement asks the reader to round
 ``digits``). :func:`windows` derives the accepted windows from it: the reference's tolerance is at least the
 distance from the reference to its own rounded value, and a known mistake's window is the reference's relative
 precision scaled to the mistake's size, widened where needed so that the mistake's value *rounded as the
-statement asks* is recognised (issue 20: exercise 2's "elements, not bytes" answered at one decimal, 68.2).
+statement asks* is recognised (exercise 2's "elements, not bytes" answered at one decimal, 68.2, was missed before).
 :func:`canonical` is the rounded text of a value (``toFixed`` / ``toExponential`` in ``grader.js``), and
 :func:`grid` lists the rounded values inside a window (the student edition hashes those, see
 :mod:`flashbook.exercises.keys`).
@@ -100,7 +100,7 @@ def windows(ex, ref: dict, ctx: dict) -> dict:
 
     The reference's tolerance is the part's ``max(atol, rtol * |ref|)``, or the distance to the reference's
     rounded value if that is larger. A known mistake of value v keeps the same relative precision
-    (``tol * |v| / |ref|``), or the distance from v to its own rounded value if that is larger (issue 20), so
+    (``tol * |v| / |ref|``), or the distance from v to its own rounded value if that is larger, so
     a mistake answered at the statement's rounding is recognised.
     """
     out = {}

@@ -9,7 +9,7 @@ writes sheets for given seeds instead (``variant-<s>.md``).
 
 A student checks an answer in a live notebook with ``check(k, answer, variant=s)``; the sheet prints s.
 
-Source: this book's presentation layer (issue 22, item 3).
+Source: this book's presentation layer (graded homework: one variant per student).
 """
 from __future__ import annotations
 

@@ -12,7 +12,7 @@ mistake can still be told apart from the answer and from the others at the state
 :func:`solve` computes one variant: parameters, reference answers, intermediate quantities, windows, and the
 filled statement, labels and worked example. Everything a grader or a sheet shows comes from it.
 
-Source: this book's presentation layer (issue 22, item 2).
+Source: this book's presentation layer (other numbers for each student, the lecture's own as variant 0).
 """
 from __future__ import annotations
 

@@ -1,23 +1,24 @@
-"""Figure helpers shared by every figure module: figures built without pyplot, lean log ticks, and the
-set-up/content split an explorer's live update rests on (``remember_setup``, ``clear_content``).
+"""Figure helpers shared by every figure module: figures built without pyplot, at most :data:`MAX_WIDTH` wide with
+words wrapped to fit, lean log ticks, an explorer's one-axes set-up and a colorbar that survives a live update.
 
-Only the presentation package imports matplotlib, and it does so lazily (inside these functions).
+Only the presentation package imports matplotlib, and it does so lazily (inside these functions). What an
+explorer's live update needs of a figure lives with the explorer (:func:`flashbook.explorer.clear_content`), and
+how a figure is shown and measured with the drawing (:data:`flashbook.drawing.CSS_PX_PER_INCH`,
+:func:`flashbook.drawing.smallest_text`).
 """
 from __future__ import annotations
 
-__all__ = ["new_figure", "axes_setup", "lean_log_ticks", "power_label", "remember_setup", "layout_of", "clear_content",
-           "colorbar", "PNG_DPI", "MAX_WIDTH", "MIN_FONT", "CSS_PX_PER_INCH", "smallest_text", "wrap_titles"]
+from ..drawing import CSS_PX_PER_INCH
+
+__all__ = ["new_figure", "axes_setup", "lean_log_ticks", "power_label", "colorbar", "PNG_DPI", "MAX_WIDTH", "MIN_FONT",
+           "wrap_titles"]
 
 _FIGURE_CLASS = None
-
-#: CSS pixels per figure inch: a figure is shown at ``width * CSS_PX_PER_INCH`` CSS px (or the column's width,
-#: if narrower). Its PNGs carry 2x that resolution (:data:`flashbook.drawing.STATIC_DPI`), crisp on 2x screens.
-CSS_PX_PER_INCH = 100
 
 #: PNG resolution of figures shown in notebooks (the static players use their own, see ``flashbook.drawing``).
 PNG_DPI = 2 * CSS_PX_PER_INCH
 
-#: Widest figure (inches) and smallest text (points) a figure may have (issue 23). Text of ``MIN_FONT`` pt in a
+#: Widest figure (inches) and smallest text (points) a figure may have, so it reads on a phone. Text of ``MIN_FONT`` pt in a
 #: figure ``MAX_WIDTH`` in wide reads at ``MIN_FONT / 72 * CSS_PX_PER_INCH`` = 12.5 CSS px on a desktop
 #: (the figure at its own size) and at ``MIN_FONT / 72 * 358 / MAX_WIDTH`` = 9.3 CSS px when it is shrunk to a
 #: 390 px phone's 358 px column. A row of panels is therefore stacked into a column (:func:`new_figure`).
@@ -109,7 +110,7 @@ def new_figure(nrows: int = 1, ncols: int = 1, *, width: float = 7.0, height: fl
         nrows, ncols: the grid of axes (``fig.subplots``). A single row of panels (``nrows == 1``) is
             stacked into one column, ``width_ratios`` becoming ``height_ratios``: the axes come back in
             the same order and shape (a 1-D array), and each panel keeps the column's full width, so its
-            text stays readable on a phone (issue 23).
+            text stays readable on a phone.
         width, height: the figure's size in inches as designed side by side; the figure is drawn
             ``min(width, MAX_WIDTH)`` wide and about as tall as its panels need at that width.
         kw: passed to ``fig.subplots`` (``sharex``, ``squeeze``, ``gridspec_kw``...).
@@ -137,31 +138,8 @@ def new_figure(nrows: int = 1, ncols: int = 1, *, width: float = 7.0, height: fl
     return fig, ax
 
 
-def smallest_text(fig) -> float:
-    """The size (points) of the smallest visible, non-empty text drawn in ``fig`` (tick labels, titles,
-    legends, annotations); draw the figure first (tick labels exist once drawn). ``inf`` if it has none."""
-    from matplotlib.text import Text
-
-    sizes = [t.get_fontsize() for t in fig.findobj(Text)
-             if t.get_visible() and t.get_text().strip() and (t.axes is None or t.axes.get_visible())
-             and _on_canvas(t)]
-    return min(sizes, default=float("inf"))
-
-
-def _on_canvas(text) -> bool:
-    """False for a tick label matplotlib keeps outside the axis' view (it is not drawn)."""
-    try:
-        x, y = text.get_position()
-        tr = text.get_transform()
-        px, py = tr.transform((x, y))
-    except (TypeError, ValueError):
-        return True
-    b = text.figure.bbox
-    return -1 <= px <= b.x1 + 1 and -1 <= py <= b.y1 + 1
-
-
 def wrap_titles(fig) -> None:
-    """Fit ``fig``'s words to its width (issue 23: figures at most :data:`MAX_WIDTH` wide, text at least
+    """Fit ``fig``'s words to its width (figures are at most :data:`MAX_WIDTH` wide, their text at least
     :data:`MIN_FONT`): each axes title, x-axis label and the suptitle broken into lines (by characters,
     ~0.55 em each). Legends are the figures' own to size (their ``ncols``)."""
     width_pt = fig.get_size_inches()[0] * 72
@@ -195,77 +173,10 @@ def axes_setup(width: float, height: float, **props):
     return setup
 
 
-def remember_setup(fig, layout=None) -> None:
-    """Record what ``fig``'s set-up drew (called between an explorer's ``setup`` and its ``content``), so that
-    :func:`clear_content` can later take the content away and leave the set-up.
-
-    Per axes: its artists, containers, legend, titles and autoscaling flags; per figure: its texts and
-    legends, and ``layout`` (the explorer's ``layout_key`` at the set-up's parameters, see :func:`layout_of`).
-    A colorbar's axes is left to its Colorbar, which redraws its own artists when pointed at a new
-    mappable (:func:`colorbar`).
-    """
-    axes = {}
-    for ax in fig.axes:
-        if _colorbar_of(ax) is None:
-            axes[ax] = (set(_artists(ax)), len(ax.containers), ax.legend_,
-                        tuple(ax.get_title(loc) for loc in _TITLES), ax.get_autoscalex_on(), ax.get_autoscaley_on())
-    fig.fb_setup = (axes, set(fig.texts), set(fig.legends), layout)
-
-
-def layout_of(fig):
-    """The ``layout`` :func:`remember_setup` recorded for ``fig``; raises ValueError if it recorded none."""
-    if getattr(fig, "fb_setup", None) is None:
-        raise ValueError("this figure's set-up was not recorded (flashbook.figures.base.remember_setup)")
-    return fig.fb_setup[3]
-
-
-def clear_content(fig) -> None:
-    """Take away what was drawn into ``fig`` after its set-up (:func:`remember_setup`): the content's data
-    artists (lines, patches, collections, texts, images, tables), containers, legends and figure texts;
-    titles back to the set-up's; each axes' colour cycle reset and its data limits recomputed, autoscaling as
-    the set-up left it. What stays (the axes, their ticks, labels, scales and fixed limits) is most of what
-    a new figure costs: an explorer's live update is this, then its ``content`` again.
-
-    Raises:
-        ValueError: ``fig``'s set-up was not recorded.
-    """
-    layout_of(fig)
-    axes, texts, legends, _ = fig.fb_setup
-    for ax, (kept, n_containers, legend, titles, auto_x, auto_y) in axes.items():
-        for art in list(_artists(ax)):
-            if art not in kept and art.axes is ax:     # a contour's labels go with the contour
-                art.remove()
-        del ax.containers[n_containers:]
-        if ax.legend_ is not None and ax.legend_ is not legend:
-            ax.legend_.remove()
-        for loc, title in zip(_TITLES, titles):
-            if ax.get_title(loc) != title:
-                ax.set_title(title, loc=loc)
-        ax.set_prop_cycle(None)
-        ax.set_autoscalex_on(auto_x)
-        ax.set_autoscaley_on(auto_y)
-        ax.relim()
-    for art in [*fig.texts, *fig.legends]:
-        if art not in texts and art not in legends:
-            art.remove()
-
-
-_TITLES = ("left", "center", "right")
-
-
-def _artists(ax):
-    return (*ax.collections, *ax.lines, *ax.patches, *ax.texts, *ax.images, *ax.tables, *ax.artists)
-
-
-def _colorbar_of(ax):
-    """The Colorbar drawn in ``ax`` (matplotlib keeps it as ``ax._colorbar``), or None."""
-    return getattr(ax, "_colorbar", None)
-
-
 def colorbar(fig, mappable, ax, **kw):
     """A colorbar for ``mappable`` beside ``ax``: made on the first call (``fig.colorbar(mappable, ax=ax,
-    **kw)``); on a later one (a persistent figure's content drawn again, see :func:`clear_content`) the same
-    colorbar, pointed at the new ``mappable`` (its colours, norm and ticks follow). Returns the Colorbar."""
+    **kw)``); on a later one (a persistent figure's content drawn again, see :func:`flashbook.explorer.clear_content`)
+    the same colorbar, pointed at the new ``mappable`` (its colours, norm and ticks follow). Returns the Colorbar."""
     cb = getattr(ax, "fb_colorbar", None)
     if cb is None:
         cb = ax.fb_colorbar = fig.colorbar(mappable, ax=ax, **kw)

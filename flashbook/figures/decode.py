@@ -16,6 +16,8 @@ import numpy as np
 
 from labcore import decode as lc_decode
 from labcore import decode_model as dm
+from labcore import decode_time as dt
+from labcore import splits
 from labcore.checks import cdiv
 from labcore.hardware import get_gpu
 from labcore.units import fmt_seconds, unit_label
@@ -66,11 +68,11 @@ def occupancy_data(gpu="A100", *, shape="CodeLlama-34B (4-way TP)", batch=1, seq
     """
     g = get_gpu(gpu)
     sh = dm.get_decode_shape(shape)
-    methods = dm.DECODE_METHODS if method == "both" else (method,)
+    methods = dt.DECODE_METHODS if method == "both" else (method,)
     out = {}
     for m in methods:
         ns = None if m == "fa2" else _splits_arg(splits)
-        e = dm.decode_attention_time(g, batch=batch, seqlen=seqlen, method=m, num_splits=ns,
+        e = dt.decode_attention_time(g, batch=batch, seqlen=seqlen, method=m, num_splits=ns,
                                       efficiency=efficiency, **sh)
         n = min(e.num_ctas, _MAX_WAVES_DRAWN * g.num_sms)
         idx = np.arange(n)
@@ -95,7 +97,7 @@ def occupancy_figure(data, splits=None, **_):
 
 def _occupancy_panels(method="both", **_) -> int:
     """How many panels :func:`occupancy_data` at ``method`` fills (one per method): the explorer's layout key."""
-    return len(dm.DECODE_METHODS) if method == "both" else 1
+    return len(dt.DECODE_METHODS) if method == "both" else 1
 
 
 def _occupancy_axes(panels: int):
@@ -135,15 +137,15 @@ def splits_data(gpu="A100", *, shape="CodeLlama-34B (4-way TP)", batch=64, seqle
     g = get_gpu(gpu)
     sh = dm.get_decode_shape(shape)
     s = np.arange(1, max_splits + 1)
-    r = dm.decode_time_grid(g, batch=batch, seqlen=seqlen, method="flash_decoding", num_splits=s,
+    r = dt.decode_time_grid(g, batch=batch, seqlen=seqlen, method="flash_decoding", num_splits=s,
                              variant=variant, efficiency=efficiency, **sh)
     kw = dict(batch=batch, seqlen=seqlen, **sh)
-    fa2 = dm.decode_attention_time(g, method="fa2", variant=variant, efficiency=efficiency, **kw)
+    fa2 = dt.decode_attention_time(g, method="fa2", variant=variant, efficiency=efficiency, **kw)
     return dict(
         s=s, total=r["total"], waves=r["waves"], ctas=r["num_ctas"], num_sms=g.num_sms, gpu=g.name,
-        best=dm.best_num_splits(g, variant=variant, efficiency=efficiency, **kw),
-        heur=dm.flash_attn_num_splits(g, sm_doubling=False, **kw),
-        heur2=dm.flash_attn_num_splits(g, sm_doubling=True, **kw),
+        best=dt.best_num_splits(g, variant=variant, efficiency=efficiency, **kw),
+        heur=splits.flash_attn_num_splits(g, sm_doubling=False, **kw),
+        heur2=splits.flash_attn_num_splits(g, sm_doubling=True, **kw),
         floor=lc_decode.kv_cache_bytes(batch=batch, seqlen=seqlen, num_kv_heads=sh["num_kv_heads"],
                                  head_dim=sh["head_dim"]) / g.hbm_bandwidth,
         fa2=fa2.total, batch=batch, seqlen=seqlen, variant=variant,
@@ -260,8 +262,8 @@ def speedup_data(gpu="A100", *, shape="CodeLlama-34B (4-way TP)", splits="model-
     n = _HEAT_N if seqlens is None else np.asarray(seqlens)
     sh = dm.get_decode_shape(shape)
     kw = dict(batch=b[:, None], seqlen=n[None, :], efficiency=efficiency, **sh)
-    fa = dm.decode_time_grid(gpu, method="fa2", **kw)["total"]
-    fd = dm.decode_time_grid(gpu, method="flash_decoding", num_splits=_splits_arg(splits), **kw)["total"]
+    fa = dt.decode_time_grid(gpu, method="fa2", **kw)["total"]
+    fd = dt.decode_time_grid(gpu, method="flash_decoding", num_splits=_splits_arg(splits), **kw)["total"]
     return dict(b=b, n=n, speedup=fa / fd, gpu=get_gpu(gpu).name, shape=shape, splits=splits)
 
 

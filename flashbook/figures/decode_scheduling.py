@@ -152,6 +152,8 @@ def _plans_content(fig, d, **_):
             label="flash-attn, lecture's rule")
     ax.axhline(1, color="k", ls=":", lw=0.8)
     ax.set_yscale("log")
+    every = np.concatenate([*d["sweep"].values(), d["sweep_lecture"], [1.0]])
+    ax.set_ylim(every.min() / 1.15, every.max() * 1.15)         # set, not autoscaled: a live update draws the same
     ax.set_title(f"{d['gpu']}, {d['lengths'].size} requests, mean {d['lengths'].mean():,.0f} keys: time over the floor",
                  fontsize=9)
     ax.legend(fontsize=9, loc="upper left")

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from labcore import blocks as B
 from labcore import flash as F
 from labcore import hbm as H
 from labcore.units import MB, KiB, fmt_bytes, unit_label
@@ -33,7 +34,7 @@ def _kib(kib) -> str:
 
 def _block_rows(kb: int, d: int, br_override):
     M = kb * KiB // 2  # FP16 elements (100 KiB = 51,200 elements)
-    B_r, B_c = F.paper_block_sizes(M, d)
+    B_r, B_c = B.paper_block_sizes(M, d)
     if br_override not in (None, "paper"):
         B_r = int(br_override)
     return M, B_r, B_c
@@ -42,7 +43,7 @@ def _block_rows(kb: int, d: int, br_override):
 # ------------------------------------------------------------------------------------------ tiling walker
 def _tiling_compute(loop_order="fa2", causal=False, progress=0, N=WALK_N, d=WALK_D, block_q=WALK_BR,
                     block_kv=WALK_BC):
-    sched = F.flash_tile_schedule(N, d, block_q=block_q, block_kv=block_kv, loop_order=loop_order, causal=causal)
+    sched = B.flash_tile_schedule(N, d, block_q=block_q, block_kv=block_kv, loop_order=loop_order, causal=causal)
     k = int(round(progress / 100 * (sched.n_steps - 1)))
     state = sched.at(k)
     visited = np.zeros(sched.block_map.shape, dtype=float)
@@ -145,8 +146,8 @@ TILING = register(Explorer(
 
 # ------------------------------------------------------------------------------------------ causal map
 def _causal_compute(N=4096, block=128):
-    m = F.causal_block_map(N, block_q=block)
-    return {"map": m, "fraction": F.causal_block_fraction(N, block_q=block), "T": m.shape[0]}
+    m = B.causal_block_map(N, block_q=block)
+    return {"map": m, "fraction": B.causal_block_fraction(N, block_q=block), "T": m.shape[0]}
 
 
 def causal_map_figure(data, N=4096, block=128, **params):
@@ -240,7 +241,7 @@ SRAM_KB = (16, 24, 32, 48, 64, 100, 128, 164, 192, 228, 256)
 def _traffic_M_compute(N=4096, d=64, causal=False):
     kb = np.array(SRAM_KB, float)
     M = kb * KiB / 2
-    fa1, fa2 = (np.array([F.flash_forward_io_at_sram(N, d, M=int(m), loop_order=lo, causal=causal) for m in M], float)
+    fa1, fa2 = (np.array([B.flash_forward_io_at_sram(N, d, M=int(m), loop_order=lo, causal=causal) for m in M], float)
                 for lo in ("fa1", "fa2"))
     std = np.full(kb.shape, float(H.standard_attention_io(N, d)))
     return {"kb": kb, "M": M, "fa1": fa1, "fa2": fa2, "standard": std,

@@ -9,7 +9,9 @@ from functools import lru_cache
 
 import numpy as np
 
-from labcore.megakernel import HAZY_MEASURED, TIMELINE_DEFAULTS, mode_sensitivity, timeline
+from labcore.forward_timeline import timeline
+from labcore.forward_work import HAZY_MEASURED, TIMELINE_DEFAULTS
+from labcore.megakernel import mode_sensitivity
 from labcore.units import fmt_seconds, unit_label
 from ..explorer import Explorer, Slider, register
 from .base import axes_setup, new_figure
@@ -53,7 +55,7 @@ def _gap(cuda_graphs: bool) -> float:
 def timeline_data(model="Llama-3.2-1B", gpu="H100", *, cuda_graphs=True, sm_lanes=4, **assumptions) -> dict:
     """Both modes (and the multi-kernel with PDL) at the same assumptions, ready for :func:`gantt_figure`.
 
-    Returns dict with ``multi``, ``pdl``, ``mega`` (:class:`~labcore.megakernel.Timeline`), and
+    Returns dict with ``multi``, ``pdl``, ``mega`` (:class:`~labcore.forward_timeline.Timeline`), and
     ``lanes``: for each of the first ``sm_lanes`` SMs of the megakernel, arrays ``start``, ``end``,
     ``kind`` of its instructions (seconds).
     """

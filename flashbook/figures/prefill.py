@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from labcore import prefill as pf
+from labcore.roofline import roofline_table
 from labcore.hardware import get_gpu
 from labcore.units import fmt_flop_rate, unit_label
 from ..display import Table
@@ -180,10 +181,10 @@ def _measured_content(fig, c, **_):
 def roofline_widget(*, block_q=128, block_kv=128, d=128,
                     gpus=("A100-40GB-SXM", "H100-SXM", "B200")) -> Table:
     """The FlashAttention-4 tile roofline (forward and backward) on several GPUs, as a :class:`Table`;
-    block_q, block_kv (flash-attn's kBlockM, kBlockN), d as :func:`labcore.prefill.tile_roofline`."""
+    block_q, block_kv (flash-attn's kBlockM, kBlockN), d as :func:`labcore.tile_roofline`."""
     rows = []
     for pass_ in ("forward", "backward"):
-        table = pf.roofline_table(gpus, block_q=block_q, block_kv=block_kv, d=d, pass_=pass_)
+        table = roofline_table(gpus, block_q=block_q, block_kv=block_kv, d=d, pass_=pass_)
         rows += [(pass_, name, mma, exp, smem, bound) for name, mma, exp, smem, bound in table]
     return Table(rows, ["pass", "GPU", "MMA cycles", "exp cycles", "SMEM cycles", "bound"],
                  [None, None, ",.0f", ",.0f", ",.0f", None],

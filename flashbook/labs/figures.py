@@ -71,11 +71,10 @@ def ledger_figure(lab, sizes=None):
 def show_figure(fig) -> None:
     """Display a Figure as a PNG (IPython.display), without pyplot: drawn at the static frames' resolution
     (:data:`flashbook.drawing.STATIC_DPI`, 2 PNG px per CSS px) and shown at the book's
-    :data:`flashbook.figures.base.CSS_PX_PER_INCH`, as crisp on screen and in print as the players' frames."""
+    :data:`flashbook.drawing.CSS_PX_PER_INCH`, as crisp on screen and in print as the players' frames."""
     from IPython.display import Image, display
 
-    from ..drawing import STATIC_DPI
-    from ..figures.base import CSS_PX_PER_INCH
+    from ..drawing import CSS_PX_PER_INCH, STATIC_DPI
 
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=STATIC_DPI)

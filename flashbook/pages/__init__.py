@@ -1,4 +1,4 @@
-"""The numbers each page of the book quotes, one small module per page (GUIDE §4).
+"""The numbers each page of the book quotes, one small module per page.
 
 A page's prose never types a result and never reads a hidden alias: its one set-up cell imports the page's
 module here and binds ``n = <module>.numbers()``, and every inline eval role of the prose reads a field of that

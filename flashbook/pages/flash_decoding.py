@@ -12,11 +12,6 @@ from . import Numbers
 
 __all__ = ["numbers", "last_wave_summary", "occupancy_comparisons", "occupancy_summary", "kernel_gap_summary"]
 
-#: Llama-3.1-8B's BF16 weights from its configuration (hidden 4096, 32 layers, KV dim 1024, MLP 14336, vocab
-#: 128256, untied embeddings), bytes.
-LLAMA8B_WEIGHT_BYTES = 2 * (2 * 128256 * 4096 + 32 * (2 * 4096 * 4096 + 2 * 4096 * 1024 + 3 * 4096 * 14336))
-
-
 @cache
 def numbers() -> Numbers:
     """Fields (A100, the post's CodeLlama-34B shape with 4-way tensor parallelism, unless named otherwise):
@@ -70,6 +65,7 @@ def numbers() -> Numbers:
     fa8 = lc.decode_attention_time(H100, batch=1, seqlen=131072, method="fa2", **l8)
     layers = lc.DECODE_SHAPES["Llama-3.1-8B"]["num_layers"]
     row3 = lc.decode_attention_time(A100, batch=64, seqlen=1024, method="flash_decoding", num_splits=1, **code)
+    weights = lc.get_model("Llama-3.1-8B").weight_bytes()         # every parameter in BF16, untied embeddings too
     return Numbers(
         fa2_ctas=e.num_ctas,
         a100_sms=A100.num_sms,
@@ -132,8 +128,8 @@ def numbers() -> Numbers:
         l8_floor_us=kv / H100.hbm_bandwidth * 1e6,
         l8_layers=layers,
         l8_all_layers_ms=layers * kv / H100.hbm_bandwidth * 1e3,
-        l8_weights_GB=LLAMA8B_WEIGHT_BYTES / 1e9,
-        l8_weights_ms=LLAMA8B_WEIGHT_BYTES / H100.hbm_bandwidth * 1e3,
+        l8_weights_GB=weights / 1e9,
+        l8_weights_ms=weights / H100.hbm_bandwidth * 1e3,
         l8_fd_us=fd8.total * 1e6,
         l8_fd_splits=fd8.num_splits,
         l8_fa2_ms=fa8.total * 1e3,

@@ -7,7 +7,8 @@ from functools import cache
 
 from labcore.checks import cdiv
 from labcore.hardware import get_gpu
-from labcore.megakernel import HAZY_MEASURED, TIMELINE_DEFAULTS, compare_modes, stall_bound_throughput, work_items
+from labcore.forward_work import HAZY_MEASURED, TIMELINE_DEFAULTS, work_items
+from labcore.megakernel import compare_modes, stall_bound_throughput
 from labcore.models import get_model
 from labcore.waves import idle_sms_last_wave, wave_utilization
 

@@ -11,7 +11,7 @@ from labcore.split_plans import zipf_lengths
 
 from . import Numbers, published_value, published_values
 
-__all__ = ["numbers", "plan_occupancy", "PLAN_SETTING", "PAGED_SETTING", "MIXED_SETTING"]
+__all__ = ["numbers", "plan_occupancy", "PLAN_SETTING", "PAGED_SETTING"]
 
 #: The ragged batch of the split-plan section: requests (one sequence's KV head each), their mean length
 #: (FlashInfer Fig. 8's "Zipf, mean 1024"), the clip of the Zipf tail (times the mean), the GQA group and d
@@ -19,9 +19,6 @@ __all__ = ["numbers", "plan_occupancy", "PLAN_SETTING", "PAGED_SETTING", "MIXED_
 PLAN_SETTING = {"batch": 64, "mean": 1024, "skew": 16, "group_size": 4, "head_dim": 128, "gpu": "H100"}
 #: The paged-cache section's batch of Zipf requests.
 PAGED_SETTING = {"batch": 256, "mean": 1024}
-#: The mixed batch: POD-Attention's GPU, Llama-3.1-8B's attention shape, a context inside POD's 4K-20K range,
-#: 64 decodes, and the chunk the prose quotes (inside POD's 512-2K).
-MIXED_SETTING = {"gpu": "A100-80GB", "shape": "Llama-3.1-8B", "context": 8192, "decode_batch": 64, "chunk": 1024}
 
 
 def plan_occupancy(name: str, gpu, *, group_size: int, head_dim: int) -> int:
@@ -116,7 +113,7 @@ def _mla() -> dict:
 
 
 def _mixed() -> dict:
-    s = MIXED_SETTING
+    s = lc.POD_STEP
     sh = lc.get_decode_shape(s["shape"])
     kw = dict(context=s["context"], decode_batch=s["decode_batch"], decode_seqlen=s["context"], **sh)
     r = lc.mixed_batch_time(s["gpu"], chunk=s["chunk"], **kw)
@@ -170,7 +167,7 @@ def numbers() -> Numbers:
       ``mla_bound_at_heads`` / ``mla_bound_at_2x`` (compute-bound at 128 and 256 rows); published H800 and
       FlashMLA figures ``h800_TFLOPs``, ``h800_peak_TFLOPs``, ``h800_TBs``, ``fmla_GBs``, ``fmla_TFLOPs``,
       ``fmla_TFLOPs_new``;
-    - mixed batch (:data:`MIXED_SETTING`): ``mx_gpu``, ``mx_context``, ``mx_batch``, ``mx_chunk``, ``mx_prefill_us``,
+    - mixed batch (:data:`labcore.POD_STEP`): ``mx_gpu``, ``mx_context``, ``mx_batch``, ``mx_chunk``, ``mx_prefill_us``,
       ``mx_decode_us``, ``mx_serial_us``, ``mx_fused_us``, ``mx_ideal_us``, ``mx_gain``, ``mx_bound``,
       ``mx_best_gain`` at ``mx_best_chunk``, ``mx_gain_last`` at ``mx_last_chunk``, ``mx_prefill_work_us`` and
       ``mx_decode_compute_us`` (the tensor-core demands), ``mx_decode_rows``, ``mx_group``, ``mx_gain_16`` /

@@ -4,7 +4,9 @@ Rules of the model (stated, not measured):
 
 - a CTA's compute time is ``matmul FLOPs / (tensor FLOP/s of one SM) + non-matmul FLOPs / (FP32 FLOP/s of one
   SM)`` (no overlap of the two; FLOPs as counted by :class:`~labcore.chip.tile.FlopCounter`);
-- a CTA's HBM bytes are the elements it loaded and stored x ``dtype_bytes`` (2, FP16/BF16; GUIDE §3);
+- a CTA's HBM bytes are the elements it loaded and stored x ``dtype_bytes`` (2, FP16/BF16; the counting of :mod:`labcore.hbm`), plus the elements it
+  added atomically x ``atomic_bytes`` (4: FP32 values sent to the L2 cache, where the add is done; the L2's atomic
+  throughput, which is what limits them on a real GPU, is not modelled);
 - the CTAs of a launch are dealt to the SMs in waves by :func:`labcore.waves.waves_time` (the book's one wave
   machinery): each CTA takes ``max(compute, bytes / its bandwidth share)`` with the share capped per SM at
   ``per_sm_bandwidth_cap`` (the decode model's Little's-law default), every CTA charged as the slowest of its
@@ -18,46 +20,53 @@ Sources: Williams et al. 2009 (roofline); lecture §6.3-§6.4 (CTAs in waves, pe
 from __future__ import annotations
 
 from ..checks import positive_float, positive_int
-from ..decode_model import MODEL_DEFAULTS
+from ..decode_time import MODEL_DEFAULTS
 from ..hardware import get_gpu
 from ..waves import waves_time
 
 __all__ = ["modelled_time", "TIME_DEFAULTS"]
 
 #: Assumptions of :func:`modelled_time` (SI units), taken from the decode model's defaults.
-TIME_DEFAULTS = dict(dtype_bytes=2, per_sm_bandwidth_cap=MODEL_DEFAULTS["per_sm_bandwidth_cap"],
+TIME_DEFAULTS = dict(dtype_bytes=2, atomic_bytes=4, per_sm_bandwidth_cap=MODEL_DEFAULTS["per_sm_bandwidth_cap"],
                      kernel_overhead=MODEL_DEFAULTS["kernel_overhead"])
 
 
-def modelled_time(chip, gpu="A100", *, dtype_bytes: int = 2, per_sm_bandwidth_cap: float = TIME_DEFAULTS[
-        "per_sm_bandwidth_cap"], kernel_overhead: float = TIME_DEFAULTS["kernel_overhead"]) -> dict:
+def modelled_time(chip, gpu="A100", *, dtype_bytes: int = 2, atomic_bytes: int = 4,
+                  per_sm_bandwidth_cap: float = TIME_DEFAULTS["per_sm_bandwidth_cap"],
+                  kernel_overhead: float = TIME_DEFAULTS["kernel_overhead"]) -> dict:
     """Modelled seconds of every launch a :class:`~labcore.chip.Chip` has run, on a GPU preset.
 
     Args:
         chip: a Chip after the kernel ran.
         gpu: preset name or :class:`labcore.hardware.GPU` (needs an FP32 figure: ``fp32_flops`` not None).
         dtype_bytes: bytes per element (int >= 1).
+        atomic_bytes: bytes per element added atomically (int >= 1; FP32 accumulation: 4).
         per_sm_bandwidth_cap: most bytes/s one SM can pull (> 0).
         kernel_overhead: seconds per launch (>= 0).
     Returns:
         dict: ``total`` (s), ``launches`` (list of per-launch dicts: ``name``, ``ctas``, ``waves``,
-        ``cta_time`` (s), ``time`` (s)), ``matmul_flops``, ``nonmatmul_flops``, ``hbm_bytes``, ``gpu`` (name).
+        ``cta_time`` (s), ``time`` (s)), ``matmul_flops``, ``nonmatmul_flops``, ``hbm_bytes`` (plain traffic),
+        ``atomic_bytes`` (atomic adds), ``gpu`` (name).
     Raises:
         ValueError: a chip that ran nothing, a preset without an FP32 figure, bad assumptions.
     """
     g = get_gpu(gpu)
-    dtype_bytes = positive_int(dtype_bytes, "dtype_bytes")
+    dtype_bytes = positive_int(dtype_bytes, "dtype_bytes", maximum=64)
+    atomic_bytes = positive_int(atomic_bytes, "atomic_bytes", maximum=64)
     cap = positive_float(per_sm_bandwidth_cap, "per_sm_bandwidth_cap")
     overhead = positive_float(kernel_overhead, "kernel_overhead", allow_zero=True)
     if g.fp32_flops is None:
         raise ValueError(f"{g.name} has no published FP32 figure; the chip's time model needs one")
+    if not hasattr(chip, "launches") or not hasattr(chip, "atomics"):
+        raise TypeError(f"chip must be a labcore.chip.Chip, got {type(chip).__name__}")
     if not chip.launches:
         raise ValueError("the chip has run no kernel yet (chip.launch(kernel, grid=...))")
     tensor_sm, fp32_sm = g.tensor_flops_per_sm, g.fp32_flops / g.num_sms
     out, total = [], 0.0
     for rec in chip.launches:
         compute = max(m / tensor_sm + n / fp32_sm for m, n in zip(rec.matmul, rec.nonmatmul))
-        w = waves_time(rec.grid, g.num_sms, compute, max(rec.elements) * dtype_bytes, g.hbm_bandwidth,
+        cta_bytes = max(e * dtype_bytes + a * atomic_bytes for e, a in zip(rec.elements, rec.atomics))
+        w = waves_time(rec.grid, g.num_sms, compute, cta_bytes, g.hbm_bandwidth,
                        per_sm_bandwidth_cap=cap, last_wave="full")
         t = float(w["total"]) + overhead
         out.append({"name": rec.name, "ctas": rec.grid, "waves": int(w["waves"]),
@@ -65,4 +74,5 @@ def modelled_time(chip, gpu="A100", *, dtype_bytes: int = 2, per_sm_bandwidth_ca
         total += t
     fl = chip.flops
     return {"total": total, "launches": out, "matmul_flops": fl["matmul"], "nonmatmul_flops": fl["nonmatmul"],
-            "hbm_bytes": chip.ledger.total * dtype_bytes, "gpu": g.name}
+            "hbm_bytes": chip.ledger.total * dtype_bytes, "atomic_bytes": chip.atomics.total * atomic_bytes,
+            "gpu": g.name}

@@ -9,16 +9,20 @@ sequence (a kernel boundary is a global barrier), as flash-decoding's split kern
 """
 from __future__ import annotations
 
+import numbers
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from ..checks import choice, positive_int
 from ..hbm import Ledger
-from .cta import CTA
+from .cta import CTAState
 from .hbm_tensor import HBMTensor
+from .limits import tick
+from .sram import MAX_M
+from .tile import running
 
-__all__ = ["Chip", "Launch", "ORDERS"]
+__all__ = ["Chip", "Launch", "Program", "DataRaceError", "ORDERS", "MAX_GRID"]
 
 #: CTA orders a chip accepts besides an explicit permutation.
 ORDERS = ("sequential", "reversed", "shuffled")
@@ -35,8 +39,12 @@ class Launch:
         name (str): kernel name.
         grid (int): grid size.
         order (list of pids): the order the CTAs ran in.
-        matmul, nonmatmul, elements, sram_peak (lists indexed by pid): FLOP, FLOP, HBM elements read + written,
-            SRAM elements.
+        matmul, nonmatmul, elements, sram_peak, atomics (lists indexed by pid): FLOP, FLOP, HBM elements read +
+            written, SRAM elements, elements added atomically.
+        ledger (labcore.hbm.Ledger): this launch's plain traffic per tensor.
+        atomic_ledger (labcore.hbm.Ledger): this launch's atomic adds per tensor (as writes).
+        loads (list): ``(pid, tensor, r0, r1)`` of every tile loaded, in order.
+        stores (list): ``(pid, tensor, r0, r1)`` of every store and atomic add, in order.
     """
 
     name: str
@@ -46,40 +54,93 @@ class Launch:
     nonmatmul: list = field(default_factory=list)
     elements: list = field(default_factory=list)
     sram_peak: list = field(default_factory=list)
+    atomics: list = field(default_factory=list)
+    ledger: Ledger = field(default_factory=Ledger)
+    atomic_ledger: Ledger = field(default_factory=Ledger)
+    loads: list = field(default_factory=list)
+    stores: list = field(default_factory=list)
+
+
+class DataRaceError(RuntimeError):
+    """Raised when two CTAs of one launch touch the same HBM elements and one of them writes (a plain store, or a
+    plain read or store against another CTA's atomic adds): on a GPU they run at the same time, so the result
+    depends on timing."""
+
+
+_NONE, _MANY = -1, -2
+_VERBS = {"read": "reads", "write": "writes", "atomic": "adds atomically into"}
+_PAST = {"read": "read", "write": "wrote", "atomic": "added into atomically"}
+
+
+def _tensors(tensors) -> dict:
+    if tensors is None:
+        return {}
+    if not isinstance(tensors, dict):
+        raise TypeError(f"tensors must be a dict {{name: array}}, got {type(tensors).__name__}")
+    return tensors
 
 
 class Chip:
     """A simulated GPU for the labs: named tensors in HBM, an SRAM of ``M`` elements per CTA, a grid launcher.
 
     Args:
-        M: SRAM capacity of each CTA in elements (int >= 1).
-        tensors: ``{name: array}`` initial HBM contents (1-D or 2-D real arrays; copied to float64).
+        M: SRAM capacity of each CTA in elements (int, 1 .. 2**26).
+        tensors: ``{name: array}`` initial HBM contents (a dict of 1-D or 2-D real arrays; copied to float64;
+            NaN allowed, as a value not yet written).
         order: ``"sequential"`` (default), ``"reversed"``, ``"shuffled"`` (with ``seed``), a callable
-            ``grid -> permutation``, or an explicit permutation (used for launches of that many CTAs; others run
-            in sequence): the order in which the CTAs of every launch run.
-        seed: seed of the ``"shuffled"`` order (int).
+            ``grid -> permutation``, or an explicit permutation (a list or tuple of ints, used for launches of that
+            many CTAs; others run in sequence): the order in which the CTAs of every launch run.
+        seed: seed of the ``"shuffled"`` order (int >= 0).
     Attributes:
-        M (int): SRAM capacity of each CTA in elements.
+        M (int): SRAM capacity of each CTA in elements (read-only, as every attribute here).
         ledger (labcore.hbm.Ledger): the elements read and written, per tensor.
-        launches (list): the :class:`Launch` record of every launch, in order.
+        atomics (labcore.hbm.Ledger): the elements added atomically (``cta.atomic_add``), per tensor, as writes.
+        launches (list): the :class:`Launch` record of every launch, in order (a copy).
     Raises:
-        TypeError/ValueError: bad M, names, arrays or order.
+        TypeError/ValueError: bad M, names, arrays, order or seed.
     Source:
         the memory hierarchy of the FlashAttention paper (Dao et al. 2022, §2.1: HBM and on-chip SRAM of size M per
         streaming multiprocessor); the CTA grid of flash-decoding (Dao et al. 2023 blog).
     """
 
     def __init__(self, M: int, tensors: dict | None = None, *, order="sequential", seed: int = 0):
-        self.M = positive_int(M, "M")
-        if not callable(order) and not isinstance(order, (list, tuple)):
+        self._M = positive_int(M, "M", maximum=MAX_M)
+        if isinstance(order, str):
             choice(order, "order", ORDERS)
+        elif isinstance(order, (list, tuple)):
+            if not all(isinstance(p, numbers.Integral) and not isinstance(p, bool) for p in order):
+                raise TypeError(f"order must be a permutation of ints, got {order!r}")
+        elif not callable(order):
+            raise TypeError(f"order must be one of {ORDERS}, a permutation or a callable, got {order!r}")
         self._order = order
         self._rng = np.random.default_rng(positive_int(seed, "seed", minimum=0))
         self._hbm: dict[str, HBMTensor] = {}
-        self.ledger = Ledger()
-        self.launches: list[Launch] = []
-        for name, value in (tensors or {}).items():
-            self._add(HBMTensor(name, value))
+        self._ledger = Ledger()
+        self._atomics = Ledger()
+        self._launches: list[Launch] = []
+        self._launch = None
+        self._access: dict = {}
+        for name, value in _tensors(tensors).items():
+            try:
+                self._add(HBMTensor(name, value))
+            except (TypeError, ValueError) as exc:
+                raise type(exc)(f"tensors: {exc}") from None
+
+    @property
+    def M(self) -> int:
+        return self._M
+
+    @property
+    def ledger(self) -> Ledger:
+        return self._ledger
+
+    @property
+    def atomics(self) -> Ledger:
+        return self._atomics
+
+    @property
+    def launches(self) -> list:
+        return list(self._launches)
 
     # --- HBM --------------------------------------------------------------------------------------------
     def _add(self, t: HBMTensor) -> HBMTensor:
@@ -89,6 +150,8 @@ class Chip:
         return t
 
     def __getitem__(self, name: str) -> HBMTensor:
+        if not isinstance(name, str):
+            raise TypeError(f"name must be the name of an HBM tensor (a string), got {name!r}")
         if name not in self._hbm:
             raise KeyError(f"no tensor {name!r} in HBM; it holds {', '.join(self._hbm) or 'nothing'}")
         return self._hbm[name]
@@ -102,17 +165,57 @@ class Chip:
         return list(self._hbm)
 
     def allocate(self, name: str, shape, *, fill: float = np.nan) -> HBMTensor:
-        """Create an HBM tensor of ``shape`` filled with ``fill`` (NaN: not yet written). No traffic is counted:
-        only what a kernel then stores. Raises ValueError if the name is taken, TypeError for a bad name."""
+        """Create an HBM tensor of ``shape`` (an int or a tuple of 1-2 ints; at most
+        :data:`~labcore.chip.hbm_tensor.MAX_HBM_ELEMENTS` elements) filled with ``fill`` (NaN: not yet written).
+        No traffic is counted: only what a kernel then stores. Raises ValueError if the name is taken or the shape
+        too large, TypeError for a bad name, shape or fill."""
         return self._add(HBMTensor.empty(name, shape, fill))
 
     def read_back(self, name: str) -> np.ndarray:
-        """A copy of HBM tensor ``name`` for the host (a grader); not counted as traffic."""
+        """A copy of HBM tensor ``name`` for the host (a grader); not counted as traffic. A kernel has no chip to
+        call it on: it sees only its :class:`~labcore.chip.cta.CTA`."""
         return self[name]._data.copy()
 
     def _count(self, kind, name, n, cta):
-        (self.ledger.read if kind == "read" else self.ledger.write)(name, int(n))
-        cta.elements += int(n)
+        n = int(n)
+        rec = self._launch
+        if kind == "atomic":
+            self._atomics.write(name, n)
+            if rec is not None:
+                rec.atomic_ledger.write(name, n)
+            cta.atomics += n
+            return
+        for ledger in (self._ledger,) + ((rec.ledger,) if rec is not None else ()):
+            (ledger.read if kind == "read" else ledger.write)(name, n)
+        cta.elements += n
+
+    def _touch(self, kind, name, idx, pid, label):
+        """Record that CTA ``pid`` of the running launch does ``kind`` ("read", "write", "atomic") on ``name[idx]``;
+        raise :class:`DataRaceError` if another CTA of the launch did a conflicting access to any element of it."""
+        if self._launch is None:
+            return
+        (self._launch.loads if kind == "read" else self._launch.stores).append((pid, name, idx[0].start, idx[0].stop))
+        if self._launch.grid == 1:
+            return                                    # one CTA: nothing to race with
+        maps = self._access.get(name)
+        if maps is None:
+            shape = self._hbm[name].shape
+            maps = self._access[name] = {k: np.full(shape, _NONE, dtype=np.int32) for k in _VERBS}
+        conflicts = {"read": ("write", "atomic"), "write": ("read", "write", "atomic"), "atomic": ("read", "write")}
+        for other in conflicts[kind]:
+            seen = maps[other][idx]
+            bad = (seen != _NONE) & (seen != pid)
+            if bad.any():
+                who = int(seen[bad].flat[0])
+                by = "several other CTAs" if who == _MANY else f"CTA {who}"
+                raise DataRaceError(
+                    f"data race in launch {self._launch.name!r}: CTA {pid} {_VERBS[kind]} {label}, which {by} of the "
+                    f"same launch {_PAST[other]}. The CTAs of one launch run at the same time, in no promised order: "
+                    "give each CTA its own rows, put the dependent work in a later launch, or add with "
+                    "cta.atomic_add (several CTAs may add into the same rows)")
+        mine = maps[kind]
+        cur = mine[idx]
+        mine[idx] = np.where((cur == _NONE) | (cur == pid), pid, _MANY)
 
     # --- the grid ---------------------------------------------------------------------------------------
     def _permutation(self, grid):
@@ -144,25 +247,80 @@ class Chip:
         if not callable(kernel):
             raise TypeError(f"kernel must be a function of (cta, ...), got {type(kernel).__name__}")
         grid = positive_int(grid, "grid", maximum=MAX_GRID)
+        tick()
         rec = Launch(getattr(kernel, "__name__", "kernel"), grid, self._permutation(grid),
-                     [0] * grid, [0] * grid, [0] * grid, [0] * grid)
-        self.launches.append(rec)
-        for pid in rec.order:
-            cta = CTA(self, pid, self.M)
-            try:
-                kernel(cta, **params)
-            finally:
-                rec.matmul[pid], rec.nonmatmul[pid] = cta.flops.matmul, cta.flops.nonmatmul
-                rec.elements[pid], rec.sram_peak[pid] = cta.elements, cta.sram.peak
+                     [0] * grid, [0] * grid, [0] * grid, [0] * grid, [0] * grid)
+        self._launches.append(rec)
+        outer, self._launch = self._launch, rec
+        outer_access, self._access = self._access, {}
+        try:
+            for pid in rec.order:
+                state = CTAState(self, pid, self._M)
+                try:
+                    with running(state):
+                        kernel(state.view, **params)
+                finally:
+                    rec.matmul[pid], rec.nonmatmul[pid] = state.flops.matmul, state.flops.nonmatmul
+                    rec.elements[pid], rec.sram_peak[pid] = state.elements, state.sram.peak
+                    rec.atomics[pid] = state.atomics
+        finally:
+            self._launch, self._access = outer, outer_access
         return rec
+
+    def program(self) -> "Program":
+        """The :class:`Program` view of this chip: what a lab's program receives as ``chip``."""
+        return Program(self)
 
     @property
     def sram_peak(self) -> int:
         """Largest SRAM use of any CTA so far (elements)."""
-        return max((p for rec in self.launches for p in rec.sram_peak), default=0)
+        return max((p for rec in self._launches for p in rec.sram_peak), default=0)
 
     @property
     def flops(self) -> dict:
         """``{"matmul": FLOP, "nonmatmul": FLOP}`` summed over every CTA of every launch."""
-        return {"matmul": sum(sum(r.matmul) for r in self.launches),
-                "nonmatmul": sum(sum(r.nonmatmul) for r in self.launches)}
+        return {"matmul": sum(sum(r.matmul) for r in self._launches),
+                "nonmatmul": sum(sum(r.nonmatmul) for r in self._launches)}
+
+
+class Program:
+    """The chip as a program sees it (the host code that allocates and launches, as lab 4's and lab 5's
+    ``kernel(chip, ...)``): ``allocate``, ``launch``, ``shape``, ``M`` and read-only tensor handles (``chip["q"]``:
+    a name and a shape; not an array). It cannot read HBM, and it has no ledger, no records and no budget to set.
+    """
+
+    __slots__ = ("_chip",)
+
+    def __init__(self, chip: Chip):
+        object.__setattr__(self, "_chip", chip)
+
+    def __setattr__(self, key, value):
+        raise AttributeError(f"a program cannot set chip.{key}")
+
+    @property
+    def M(self) -> int:
+        """SRAM capacity of each CTA (elements)."""
+        return self._chip.M
+
+    def shape(self, name: str) -> tuple:
+        """Shape of HBM tensor ``name``. Raises KeyError (unknown), TypeError (not a string)."""
+        return self._chip[name].shape
+
+    def __getitem__(self, name: str) -> HBMTensor:
+        return self._chip[name]
+
+    def __contains__(self, name) -> bool:
+        return name in self._chip
+
+    def allocate(self, name: str, shape, *, fill: float = np.nan) -> None:
+        """Create an HBM tensor (see :meth:`Chip.allocate`); no traffic."""
+        tick()
+        self._chip.allocate(name, shape, fill=fill)
+
+    def launch(self, kernel, grid: int = 1, **params) -> None:
+        """Run ``kernel`` on a grid of CTAs (see :meth:`Chip.launch`); returns nothing (the records are the
+        chip's)."""
+        self._chip.launch(kernel, grid, **params)
+
+    def __repr__(self) -> str:
+        return f"Program(tensors={self._chip.tensors}, M={self.M:,})"

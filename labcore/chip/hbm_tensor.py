@@ -12,10 +12,34 @@ import numpy as np
 
 from ..checks import as_real, positive_int
 
-__all__ = ["HBMTensor", "HBM_NDIM"]
+__all__ = ["HBMTensor", "HBM_NDIM", "MAX_HBM_ELEMENTS"]
 
 #: Dimensions an HBM tensor may have: vectors (lse, m, l, D) and matrices (Q, K, V, O, ...).
 HBM_NDIM = (1, 2)
+
+#: Largest HBM tensor the simulated chip holds (elements; 128 MiB of float64): the labs' tensors have a few
+#: thousand, and a size past this is a typo that would otherwise end in a MemoryError.
+MAX_HBM_ELEMENTS = 2 ** 24
+
+
+def tensor_shape(shape, name: str) -> tuple:
+    """``shape`` (an int or a tuple of 1-2 ints >= 0) checked, with at most :data:`MAX_HBM_ELEMENTS` elements.
+
+    Raises: TypeError (not ints, a string, a bool), ValueError (dimensions, negative, too large)."""
+    if isinstance(shape, (str, bytes)) or isinstance(shape, bool):
+        raise TypeError(f"shape of {name} must be an int or a tuple of ints, got {shape!r}")
+    if isinstance(shape, (int, np.integer)):
+        shape = (shape,)
+    if not isinstance(shape, (tuple, list)):
+        raise TypeError(f"shape of {name} must be an int or a tuple of ints, got {type(shape).__name__}")
+    if len(shape) not in HBM_NDIM:
+        raise ValueError(f"HBM tensor {name} must be 1-D or 2-D, got shape {tuple(shape)}")
+    shape = tuple(positive_int(s, f"shape of {name}", minimum=0) for s in shape)
+    n = int(np.prod(shape, dtype=object))
+    if n > MAX_HBM_ELEMENTS:
+        raise ValueError(f"shape of {name} {shape} has {n:,} elements, more than the chip's HBM holds "
+                         f"({MAX_HBM_ELEMENTS:,})")
+    return shape
 
 
 def _tensor_name(name) -> str:
@@ -37,23 +61,33 @@ class HBMTensor:
         ValueError: data that is not 1-D or 2-D.
     """
 
-    __slots__ = ("name", "_data")
+    __slots__ = ("_name", "_data")
 
     def __init__(self, name: str, data):
-        self.name = _tensor_name(name)
-        a = np.array(as_real(data, name), dtype=np.float64)
+        self._name = _tensor_name(name)
+        a = as_real(data, f"data of {name}")
         if a.ndim not in HBM_NDIM:
             raise ValueError(f"HBM tensor {name} must be 1-D or 2-D, got shape {a.shape}")
-        self._data = a
+        if a.size > MAX_HBM_ELEMENTS:
+            raise ValueError(f"HBM tensor {name} has {a.size:,} elements, more than the chip's HBM holds "
+                             f"({MAX_HBM_ELEMENTS:,})")
+        self._data = np.array(a, dtype=np.float64)
 
     @classmethod
     def empty(cls, name: str, shape, fill: float = np.nan) -> "HBMTensor":
-        """A new tensor of ``shape`` (int or tuple of 1-2 ints >= 0) filled with ``fill`` (NaN: unwritten)."""
-        shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
-        if len(shape) not in HBM_NDIM:
-            raise ValueError(f"HBM tensor {name} must be 1-D or 2-D, got shape {shape}")
-        shape = tuple(positive_int(s, f"{name} shape", minimum=0) for s in shape)
+        """A new tensor of ``shape`` (int or tuple of 1-2 ints >= 0, at most :data:`MAX_HBM_ELEMENTS` elements)
+        filled with ``fill`` (a real number; NaN, the default, marks "not yet written").
+
+        Raises: TypeError/ValueError for a bad name, shape or fill."""
+        name = _tensor_name(name)
+        shape = tensor_shape(shape, name)
+        if isinstance(fill, bool) or not isinstance(fill, (int, float, np.integer, np.floating)):
+            raise TypeError(f"fill of {name} must be a real number, got {fill!r}")
         return cls(name, np.full(shape, float(fill)))
+
+    @property
+    def name(self) -> str:
+        return self._name
 
     @property
     def shape(self) -> tuple:

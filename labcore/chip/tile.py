@@ -1,18 +1,57 @@
-"""On-chip tiles: numpy arrays that count the FLOPs done with them.
+"""On-chip tiles: numpy arrays that count the FLOPs done with them and know where their data came from.
 
-A :class:`Tile` is an ``np.ndarray`` subclass: a kernel writes its maths in plain numpy on the tiles it
-loads, and every numpy ufunc applied to a tile (``@``, ``+``, ``np.exp``, ``.max()``, ``.sum()`` ...) is
-counted in the CTA's :class:`FlopCounter`, and its result is a tile again. Counting convention (as
-:mod:`labcore.flops`): a matmul ``(m, k) @ (k, n)`` is ``2 m k n`` FLOP (a multiply-add is 2); every other
-ufunc counts 1 per output element, a reduction 1 per input element. Functions that are not ufuncs
-(``np.where``, ``np.concatenate``, indexing) are data movement and are not counted; their result is a
-plain array.
+A :class:`Tile` is an ``np.ndarray`` subclass: a kernel writes its maths in plain numpy on the tiles it loads, and
+every numpy ufunc applied to a tile (``@``, ``+``, ``np.exp``, ``.max()``, ``.sum()`` ...) is counted in the CTA's
+:class:`FlopCounter`, and its result is a tile again. Counting convention (as :mod:`labcore.flops`): a matmul
+``(m, k) @ (k, n)`` is ``2 m k n`` FLOP (a multiply-add is 2); every other ufunc counts 1 per output element, a
+reduction 1 per input element; ``np.outer`` 1 per output element, ``np.einsum`` 2 per term of its sum. Functions
+that only move data (``np.where``, ``np.concatenate``, indexing) are not counted.
+
+What is on chip, and what counts against the SRAM (:class:`~labcore.chip.sram.SRAM`): an array is either *storage*
+or *derived*.
+
+- Storage holds SRAM: a tile loaded by ``cta.load`` and a buffer made by ``cta.buffer`` (each until its ``with``
+  block ends; using it afterwards raises :class:`ReleasedTileError`), and an array the kernel makes with the
+  facade's constructors (``np.zeros``, ``np.full``, ...; :mod:`labcore.chip.facade`), while it is alive.
+- A derived array (the result of arithmetic, a copy, a view's copy, a 0-d tile taken out of a tile by indexing)
+  carries its *sources*: the storage its data came from (through ufuncs, ``__array_function__`` such as
+  ``np.where`` and ``np.concatenate``, indexing and item assignment). While every source is alive it is a
+  temporary, outside the budget like a register. Used after one of its sources ended, it is a copy kept on chip:
+  it becomes storage itself, counted from the moment that source ended until it dies.
+
+A number cannot be taken out of a tile (``float(t)``, ``int(t)``, ``math.exp(t)`` raise a TypeError): a value
+from HBM stays a tile, so the rules above see it wherever it goes. Storage that never received data from HBM (a
+buffer or a ``np.zeros`` still holding its fill) is not a source. Sources: the counting rules of the FlashAttention
+paper (SRAM holds the tiles; Dao et al. 2022, Algorithm 1) and Triton's block programs (values in registers, tiles
+in shared memory).
 """
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 
-__all__ = ["Tile", "FlopCounter", "as_tile"]
+from ..checks import as_real
+from .limits import kernel_line
+from .sram import MAX_M, SRAM
+
+__all__ = ["Tile", "FlopCounter", "Holding", "ReleasedTileError", "as_tile", "MAX_TEMP_ELEMENTS"]
+
+#: Largest array a kernel's arithmetic may produce (elements): a guard against a broadcast that would need
+#: gigabytes (the labs' tiles have at most M <= a few thousand elements).
+MAX_TEMP_ELEMENTS = 2 ** 22
+
+_EMPTY = frozenset()
+
+#: ufunc keywords accepted on tiles (numpy's own methods pass casting, order and subok); ``dtype`` and ``signature``
+#: only as None, since another value would step outside float64 tiles.
+_UFUNC_KWARGS = frozenset({"axis", "keepdims", "where", "initial", "casting", "order", "subok"})
+_UFUNC_DEFAULTS = {"dtype": None, "signature": None}
+_NO_DEFAULT = object()
+
+
+class ReleasedTileError(TypeError):
+    """Raised when a kernel uses a tile or buffer after its ``with`` block ended (its SRAM was given back)."""
 
 
 class FlopCounter:
@@ -46,38 +85,372 @@ class FlopCounter:
         return f"FlopCounter(matmul={self.matmul:,}, nonmatmul={self.nonmatmul:,})"
 
 
+class Holding:
+    """One piece of SRAM storage: a loaded tile (``kind="tile"``), a buffer, a made array or a kept copy.
+
+    Attributes: kind, label (for messages), size (elements), closed_at (the SRAM clock when it was given back, or
+    None while held), has_data (True once it holds values from HBM; a loaded tile always does), handle (the
+    SRAM's), line (the kernel's line that made it, or None).
+    """
+
+    __slots__ = ("kind", "label", "size", "closed_at", "has_data", "handle", "line", "__weakref__")
+
+    def __init__(self, kind: str, label: str, size: int, *, has_data: bool = False, line=None):
+        self.kind, self.label, self.size = kind, label, int(size)
+        self.closed_at = None
+        self.has_data = has_data
+        self.handle = None
+        self.line = line
+
+    def __repr__(self) -> str:
+        state = "held" if self.closed_at is None else f"released at {self.closed_at}"
+        return f"Holding({self.kind}, {self.label!r}, {self.size:,}, {state})"
+
+
+def close_holding(sram, holding: Holding) -> None:
+    """Give ``holding``'s SRAM back and stamp the moment (idempotent)."""
+    if holding.closed_at is None and holding.handle is not None:
+        sram.release(holding.handle)
+        holding.closed_at = sram.clock
+
+
+def _root(t):
+    r = t._root
+    return t if r is None else r
+
+
+def carriers(t) -> frozenset:
+    """The storage that ``t``'s data came from (the holdings a use after their end would make it a kept copy)."""
+    r = _root(t)
+    if r._kept is not None:
+        return frozenset((r._kept,))
+    o = r._owner
+    if o is not None:
+        return frozenset((o,)) if o.has_data else _EMPTY
+    return r._sources
+
+
+def _where(line) -> str:
+    return f" (line {line[1]})" if line else ""
+
+
+def use(t) -> None:
+    """Check that ``t`` may be read now, and count it as a kept copy if its sources ended before this use.
+
+    Raises:
+        ReleasedTileError: ``t`` is (a view of) a tile or buffer whose ``with`` block has ended.
+        SRAMCapacityError: ``t``, counted from the end of its first source's block, does not fit.
+    """
+    r = _root(t)
+    o = r._owner
+    if o is not None:
+        if o.closed_at is not None and o.kind in ("tile", "buffer"):
+            line = kernel_line()
+            what = "tile" if o.kind == "tile" else "buffer"
+            raise ReleasedTileError(
+                f"{o.label} was used{_where(line)} after its `with` block ended: a {what} is on chip only inside its "
+                f"block, and its SRAM was given back when the block ended. Use it inside the block; to keep values "
+                "for later, hold them in a `cta.buffer` opened around the loop, or store them to HBM and load them "
+                "again")
+        return
+    if r._kept is None and r._sources and r._ctx is not None:
+        closed = [h.closed_at for h in r._sources if h.closed_at is not None]
+        if closed:
+            _keep(r, max(r._born, min(closed)))
+
+
+def _keep(r, since: int) -> None:
+    ctx = r._ctx
+    line = kernel_line()
+    ended = sorted({h.label for h in r._sources if h.closed_at is not None})
+    label = (f"an array of shape {tuple(r.shape)} computed from {', '.join(ended[:3])}"
+             f"{' ...' if len(ended) > 3 else ''} and used{_where(line)} after that block ended (a copy kept on chip)")
+    h = Holding("kept", label, r.size, has_data=True, line=line)
+    h.handle = ctx.sram.hold(label, int(r.size), since=since)
+    r._kept = h
+    weakref.finalize(r, close_holding, ctx.sram, h)
+
+
+def _absorb(target, car: frozenset) -> None:
+    """Data with sources ``car`` was written into ``target``: storage now holds data, a derived array gains sources."""
+    if not car:
+        return
+    r = _root(target)
+    holder = r._kept if r._kept is not None else r._owner
+    if holder is not None:
+        holder.has_data = True
+    else:
+        r._sources = r._sources | car
+
+
 def _plain(x):
     return x.view(np.ndarray) if isinstance(x, Tile) else x
 
 
-class Tile(np.ndarray):
-    """A float64 array on chip, whose ufunc arithmetic is counted in a :class:`FlopCounter`."""
+def _plain_deep(x):
+    if isinstance(x, Tile):
+        return x.view(np.ndarray)
+    if isinstance(x, (tuple, list)):
+        return type(x)(_plain_deep(v) for v in x)
+    return x
 
-    _counter = None
+
+def _tiles_in(x, out):
+    if isinstance(x, Tile):
+        out.append(x)
+    elif isinstance(x, (tuple, list)):
+        for v in x:
+            _tiles_in(v, out)
+    elif isinstance(x, dict):
+        for v in x.values():
+            _tiles_in(v, out)
+    return out
+
+
+def _check_size(shape, what: str) -> None:
+    n = 1
+    for s in shape:
+        n *= int(s)
+    if n > MAX_TEMP_ELEMENTS:
+        raise ValueError(f"{what} would make an array of shape {tuple(shape)} ({n:,} elements), more than the "
+                         f"{MAX_TEMP_ELEMENTS:,} a kernel's arithmetic may produce: check the broadcasting (a missing "
+                         "axis, an outer product of two long vectors)")
+
+
+def _result_shape(ufunc, method, plain):
+    shapes = [np.shape(x) for x in plain]
+    if method == "__call__" and ufunc is np.matmul and len(shapes) == 2 and all(len(s) >= 1 for s in shapes):
+        a, b = shapes
+        if len(a) == 1 or len(b) == 1:
+            return ()
+        return np.broadcast_shapes(a[:-2], b[:-2]) + (a[-2], b[-1])
+    if method == "__call__":
+        return np.broadcast_shapes(*shapes)
+    if method == "outer":
+        return tuple(d for s in shapes for d in s)
+    return ()
+
+
+class Tile(np.ndarray):
+    """A float64 array on chip: its ufunc arithmetic is counted in a :class:`FlopCounter`, and it carries its
+    sources (see the module docstring). Made by the chip (``cta.load``, ``cta.buffer``) and by the facade's
+    constructors; a kernel never builds one itself."""
+
+    _ctx = None          # the CTA whose SRAM and FLOP counter this tile uses
+    _owner = None        # the Holding of a storage array (and its views, through _root)
+    _sources = _EMPTY    # a derived array's sources (holdings)
+    _born = 0            # the SRAM clock when a derived array was made
+    _kept = None         # the Holding of a derived array once it is a copy kept on chip
+    _root = None         # a view's storage or derived array (None: this array is its own root)
 
     def __array_finalize__(self, obj):
-        self._counter = getattr(obj, "_counter", None)
+        if obj is None or not isinstance(obj, Tile):
+            return
+        self._ctx = obj._ctx
+        if np.may_share_memory(self.view(np.ndarray), obj.view(np.ndarray)):   # a view: same data, same root
+            self._root = _root(obj)
+        else:                                                 # a copy made by numpy itself
+            self._sources = carriers(obj)
+            if self._ctx is not None:
+                self._born = self._ctx.sram.clock
 
+    # --- arithmetic -----------------------------------------------------------------------------------------
     def __array_ufunc__(self, ufunc, method, *inputs, out=None, **kwargs):
-        everything = inputs + (out or ())
-        counter = next((x._counter for x in everything if isinstance(x, Tile) and x._counter is not None), None)
+        bad = {k for k, v in kwargs.items() if k not in _UFUNC_KWARGS and _UFUNC_DEFAULTS.get(k, _NO_DEFAULT) != v}
+        if bad:
+            raise TypeError(f"np.{ufunc.__name__} on a tile takes no {', '.join(sorted(bad))} keyword: tiles stay "
+                            "float64 arrays on chip")
+        everything = inputs + (out or ()) + ((kwargs["where"],) if isinstance(kwargs.get("where"), Tile) else ())
+        ctx, car = None, _EMPTY
+        for x in everything:
+            if isinstance(x, Tile):
+                use(x)
+                car = car | carriers(x)
+                if ctx is None:
+                    ctx = x._ctx
         plain = tuple(_plain(x) for x in inputs)
+        if "where" in kwargs:
+            kwargs["where"] = _plain(kwargs["where"])
+        if method in ("__call__", "outer"):
+            _check_size(_result_shape(ufunc, method, plain), f"np.{ufunc.__name__}")
         if out is not None:
             kwargs["out"] = tuple(_plain(o) for o in out)
         result = getattr(ufunc, method)(*plain, **kwargs)
-        if counter is not None:
-            counter.count(ufunc, method, plain, result)
+        if ctx is not None:
+            ctx.flops.count(ufunc, method, plain, result)
         if out is not None:
+            for o in out:
+                if isinstance(o, Tile):
+                    _absorb(o, car)
             return out[0] if len(out) == 1 else out
         if isinstance(result, tuple):
-            return tuple(as_tile(r, counter) for r in result)
-        return as_tile(result, counter)
+            return tuple(derived(r, ctx, car) for r in result)
+        return derived(result, ctx, car)
+
+    def __array_function__(self, func, types, args, kwargs):
+        tiles = _tiles_in(args, [])
+        _tiles_in(kwargs, tiles)
+        ctx, car = None, _EMPTY
+        for t in tiles:
+            use(t)
+            car = car | carriers(t)
+            if ctx is None:
+                ctx = t._ctx
+        result = func(*_plain_deep(args), **{k: _plain_deep(v) for k, v in kwargs.items()})
+        if ctx is not None:
+            _count_function(ctx.flops, func, args, result)
+        if isinstance(result, (tuple, list)):
+            return type(result)(derived(r, ctx, car) if isinstance(r, (np.ndarray, np.generic)) else r
+                                for r in result)
+        if isinstance(result, (np.ndarray, np.generic)):
+            return derived(result, ctx, car)
+        return result
+
+    # --- reading and writing --------------------------------------------------------------------------------
+    def __getitem__(self, idx):
+        use(self)
+        extra = _EMPTY
+        for t in _tiles_in(idx, []):
+            use(t)
+            extra = extra | carriers(t)
+        res = super().__getitem__(_plain_deep(idx))
+        if isinstance(res, Tile):
+            if extra and res._root is None:
+                res._sources = res._sources | extra
+            return res
+        return derived(res, self._ctx, carriers(self) | extra)   # a scalar: a 0-d tile, not a number
+
+    def __setitem__(self, idx, value):
+        use(self)
+        car = _EMPTY
+        for t in _tiles_in(value, []) + _tiles_in(idx, []):
+            use(t)
+            car = car | carriers(t)
+        super().__setitem__(_plain_deep(idx), _plain_deep(value))
+        _absorb(self, car)
+
+    def __iter__(self):
+        use(self)
+        for i in range(len(self)):
+            yield self[i]
+
+    def copy(self, order="C"):
+        """A copy (a derived array: a temporary while its source is on chip, a kept copy if used after)."""
+        use(self)
+        return derived(np.array(self.view(np.ndarray), order=order, copy=True), self._ctx, carriers(self))
+
+    def reshape(self, *shape, **kwargs):
+        """The tile in another shape (a view when numpy can make one), after checking that it may be read."""
+        use(self)
+        return super().reshape(*shape, **kwargs)
+
+    @property
+    def T(self):
+        """The transpose (a view), after checking that the tile may be read."""
+        use(self)
+        return self.transpose()
+
+    def __bool__(self):
+        use(self)
+        return bool(self.view(np.ndarray))
+
+    def __repr__(self):
+        return repr(self.view(np.ndarray)).replace("array(", "Tile(", 1)
+
+    def __str__(self):
+        return str(self.view(np.ndarray))
+
+    def __format__(self, spec):
+        return format(self.view(np.ndarray), spec)
+
+    def _no_number(self, *args):
+        raise TypeError("a value on chip cannot become a Python number (float(), int(), math.* of a tile): keep it a "
+                        "tile (a 0-d tile works in every numpy expression) and use np.exp, np.sqrt, ... on it")
+
+    __float__ = __int__ = __index__ = __complex__ = _no_number
+
+
+def _count_function(flops, func, args, result) -> None:
+    name = getattr(func, "__name__", "")
+    if name == "outer":
+        flops.nonmatmul += int(np.size(result))
+    elif name == "einsum":
+        subs = args[0] if args and isinstance(args[0], str) else ""
+        dims = {}
+        for letters, op in zip(subs.split("->")[0].split(","), args[1:]):
+            for ch, n in zip(letters.strip(), getattr(op, "shape", ())):
+                dims[ch] = int(n)
+        terms = int(np.prod(list(dims.values()))) if dims else int(np.size(result))
+        flops.matmul += 2 * terms
+
+
+def derived(x, ctx, sources: frozenset):
+    """``x`` (an array or a numpy scalar) as a derived :class:`Tile` of ``ctx`` with ``sources``."""
+    t = np.asarray(x).view(Tile)
+    t._ctx = ctx
+    if sources:
+        t._sources = sources
+    if ctx is not None:
+        t._born = ctx.sram.clock
+    return t
+
+
+def storage(data, ctx, holding: Holding):
+    """``data`` as the storage :class:`Tile` of ``holding`` (a loaded tile, a buffer, a made array)."""
+    t = np.asarray(data).view(Tile)
+    t._ctx = ctx
+    t._owner = holding
+    return t
 
 
 def as_tile(x, counter: FlopCounter | None):
-    """``x`` as a :class:`Tile` counting into ``counter`` (numpy scalars become 0-d tiles; None stays None)."""
+    """``x`` as a :class:`Tile` counting into ``counter``, outside any CTA's SRAM (for host code and tests: numpy
+    scalars become 0-d tiles; None stays None)."""
     if x is None:
         return None
-    t = np.asarray(x).view(Tile)
-    t._counter = counter
+    if counter is not None and not isinstance(counter, FlopCounter):
+        raise TypeError(f"counter must be a FlopCounter or None, got {type(counter).__name__}")
+    x = as_real(x, "x")
+    ctx = _CounterOnly(counter) if counter is not None else None
+    t = derived(x, None, _EMPTY)
+    t._ctx = ctx
     return t
+
+
+class _CounterOnly:
+    """A context with a FLOP counter and an SRAM that never fills (tiles made outside a CTA)."""
+
+    __slots__ = ("flops", "sram")
+
+    def __init__(self, counter):
+        self.flops = counter
+        self.sram = SRAM(MAX_M)
+
+
+# --- the CTA whose kernel is running (the facade's constructors make their arrays in it) ----------------------
+
+_CURRENT = [None]
+
+
+def current():
+    """The CTA whose kernel is running now (None outside a launch)."""
+    return _CURRENT[0]
+
+
+class running:
+    """``with running(cta):`` marks ``cta`` as the CTA whose kernel runs (nested launches restore the outer one)."""
+
+    __slots__ = ("_cta", "_saved")
+
+    def __init__(self, cta):
+        self._cta = cta
+        self._saved = None
+
+    def __enter__(self):
+        self._saved = _CURRENT[0]
+        _CURRENT[0] = self._cta
+        return self._cta
+
+    def __exit__(self, *exc):
+        _CURRENT[0] = self._saved
+        return False

@@ -1,5 +1,5 @@
 """The theme's icons drawn from its stylesheet and Font Awesome's woff2 webfonts (``book/_ext/flashbook_icons.py``),
-without the theme's 1.49 MB fontawesome.js (issue 23: "a lighter icon set than fontawesome.js").
+without the theme's 1.49 MB fontawesome.js (the few icons the book shows need no 1.49 MB script).
 
 On a few pages (a chapter with figures, the title page, a lab) at a desktop and a phone width: the script the
 theme names weighs under 1 KB; no icon was rewritten into an inline SVG (the script did that); every icon the

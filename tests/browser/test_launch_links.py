@@ -32,7 +32,7 @@ def test_repository_setting_is_complete():
     assert repo.get("branch"), "repository.branch must be set (Binder and Colab links use it)"
     launch = CONFIG["launch_buttons"]
     assert launch["binderhub_url"].startswith("https://") and launch["colab_url"].startswith("https://")
-    # Binder opens JupyterLab, where jupyterlab-myst renders the MyST prose (issue 12), not the classic UI.
+    # Binder opens JupyterLab, where jupyterlab-myst renders the MyST prose, not the classic UI.
     assert launch.get("notebook_interface") == "jupyterlab", launch.get("notebook_interface")
 
 

@@ -1,4 +1,4 @@
-"""The print stylesheet (issue 23; ``_static/flashbook.css``, ``@media print``, which ``make pdf`` prints with).
+"""The print stylesheet (``_static/flashbook.css``, ``@media print``, which ``make pdf`` prints with).
 
 Each page is laid out as Chromium prints it for ``tools/book_pdf.py``: print media, at the width between the A4
 page's margins (``book_pdf.PRINTABLE_WIDTH_PX``, ~673 CSS px). On paper: no control of any kind (a player's
@@ -26,7 +26,7 @@ _spec = importlib.util.spec_from_file_location("book_pdf", ROOT / "tools" / "boo
 book_pdf = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(book_pdf)
 
-#: Pages with frame players (the three the issue names) and a lab (its ledger figure is a plain PNG output).
+#: Pages with frame players (one per chapter that has them) and a lab (its ledger figure is a plain PNG output).
 PLAYER_PAGES = ["book/04_flash_forward", "book/06_flash_decoding", "book/08_megakernel"]
 LAB_PAGE = "book/labs/lab2_flash_forward"
 #: Pages with exercise forms, one with a multiple-choice part among them (exercise 9).
@@ -294,3 +294,56 @@ def test_printed_figure_is_the_current_frame(site, browser, doc):
         if default.shape == now.shape and abs(default - now).mean() > 2.0:
             assert not any(abs(im - default).mean() < 1.0 for im in same), f"{where}: the default frame was printed"
 
+
+
+#: Short pages (Markdown, no notebook), one of them over several pages: the numbering crosses chapters.
+NUMBERED_PAGES = ["book/intro", "book/10_summary", "book/14_next"]
+
+
+def test_pdf_pages_numbered_and_the_cover_lists_them(browser, tmp_path):
+    """``make pdf``'s own print path (``book_pdf.print_book``) on three pages: the cover prints no number, every
+    later page prints its number in the whole PDF (not its chapter's: Chromium starts each chapter at 1), and the
+    cover's contents give each chapter the page its bookmark points at. A PDF with a page taken out fails the
+    same check."""
+    from pypdf import PdfReader, PdfWriter
+
+    out = tmp_path / "book.pdf"
+    titles = book_pdf.print_book(HTML, out, ROOT / "_toc.yml", docs=NUMBERED_PAGES, browser=browser)
+    assert book_pdf.check_pdf(out, titles) == []
+    reader = PdfReader(str(out))
+    chapters = book_pdf.contents(reader)
+    assert [t for t, _ in chapters] == titles and len(titles) == len(NUMBERED_PAGES)
+    cover = chapters[0][1] - 1
+    numbers = book_pdf.printed_numbers(reader)
+    assert cover >= 1 and numbers == [None] * cover + list(range(cover + 1, len(reader.pages) + 1)), numbers
+    starts = [n for _, n in chapters]
+    assert starts == sorted(starts) and starts[1] - starts[0] >= 2, "the first chapter should span pages"
+    contents = _pdf_text(_page_pdf(reader, range(cover)))
+    for t, n in chapters:
+        assert f"{unicodedata.normalize('NFKC', t)} {n}" in contents, (t, n, contents[:400])
+    assert "Wrap-up" in contents                                       # the part heading before §10
+    # the check is not blind: a page taken out of the second chapter shifts every later number
+    writer = PdfWriter()
+    for i, pg in enumerate(reader.pages):
+        if i != starts[1]:                                 # the page after the second chapter's first
+            writer.add_page(pg)
+    for t, n in chapters:                                            # bookmarks where the chapters now start
+        writer.add_outline_item(t, n - 1 - (n - 1 > starts[1]))
+    bad = tmp_path / "bad.pdf"
+    with open(bad, "wb") as fh:
+        writer.write(fh)
+    problems = book_pdf.check_pdf(bad, titles)
+    assert any("do not print their number" in p for p in problems), problems
+    assert any(f"do not list {titles[2]!r}" in p for p in problems), problems
+
+
+def _page_pdf(reader, indices) -> bytes:
+    """The pages ``indices`` of ``reader`` as one PDF's bytes."""
+    from pypdf import PdfWriter
+
+    writer = PdfWriter()
+    for i in indices:
+        writer.add_page(reader.pages[i])
+    buf = io.BytesIO()
+    writer.write(buf)
+    return buf.getvalue()

@@ -1,4 +1,4 @@
-"""Every figure readable on every screen (issue 23), in Debian's Chromium over the built book.
+"""Every figure readable on every screen, a phone's included, in Debian's Chromium over the built book.
 
 At 390 px (a phone), 768 px (a tablet) and 1280 px (a desktop), in the light and the dark theme: no element
 of a frame player wider than the player, figure text at least 12 CSS px on a desktop and 9 on a phone
@@ -117,7 +117,7 @@ _SIDEWAYS_JS = """() => {
 
 @pytest.mark.parametrize("width", [390, 1280])
 def test_axe_finds_nothing_serious(at_width, width):
-    """axe-core (its WCAG 2.0 A and AA rules, the audit of issue 23) on every page: every rule in the light
+    """axe-core (its WCAG 2.0 A and AA rules: a screen reader and a keyboard reach every page) on every page: every rule in the light
     theme, then the rules that read colours (``bookbrowser.COLOUR_RULES``) in the dark one (the theme's own switch,
     on the same loaded page; ``bookbrowser.run_axe``): no critical and no serious violation. Each page is loaded
     once per width (:func:`at_width`; at 1280 px, :func:`visit`'s page). At 390 px, also: the page does not

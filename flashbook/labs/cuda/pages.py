@@ -1,0 +1,101 @@
+"""What the CUDA labs' pages show besides the grade: the reference kernel's counts beside the closed form, the
+reference source as a reader can paste it, and the order dependence of the backward's atomic dQ."""
+from __future__ import annotations
+
+import inspect
+import re
+
+import numpy as np
+
+from ...display import Table
+from .definitions import get_cuda_lab
+from .grader import run_shape
+
+__all__ = ["reference_ledger", "solution_source", "order_dependence"]
+
+
+def reference_ledger(lab, shape_index: int = 0) -> Table:
+    """A table of the reference kernels' global-memory counts on one of the lab's shapes (seed 0), per array,
+    beside the closed form's, with the atomic adds and the shared memory of the largest block.
+
+    Args:
+        lab: CUDA lab key, label or item.
+        shape_index: which of the lab's shapes (int, default the first).
+    Returns:
+        a :class:`flashbook.display.Table`.
+    Raises:
+        TypeError/ValueError: a bad lab or shape index; RuntimeError if the reference fails (a bug).
+    """
+    lab = get_cuda_lab(lab)
+    params = dict(lab.params)
+    run = run_shape(lab, list(lab.reference.values()), shape_index, seed=0, params=params)
+    if run.error is not None:
+        raise RuntimeError(f"the reference kernel of lab {lab.label} failed: {run.error}")
+    spec = lab.shapes[shape_index]
+    closed = lab.expected(spec, params)
+    counted, atomics = {}, {}
+    for rec in run.launches:
+        for name, v in rec.by_tensor().items():
+            c = counted.setdefault(name, [0, 0])
+            c[0] += v["read"]
+            c[1] += v["write"]
+        for name, n in rec.atomics.items():
+            atomics[name] = atomics.get(name, 0) + n
+    rows = []
+    for name in dict.fromkeys(list(closed["traffic"]) + list(counted) + list(atomics)):
+        got = counted.get(name, [0, 0])
+        exp = closed["traffic"].get(name, {"read": 0, "write": 0})
+        rows.append((name, got[0], exp["read"], got[1], exp["write"], atomics.get(name, 0),
+                     closed["atomics"].get(name, 0)))
+    shared = max(rec.shared_bytes for rec in run.launches)
+    return Table(rows, ("array", "read (counted)", "read (closed form)", "written (counted)",
+                        "written (closed form)", "atomic adds (counted)", "atomic adds (closed form)"),
+                 (None, ",d", ",d", ",d", ",d", ",d", ",d"),
+                 caption=f"Lab {lab.label}, the reference kernels on {lab.shape_label(spec)} "
+                         f"({', '.join(f'{k} = {v}' for k, v in params.items())}): elements of global memory, "
+                         f"counted by the simulator and from the closed form; shared memory {shared:,} B per "
+                         f"block of a {lab.shared_budget:,} B budget")
+
+
+def solution_source(lab) -> str:
+    """The reference kernels' source as a reader pastes it into the kernel cell: the imports, the constants and
+    the kernels of the lab's reference module (its docstring left out; the lab's provided kernels stay, since a
+    module defines them once).
+
+    Raises: TypeError/ValueError for a bad lab.
+    """
+    lab = get_cuda_lab(lab)
+    module = inspect.getmodule(next(iter(lab.reference.values())).py_func)
+    source = inspect.getsource(module)
+    body = source.split('"""', 2)[2].lstrip("\n") if source.lstrip().startswith('"""') else source
+    body = "\n".join(ln for ln in body.splitlines() if not ln.startswith("__all__"))
+    return re.sub(r"\n{3,}(?=[A-Z])", "\n\n", body).rstrip() + "\n"
+
+
+def order_dependence(lab, kernels=None, *, shape_index: int = 0, orders=("sequential", "reversed")) -> dict:
+    """Run a lab item twice on the same inputs with the blocks in two orders and compare the outputs bit for bit.
+
+    Args:
+        lab: CUDA lab key, label or item.
+        kernels: the kernels (default the reference's).
+        shape_index: which shape (default the first).
+        orders: the two block orders (``cudalab.Device`` orders).
+    Returns:
+        ``{"orders": orders, "identical": bool, "max_difference": {array: float}, "differing": {array: int}}``
+        (the number of elements whose bits differ).
+    Raises:
+        TypeError/ValueError for a bad lab; RuntimeError if a run fails.
+    """
+    lab = get_cuda_lab(lab)
+    kernels = list(lab.reference.values()) if kernels is None else list(kernels)
+    runs = []
+    for order in orders:
+        run = run_shape(lab, kernels, shape_index, seed=0, params=dict(lab.params), order=order)
+        if run.error is not None:
+            raise RuntimeError(f"lab {lab.label} failed in order {order!r}: {run.error}")
+        runs.append({n: run.device.read(n) for n in lab.outputs})
+    a, b = runs
+    diff = {n: float(np.max(np.abs(a[n].astype(np.float64) - b[n]))) for n in lab.outputs}
+    bits = {n: int(np.count_nonzero(a[n].view(np.uint32) != b[n].view(np.uint32))) for n in lab.outputs}
+    return {"orders": tuple(orders), "identical": not any(bits.values()), "max_difference": diff,
+            "differing": bits}

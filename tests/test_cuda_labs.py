@@ -1,0 +1,152 @@
+"""The CUDA labs (6-9): every reference passes, every named mistake fails with its own line and no other, a correct
+kernel with other tile sizes passes, the starters are graded "not yet" without blame, the shown solution passes
+when pasted, and the reports say what the runs showed."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from flashbook.labs.cuda import CUDA_LABS, get_cuda_lab, grade, order_dependence, solution_source
+from flashbook.labs.cuda.mistakes import MISTAKES, variant
+from flashbook.labs.cuda import ref_forward, ref_backward
+
+ROOT = Path(__file__).resolve().parents[1]
+MISTAKE_CASES = [(lab, name) for lab, table in MISTAKES.items() for name in table]
+
+
+@pytest.mark.parametrize("key", list(CUDA_LABS))
+def test_each_reference_passes_every_shape(key):
+    lab = CUDA_LABS[key]
+    report = grade(lab, *lab.reference.values(), seed=3)
+    assert report.passed, str(report)
+    assert report.feedback == [] and report.max_error < 1e-3
+    for s in report.shapes:
+        assert s.moved == s.closed_form and s.atomics == s.expected_atomics and not s.races and not s.findings
+    assert report.time["total"] > 0 and report.score == 1.0
+
+
+@pytest.mark.parametrize("key, name", MISTAKE_CASES, ids=[f"{k}-{n}" for k, n in MISTAKE_CASES])
+def test_each_named_mistake_fails_with_its_own_line_and_no_other(key, name):
+    lab = CUDA_LABS[key]
+    report = grade(lab, *MISTAKES[key][name], seed=5)
+    assert not report.passed
+    expected = {"missing_barrier": "missing_barrier", "early_return": "barrier_divergence",
+                "kv_whole": "over_budget"}.get(name, name)
+    assert report.mistakes == {expected}, str(report)
+
+
+def test_a_correct_kernel_with_other_tile_sizes_passes():
+    for bq, bkv in ((8, 16), (32, 8)):
+        (k,) = variant(ref_forward, f"fa2_{bq}x{bkv}", [("BLOCK_Q = 16 ", f"BLOCK_Q = {bq} "),
+                                                        ("BLOCK_KV = 16 ", f"BLOCK_KV = {bkv} ")], ("fa2_forward",))
+        report = grade("7", k, block_q=bq, block_kv=bkv, seed=1)
+        assert report.passed, str(report)
+    (k,) = variant(ref_backward, "bwd_4x16", [("BLOCK_Q = 8 ", "BLOCK_Q = 4 "), ("BLOCK_KV = 8 ", "BLOCK_KV = 16 ")],
+                   ("bwd_deterministic",))
+    assert grade("9b", k, block_q=4, block_kv=16, seed=1).passed
+
+
+def test_a_kernel_launched_with_a_block_size_it_does_not_use_fails():
+    # the grader launches ceil(N / 8) blocks of 8 threads; the kernel thinks each block covers 16 rows
+    report = grade("7", ref_forward.fa2_forward, block_q=8, block_kv=16, seed=1)
+    assert not report.passed and report.mistakes == set()
+
+
+def test_reading_less_than_the_closed_form_is_not_wrong():
+    # the two-pass kernel graded as part A reads S twice; the one-pass kernel graded as part A reads it once and
+    # is still exact: better than the closed form, so it passes and the report says by how much
+    report = grade("6a", get_cuda_lab("6b").reference["row_lse_online"], seed=2)
+    assert report.passed, str(report)
+    assert all(s.moved < s.closed_form for s in report.shapes)
+    assert "fewer than the closed form" in str(report)
+
+
+def _cells(page):
+    nb = json.loads((ROOT / "book" / "labs" / f"{page}.ipynb").read_text())
+    return ["".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "code"]
+
+
+def _namespace(page):
+    """The page's set-up cell run, as a reader's kernel would see it."""
+    ns: dict = {}
+    setup = next(c for c in _cells(page) if c.startswith("import cudalab"))
+    exec(setup, ns)
+    return ns
+
+
+@pytest.mark.parametrize("page", ["lab6_cuda_softmax", "lab7_cuda_fa2", "lab8_cuda_decoding", "lab9_cuda_backward"])
+def test_each_starter_runs_and_is_graded_not_yet_without_blame(page):
+    ns = _namespace(page)
+    cells = _cells(page)
+    for cell in cells:
+        if "@cuda.jit" in cell and "TODO" in cell:
+            exec(cell, ns)
+    for cell in cells:
+        if cell.startswith("grade("):
+            report = eval(cell, ns)
+            assert not report.passed and report.feedback == [], str(report)
+            assert all(s.raised is None and not s.races and not s.findings for s in report.shapes), str(report)
+
+
+@pytest.mark.parametrize("key", ["cuda_softmax_online", "cuda_fa2", "cuda_decoding", "cuda_backward_atomic",
+                                 "cuda_backward_deterministic"])
+def test_the_shown_solution_passes_when_pasted_into_the_kernel_cell(key):
+    lab = get_cuda_lab(key)
+    ns: dict = {}
+    exec(solution_source(lab), ns)
+    kernels = [ns[name] for name in lab.kernels]
+    params = {k: ns[k.upper()] for k in lab.params}
+    assert grade(lab, *kernels, seed=4, **params).passed
+
+
+def test_the_atomic_dq_depends_on_the_block_order_and_the_deterministic_one_does_not():
+    atomic, det = order_dependence("9a"), order_dependence("9b")
+    assert not atomic["identical"] and atomic["differing"]["dQ"] > 0
+    assert atomic["max_difference"]["dQ"] < 1e-5            # the last bits only
+    assert det["identical"] and det["differing"] == {"dQ": 0, "dK": 0, "dV": 0}
+
+
+def test_a_fresh_seed_is_drawn_and_not_shown_unless_the_caller_fixes_one():
+    lab = get_cuda_lab("6b")
+    a = grade(lab, *lab.reference.values())
+    assert a.seed is None and "seed" not in str(a)
+    b = grade(lab, *lab.reference.values(), seed=9)
+    assert b.seed == 9 and "seed 9" in str(b)
+
+
+def test_the_report_as_a_gradebook_row():
+    lab = get_cuda_lab("8")
+    row = grade(lab, *MISTAKES["cuda_decoding"]["mean_combine"], seed=1).as_dict()
+    assert row["lab"] == "cuda_decoding" and row["passed"] is False and 0 <= row["score"] < 1
+    assert row["moved"] == row["closed_form"] > 0 and row["shared_peak"] > 0
+    assert any("lse weights" in f for f in row["feedback"]) and len(row["shapes"]) == len(lab.shapes)
+
+
+def test_bad_calls_are_refused_clearly():
+    with pytest.raises(ValueError, match="unknown CUDA lab"):
+        get_cuda_lab("cuda_nope")
+    with pytest.raises(TypeError, match="2 kernel"):
+        grade("8", ref_forward.fa2_forward)
+    with pytest.raises(TypeError, match="@cuda.jit"):
+        grade("7", lambda *a: None)
+    with pytest.raises(TypeError, match="unknown parameter"):
+        grade("7", ref_forward.fa2_forward, block_n=16)
+    with pytest.raises(ValueError, match="power of two"):
+        grade("6b", get_cuda_lab("6b").reference["row_lse_online"], threads=24)
+    with pytest.raises(TypeError, match="block_q"):
+        grade("7", ref_forward.fa2_forward, block_q=2.5)
+
+
+def test_a_kernel_that_raises_is_reported_not_raised():
+    from numba import cuda
+
+    @cuda.jit
+    def broken(Q, K, V, O, lse, scratch, N, N_k, scale, causal):
+        O[0, 0] = undefined_name  # noqa: F821
+
+    report = grade("7", broken, seed=0)
+    assert not report.passed and all("NameError" in s.raised for s in report.shapes)
+    assert report.mistakes == set() and np.isinf(report.max_error)
