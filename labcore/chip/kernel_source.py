@@ -179,6 +179,7 @@ class Profile:
         rewrap: ``(rebuilt function, original object) -> object``: what the kernel's namespace gets for it (None:
             :func:`labcore.chip.kernel_source.same_function`).
         advice: a sentence added to messages about names (what the profile offers).
+        private_advice: what to use instead of a private name (for messages).
     Raises:
         TypeError/ValueError: malformed fields, or a builtin of :data:`FORBIDDEN_BUILTINS` allowed.
     """
@@ -196,6 +197,7 @@ class Profile:
     unwrap: object = None
     rewrap: object = None
     advice: str = ""
+    private_advice: str = "use the chip's API (cta.load, cta.store, ...)"
     _builtins: dict = field(default=None, repr=False, compare=False)
 
     def __post_init__(self):
@@ -271,7 +273,7 @@ class _Checker(ast.NodeVisitor):
     def _private(self, node, name, what):
         if name.startswith("_"):
             self.add(node, f"{what} {name!r} starts with '_': private names are not allowed in a kernel (they reach "
-                           "inside the chip's objects); use the chip's API (cta.load, cta.store, ...)")
+                           f"inside the grader's objects); {self.p.private_advice}")
             return True
         return False
 
