@@ -82,8 +82,8 @@ FORBIDDEN_ATTRIBUTES = frozenset({"format", "format_map"})
 
 #: Node types every profile refuses by default, with what to do instead.
 _NODE_ADVICE = {
-    ast.Import: "import is not allowed in a kernel: the kernel gets np and math from the grader",
-    ast.ImportFrom: "import is not allowed in a kernel: the kernel gets np and math from the grader",
+    ast.Import: "import is not allowed in a kernel: the grader gives a kernel the modules it may use",
+    ast.ImportFrom: "import is not allowed in a kernel: the grader gives a kernel the modules it may use",
     ast.Global: "global is not allowed: a kernel keeps its state in its own variables, buffers and HBM",
     ast.Nonlocal: "nonlocal is not allowed: pass values as arguments and return them",
     ast.ClassDef: "a class is not allowed in a kernel: write functions",
@@ -751,8 +751,9 @@ def rebuild_from_text(text: str, names, profile: Profile, *, filename: str = "<s
     r.unrun = unrun - set(consts) - set(defs)
     missing = [n for n in names if n not in defs]
     if missing:
-        r.findings += [Finding(0, 0, f"the file defines no function named {n} (a top-level `def {n}(...)`)", n)
-                       for n in missing] + broken
+        # a cell that does not parse comes first: it is most often why the function is missing
+        r.findings += broken + [Finding(0, 0, f"the file defines no function named {n} (a top-level `def {n}(...)`)",
+                                        n) for n in missing]
         raise KernelSourceError(r.findings, ", ".join(names))
     needed, todo = [], list(names)
     while todo:
