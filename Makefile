@@ -106,6 +106,7 @@ bench: $(STAMP) $(READER_CHROMIUM)  ## performance budget: notebook times, explo
 	$(BIN)/python bench/run.py
 	$(BIN)/python bench/labs.py                 # seconds to grade each lab's reference and mistaken kernels (<= 2 s)
 	$(BIN)/python bench/cuda_labs.py            # seconds to grade each CUDA lab in the simulator (<= 10 s)
+	$(BIN)/python bench/grade_class.py          # flashbook-grade on thirty made-up submissions
 	$(BIN)/python bench/megakernel_schedule.py  # the megakernel event loop, cold and cached
 	$(BIN)/python bench/prefill_time.py         # one vectorised prefill_time call
 	FLASHBOOK_CHROMIUM=$(READER_CHROMIUM) $(BIN)/python -m pytest -q -s -p no:cacheprovider bench/live_latency.py   # browser-side live latency (JupyterLab, the full Chromium)

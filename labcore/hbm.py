@@ -394,6 +394,11 @@ def _standard_forward_table(N, d, N_k):
     return t
 
 
+#: How the backward accumulates dQ (:func:`flash_backward_io`): read and written back per pair (one CTA, in
+#: order), added atomically by a grid of one CTA per key block, or written per key block and summed afterwards.
+DQ_ACCUMULATIONS = ("read_write", "atomic", "split")
+
+
 def flash_backward_io(N: int, d: int, *, block_q: int, block_kv: int, causal: bool = False,
                       N_k: int | None = None, by_tensor: bool = False, dq: str = "read_write"):
     """Elements moved by the FlashAttention backward pass, as counted by ``flash_attention_backward``'s ledger.
@@ -404,8 +409,11 @@ def flash_backward_io(N: int, d: int, *, block_q: int, block_kv: int, causal: bo
     dO_i, lse_i, D_i and, with ``dq="read_write"``, read dQ_i and write it back, i.e. ``rows_i (4 d + 2)``.
     Without a mask: ``7 N d + N + 4 N_k d - 4 N d + T_c N (4 d + 2)``, i.e. ``7 N d + N + T_c N (4 d + 2)`` for
     N_k = N. With ``dq="atomic"`` (one CTA per key block adding into dQ, as FlashAttention-2 runs it) dQ is only
-    written once (the zeros) in this table, and the pairs' adds are counted apart:
-    :func:`flash_backward_atomics`.
+    written once (the zeros, which flash-attn's pre-pass kernel writes with D) in this table, and the pairs' adds
+    are counted apart: :func:`flash_backward_atomics`. With ``dq="split"`` (the deterministic order: each key
+    block writes its part of dQ_i to its own slice of a ``dQ_part`` buffer, then a reduction kernel reads every
+    part once, in a fixed order, and writes dQ) there are no zeros and no adds: ``dQ_part`` is written and read
+    ``rows_i d`` per visited pair, dQ written ``N d``.
 
     Args:
         N: queries.
@@ -415,16 +423,18 @@ def flash_backward_io(N: int, d: int, *, block_q: int, block_kv: int, causal: bo
         causal: skip fully masked blocks.
         N_k: keys (default N).
         by_tensor: return the per-tensor dict.
-        dq: ``"read_write"`` (dQ_i read, updated and written back per pair) or ``"atomic"``.
+        dq: one of :data:`DQ_ACCUMULATIONS`: ``"read_write"`` (dQ_i read, updated and written back per pair),
+            ``"atomic"`` or ``"split"``.
     Returns:
         int elements, or ``{tensor: {"read": n, "write": n}}``.
     Raises:
         TypeError/ValueError: sizes that are not integers >= 1; an unknown ``dq``.
     Source: Dao et al. 2022, Algorithm 4 (with D computed before the loop as in Dao 2023, Algorithm 2; dQ added
-    atomically as in FlashAttention-2's backward kernel).
+    atomically as in FlashAttention-2's backward kernel, flash-attn 2.x ``csrc/flash_attn/src/flash_bwd_kernel.h``;
+    the split order as its deterministic mode's per-split dQ accumulators, ``flash_bwd_launch_template.h``).
     """
     causal = flag(causal, "causal")
-    dq = choice(dq, "dq", ("read_write", "atomic"))
+    dq = choice(dq, "dq", DQ_ACCUMULATIONS)
     N, d, B_r, B_c, N_k = _sizes(N, d, block_q=block_q, block_kv=block_kv, N_k=N_k)
     rows, J, cols = causal_block_counts(N, block_q=B_r, block_kv=B_c, causal=causal, N_k=N_k)
     pair_rows = int((rows * J).sum())
@@ -434,6 +444,7 @@ def flash_backward_io(N: int, d: int, *, block_q: int, block_kv: int, causal: bo
         ("dO", N * d + pair_rows * d, 0),
         ("D", pair_rows, N),
         ("dQ", dq_rw, N * d + dq_rw),
+        ("dQ_part", pair_rows * d if dq == "split" else 0, pair_rows * d if dq == "split" else 0),
         ("K", N_k * d, 0),
         ("V", N_k * d, 0),
         ("Q", pair_rows * d, 0),
@@ -564,52 +575,4 @@ def row_lse_io(rows: int, N: int, *, passes: int = 1) -> dict:
     return _tensor_table([("S", passes * rows * N, 0), ("lse", 0, rows)])
 
 
-#: How a backward grid accumulates dQ across its key blocks (:func:`flash_backward_grid_io`).
-DQ_MODES = ("atomic", "split")
-
-
-def flash_backward_grid_io(N: int, d: int, *, block_q: int, block_kv: int, causal: bool = False,
-                           N_k: int | None = None, dq: str = "atomic") -> dict:
-    """Elements moved by FlashAttention-2's backward run as a grid of one CTA per key block.
-
-    Three kernels. A pre-pass reads O and dO and writes D = rowsum(dO * O) (``2 N d`` read, ``N`` written).
-    The main kernel's CTA j reads K_j and V_j once (``2 N_k d`` in all), and for every query block i that sees
-    it (every visited pair of the causal block map) reads Q_i, dO_i, lse_i and D_i (``rows_i (2 d + 2)``); it
-    writes dK_j and dV_j once (``2 N_k d``). dQ_i receives every visited pair's ``rows_i d`` elements:
-
-    - ``dq="atomic"``: as FP32 atomic adds into one dQ buffer, zeroed before the launch (a memset, not
-      counted); the adds are returned apart from plain traffic (they execute in L2);
-    - ``dq="split"``: as plain writes to the CTA's own slice of a ``dQ_part`` buffer, then a reduction kernel
-      reads every written part once and writes dQ (``N d``), in a fixed order: the same bits on every run.
-
-    Args:
-        N: queries (int >= 1).
-        d: head dimension (int >= 1).
-        block_q: B_r (int >= 1).
-        block_kv: B_c (int >= 1).
-        causal: skip the pairs the bottom-right causal mask hides entirely.
-        N_k: keys (default N).
-        dq: ``"atomic"`` or ``"split"``.
-    Returns:
-        ``{"traffic": {tensor: {"read": n, "write": n}}, "atomics": {tensor: operations}}``.
-    Raises:
-        TypeError/ValueError: sizes that are not integers >= 1; an unknown dq.
-    Source:
-        Dao 2023, "FlashAttention-2", Algorithm 2 and §3.2 (parallel over key blocks, dQ by atomic adds);
-        flash-attn 2.x ``csrc/flash_attn/src/flash_bwd_kernel.h`` (FP32 ``dq_accum``, ``atomicAdd``) and the
-        deterministic mode's per-split dQ accumulators in ``flash_bwd_launch_template.h``.
-    """
-    causal = flag(causal, "causal")
-    dq = choice(dq, "dq", DQ_MODES)
-    N, d, B_r, B_c, N_k = _sizes(N, d, block_q=block_q, block_kv=block_kv, N_k=N_k)
-    rows, J, _ = causal_block_counts(N, block_q=B_r, block_kv=B_c, causal=causal, N_k=N_k)
-    pair_rows = int((rows * J).sum())
-    entries = [("O", N * d, 0), ("dO", N * d + pair_rows * d, 0), ("D", pair_rows, N), ("K", N_k * d, 0),
-               ("V", N_k * d, 0), ("Q", pair_rows * d, 0), ("lse", pair_rows, 0), ("dK", 0, N_k * d),
-               ("dV", 0, N_k * d)]
-    if dq == "split":
-        entries += [("dQ_part", pair_rows * d, pair_rows * d), ("dQ", 0, N * d)]
-    return {"traffic": _tensor_table(entries), "atomics": {"dQ": pair_rows * d} if dq == "atomic" else {}}
-
-
-__all__ += ["row_lse_io", "flash_backward_grid_io", "DQ_MODES"]
+__all__ += ["row_lse_io", "DQ_ACCUMULATIONS"]

@@ -75,3 +75,29 @@ def test_gpu_presets():
         labcore.get_gpu(3)
     with pytest.raises(ValueError, match="hbm_bandwidth"):
         a.with_(hbm_bandwidth=0)
+
+
+def test_row_lse_io_reads_every_score_once_per_pass():
+    from labcore.hbm import row_lse_io
+
+    assert row_lse_io(4, 100, passes=2) == {"S": {"read": 800, "write": 0}, "lse": {"read": 0, "write": 4}}
+    assert row_lse_io(4, 100)["S"]["read"] == 400
+    with pytest.raises(ValueError, match="passes"):
+        row_lse_io(4, 100, passes=3)
+
+
+def test_the_backwards_dq_accumulations_move_what_their_kernels_move():
+    from labcore.hbm import flash_backward_atomics, flash_backward_io
+
+    kw = dict(block_q=8, block_kv=8, N_k=40)
+    rw = flash_backward_io(32, 8, by_tensor=True, **kw)
+    atomic = flash_backward_io(32, 8, by_tensor=True, dq="atomic", **kw)
+    split = flash_backward_io(32, 8, by_tensor=True, dq="split", **kw)
+    pairs = 32 * 5                                   # every query row meets the 5 key blocks
+    assert rw["dQ"] == {"read": pairs * 8, "write": 32 * 8 + pairs * 8}
+    assert atomic["dQ"] == {"read": 0, "write": 32 * 8} and flash_backward_atomics(32, 8, **kw) == pairs * 8
+    assert split["dQ"] == {"read": 0, "write": 32 * 8} and split["dQ_part"] == {"read": pairs * 8, "write": pairs * 8}
+    assert {k: v for k, v in split.items() if k not in ("dQ", "dQ_part")} == \
+        {k: v for k, v in atomic.items() if k != "dQ"}
+    with pytest.raises(ValueError, match="dq"):
+        flash_backward_io(32, 8, dq="semaphore", **kw)

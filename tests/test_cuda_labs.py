@@ -4,12 +4,13 @@ when pasted, and the reports say what the runs showed."""
 from __future__ import annotations
 
 import json
+import linecache
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from flashbook.labs.cuda import CUDA_LABS, get_cuda_lab, grade, order_dependence, solution_source
+from flashbook.labs.cuda import CUDA_LABS, get_cuda_lab, grade, grade_text, order_dependence, solution_source
 from flashbook.labs.cuda.mistakes import MISTAKES, variant
 from flashbook.labs.cuda import ref_forward, ref_backward
 
@@ -64,6 +65,13 @@ def test_reading_less_than_the_closed_form_is_not_wrong():
     assert "fewer than the closed form" in str(report)
 
 
+def _run_cell(source, ns, name):
+    """Run ``source`` as a notebook cell runs: IPython registers each cell's text in linecache, so the grader can
+    read a kernel's source as it does in a live notebook."""
+    linecache.cache[name] = (len(source), None, source.splitlines(True), name)
+    exec(compile(source, name, "exec"), ns)
+
+
 def _cells(page):
     nb = json.loads((ROOT / "book" / "labs" / f"{page}.ipynb").read_text())
     return ["".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "code"]
@@ -81,9 +89,9 @@ def _namespace(page):
 def test_each_starter_runs_and_is_graded_not_yet_without_blame(page):
     ns = _namespace(page)
     cells = _cells(page)
-    for cell in cells:
+    for k, cell in enumerate(cells):
         if "@cuda.jit" in cell and "TODO" in cell:
-            exec(cell, ns)
+            _run_cell(cell, ns, f"<{page} cell {k}>")
     for cell in cells:
         if cell.startswith("grade("):
             report = eval(cell, ns)
@@ -96,7 +104,7 @@ def test_each_starter_runs_and_is_graded_not_yet_without_blame(page):
 def test_the_shown_solution_passes_when_pasted_into_the_kernel_cell(key):
     lab = get_cuda_lab(key)
     ns: dict = {}
-    exec(solution_source(lab), ns)
+    _run_cell(solution_source(lab), ns, f"<pasted {key}>")
     kernels = [ns[name] for name in lab.kernels]
     params = {k: ns[k.upper()] for k in lab.params}
     assert grade(lab, *kernels, seed=4, **params).passed
@@ -150,3 +158,39 @@ def test_a_kernel_that_raises_is_reported_not_raised():
     report = grade("7", broken, seed=0)
     assert not report.passed and all("NameError" in s.raised for s in report.shapes)
     assert report.mistakes == set() and np.isinf(report.max_error)
+
+
+CHEATS = {
+    "a private attribute": ("                    s += q[k] * K_s[c, k]", "                    s += q[k] * K._root.flat[0]"),
+    "an import": ("    t = cuda.threadIdx.x\n    r0", "    import gc\n    t = cuda.threadIdx.x\n    r0"),
+    "getattr": ("    t = cuda.threadIdx.x\n    r0", "    t = getattr(cuda, 'threadIdx').x\n    r0"),
+    "a list": ("    m = -math.inf\n    l = 0.0\n    for jb", "    m = -math.inf\n    l = 0.0\n    keep = []\n    for jb"),
+    "a module global": ("    t = cuda.threadIdx.x\n    r0", "    t = cuda.threadIdx.x + len(sys.argv)\n    r0"),
+}
+
+
+@pytest.mark.parametrize("what", list(CHEATS))
+def test_a_kernel_reaching_past_its_arrays_is_refused_before_it_runs(what):
+    old, new = CHEATS[what]
+    lab = get_cuda_lab("7")
+    src = solution_source(lab)
+    assert src.count(old) == 1
+    ns: dict = {"sys": __import__("sys")}
+    _run_cell(src.replace(old, new), ns, f"<cheat {what}>")
+    report = grade(lab, ns["fa2_forward"], seed=1)
+    assert not report.passed and report.source and report.shapes == [] and report.score == 0.0
+    assert "cannot be graded" in str(report)
+    text = src.replace(old, new)
+    assert grade_text(lab, text).source                       # the class grader refuses it too
+
+
+def test_grade_text_takes_the_kernels_and_their_constants_from_a_file_and_runs_nothing_else(tmp_path):
+    lab = get_cuda_lab("7")
+    marker = tmp_path / "ran"
+    text = (f"open({str(marker)!r}, 'w').write('x')\n" + solution_source(lab)
+            .replace("BLOCK_Q = 16 ", "BLOCK_Q = 32 "))
+    report = grade_text(lab, text, filename="alice.py", seed=2)
+    assert report.passed and report.params["block_q"] == 32 and not marker.exists()
+    assert grade_text(lab, "def other(): pass\n").source[0].endswith("(a top-level `def fa2_forward(...)`)")
+    row = report.as_row("alice")
+    assert row["item"] == "lab7_cuda_fa2" and row["traffic"] == 1.0 and row["on_chip_unit"] == "bytes"

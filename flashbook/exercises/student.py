@@ -99,6 +99,22 @@ STUDENT_TEXT = (
     ("book/labs/index.md",
      "a starter kernel that runs, a check cell and a folded reference solution.",
      "a starter kernel that runs and a check cell."),
+    ("book/labs/lab[1-5]_*.ipynb",
+     " To try the reference solution, paste the code shown under the solution below into this cell, as it is, and "
+     "run this cell and the check cell.",
+     ""),
+    ("book/labs/lab[6-9]_cuda_*.ipynb",
+     "Kernels run in a live notebook: `make lab`, Binder or Colab (the rocket icon).",
+     "Kernels run in a live notebook: download this page's notebook (the download icon at the top of the page) and "
+     "open it in JupyterLab."),
+    ("book/labs/lab[6-9]_cuda_*.ipynb",
+     "(a workstation, or Colab's *Runtime > Change runtime type > GPU*, then",
+     "(a workstation, or a GPU runtime your course provides, then"),
+    ("book/labs/index.md",
+     "Open the lab in a runtime with an NVIDIA GPU: Colab's *Runtime > Change runtime type > GPU*, or a workstation "
+     "with `make lab`.",
+     "Open the lab's notebook (the download icon at the top of its page) in a JupyterLab with an NVIDIA GPU (a "
+     "workstation, or a GPU runtime your course provides)."),
     ("book/labs/index.md",
      "Kernels run only in a live notebook (`make lab`, Binder or Colab);",
      "Kernels run only in a live notebook (download a lab's notebook with the download icon at the top of its page "

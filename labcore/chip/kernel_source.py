@@ -82,8 +82,8 @@ FORBIDDEN_ATTRIBUTES = frozenset({"format", "format_map"})
 
 #: Node types every profile refuses by default, with what to do instead.
 _NODE_ADVICE = {
-    ast.Import: "import is not allowed in a kernel: the kernel gets np and math from the grader",
-    ast.ImportFrom: "import is not allowed in a kernel: the kernel gets np and math from the grader",
+    ast.Import: "import is not allowed in a kernel: the grader gives a kernel the modules it may use",
+    ast.ImportFrom: "import is not allowed in a kernel: the grader gives a kernel the modules it may use",
     ast.Global: "global is not allowed: a kernel keeps its state in its own variables, buffers and HBM",
     ast.Nonlocal: "nonlocal is not allowed: pass values as arguments and return them",
     ast.ClassDef: "a class is not allowed in a kernel: write functions",
@@ -179,6 +179,7 @@ class Profile:
         rewrap: ``(rebuilt function, original object) -> object``: what the kernel's namespace gets for it (None:
             :func:`labcore.chip.kernel_source.same_function`).
         advice: a sentence added to messages about names (what the profile offers).
+        private_advice: what to use instead of a private name (for messages).
     Raises:
         TypeError/ValueError: malformed fields, or a builtin of :data:`FORBIDDEN_BUILTINS` allowed.
     """
@@ -196,6 +197,7 @@ class Profile:
     unwrap: object = None
     rewrap: object = None
     advice: str = ""
+    private_advice: str = "use the chip's API (cta.load, cta.store, ...)"
     _builtins: dict = field(default=None, repr=False, compare=False)
 
     def __post_init__(self):
@@ -271,7 +273,7 @@ class _Checker(ast.NodeVisitor):
     def _private(self, node, name, what):
         if name.startswith("_"):
             self.add(node, f"{what} {name!r} starts with '_': private names are not allowed in a kernel (they reach "
-                           "inside the chip's objects); use the chip's API (cta.load, cta.store, ...)")
+                           f"inside the grader's objects); {self.p.private_advice}")
             return True
         return False
 
@@ -749,8 +751,9 @@ def rebuild_from_text(text: str, names, profile: Profile, *, filename: str = "<s
     r.unrun = unrun - set(consts) - set(defs)
     missing = [n for n in names if n not in defs]
     if missing:
-        r.findings += [Finding(0, 0, f"the file defines no function named {n} (a top-level `def {n}(...)`)", n)
-                       for n in missing] + broken
+        # a cell that does not parse comes first: it is most often why the function is missing
+        r.findings += broken + [Finding(0, 0, f"the file defines no function named {n} (a top-level `def {n}(...)`)",
+                                        n) for n in missing]
         raise KernelSourceError(r.findings, ", ".join(names))
     needed, todo = [], list(names)
     while todo:

@@ -17,7 +17,8 @@ import numpy as np
 from labcore.attention import reference_attention
 from labcore.checks import cdiv
 from labcore.flash import standard_attention_backward
-from labcore.hbm import causal_block_counts, flash_backward_grid_io, flash_forward_io, row_lse_io, split_kv_io
+from labcore.hbm import (causal_block_counts, flash_backward_atomics, flash_backward_io, flash_forward_io, row_lse_io,
+                         split_kv_io)
 
 from . import ref_backward, ref_decoding, ref_forward, ref_softmax
 
@@ -311,14 +312,15 @@ def _bwd_program(dq):
         dev.empty("D", (N,))
         dev.empty("dK", (N_k, HEAD_DIM))
         dev.empty("dV", (N_k, HEAD_DIM))
-        dev.launch(ref_backward.bwd_preprocess, cdiv(N, 32), 32, dev["O"], dev["dO"], dev["D"], N)
+        dev.empty("dQ", (N, HEAD_DIM))
+        # the pre-pass writes D and, for the atomic adds, zeroes dQ (as flash-attn's does)
+        dev.launch(ref_backward.bwd_preprocess, cdiv(N, 32), 32, dev["O"], dev["dO"], dev["D"], dev["dQ"], N,
+                   dq == "atomic")
         common = [dev[n] for n in ("Q", "K", "V", "dO", "lse", "D")]
         if dq == "atomic":
-            dev.zeros("dQ", (N, HEAD_DIM))
             dev.launch(k[0], T_c, p["block_kv"], *common, dev["dQ"], dev["dK"], dev["dV"], N, N_k, scale, causal)
         else:
             dev.empty("dQ_part", (T_c, N, HEAD_DIM))
-            dev.empty("dQ", (N, HEAD_DIM))
             dev.launch(k[0], T_c, p["block_kv"], *common, dev["dQ_part"], dev["dK"], dev["dV"], N, N_k, scale,
                        causal)
             dev.launch(ref_backward.dq_reduce, cdiv(N, 32), 32, dev["dQ_part"], dev["dQ"], N, N_k, p["block_q"],
@@ -334,6 +336,12 @@ def _bwd_flops(dq):
     return flops
 
 
+def _bwd_expected(shape, p, dq):
+    kw = dict(N_k=shape["N_k"], block_q=p["block_q"], block_kv=p["block_kv"], causal=bool(shape.get("causal")))
+    return {"traffic": flash_backward_io(shape["N"], HEAD_DIM, by_tensor=True, dq=dq, **kw),
+            "atomics": {"dQ": flash_backward_atomics(shape["N"], HEAD_DIM, **kw)} if dq == "atomic" else {}}
+
+
 def _bwd_item(key, label, title, kernel, dq, reference):
     return CudaLab(
         key, label, title, "lab9_cuda_backward", "05_flash_backward", 45, kernels=(kernel,),
@@ -341,8 +349,7 @@ def _bwd_item(key, label, title, kernel, dq, reference):
         shapes=({"N": 32, "N_k": 40, "causal": False}, {"N": 37, "N_k": 29, "causal": True},
                 {"N": 24, "N_k": 24, "causal": True}, {"N": 20, "N_k": 28, "causal": False, "stress": "swing"}),
         inputs=_bwd_inputs, program=_bwd_program(dq), outputs=("dQ", "dK", "dV"), oracle=_bwd_oracle,
-        expected=lambda s, p: flash_backward_grid_io(s["N"], HEAD_DIM, N_k=s["N_k"], block_q=p["block_q"],
-                                                     block_kv=p["block_kv"], causal=bool(s.get("causal")), dq=dq),
+        expected=lambda s, p: _bwd_expected(s, p, dq),
         flops=_bwd_flops(dq), shared_budget=2048, max_threads=32, reference=reference,
         provided={"bwd_preprocess": ref_backward.bwd_preprocess, "dq_reduce": ref_backward.dq_reduce},
         check_params=_between(block_q=(1, 32), block_kv=(1, 32)))

@@ -1,7 +1,10 @@
 """The CUDA labs' grader: run a reader's ``@cuda.jit`` kernels in the simulator over a lab's shapes and say what
 they got right.
 
-``grade(lab, *kernels, **params)`` runs the lab's host program (which allocates the outputs and launches the
+``grade(lab, *kernels, **params)`` first rebuilds each kernel from its checked source
+(:data:`cudalab.source.CUDA_PROFILE`: the Python numba-cuda compiles for a GPU, and only the arrays it is given, so
+that the kernel cannot reach the grader, its inputs or its counters); a kernel the check refuses is not run, and the
+report lists the findings. Then it runs the lab's host program (which allocates the outputs and launches the
 reader's kernels, and the lab's own pre-pass or reduction where it has one) on random inputs of every shape, each
 on a fresh :class:`cudalab.Device` whose blocks run in a shuffled order, and compares: the outputs with the float64
 oracle, the counted global-memory traffic with the closed form (per array; fewer elements than the closed form is
@@ -22,13 +25,15 @@ from functools import lru_cache
 import numpy as np
 
 import cudalab
+from cudalab.source import KernelSourceError, kernels_from_text, rebuild_kernel
 from cudalab.timing import modelled_time
+from labcore.chip.kernel_source import code_cells
 from labcore.checks import positive_int
 
 from .definitions import CUDA_FEEDBACK, TOLERANCE, TOLERANCE_LARGE, get_cuda_lab
 from .report import CudaReport, CudaShapeResult
 
-__all__ = ["grade", "run_shape", "ShapeRun", "TIME_LIMIT"]
+__all__ = ["grade", "grade_text", "run_shape", "ShapeRun", "TIME_LIMIT"]
 
 #: Seconds one launch may run in the simulator before it is stopped (the references take well under one on the
 #: 2-core reference machine); ``FLASHBOOK_CUDA_TIME_LIMIT`` in the environment changes it (the class grader's tests).
@@ -200,7 +205,11 @@ def _fingerprints(lab, runs, seed, params):
     return keys
 
 
-def grade(lab, *kernels, seed: int | None = None, gpu="H100", **params) -> CudaReport:
+def _source_report(lab, params, findings, seed):
+    return CudaReport(lab, False, float("inf"), [], params, feedback=[], seed=seed, source=list(findings))
+
+
+def grade(lab, *kernels, seed: int | None = None, gpu="H100", rebuilt: bool = False, **params) -> CudaReport:
     """Grade a reader's CUDA kernels on one lab item.
 
     Args:
@@ -210,10 +219,12 @@ def grade(lab, *kernels, seed: int | None = None, gpu="H100", **params) -> CudaR
         seed: seed of the random inputs (int >= 0). None (the default) draws a fresh one that the kernels cannot
             learn; the report shows the seed only when the caller fixed it.
         gpu: preset for the modelled time (default H100).
+        rebuilt: True when the kernels were already rebuilt from their source (:func:`grade_text` does that).
         params: the launch parameters the lab takes (``block_q``, ``block_kv``; ``threads``), default the lab's.
     Returns:
         a :class:`~flashbook.labs.cuda.report.CudaReport` (passed, errors, traffic against the closed form,
-        shared memory, races, modelled time, named mistakes); on a GPU also the measured time.
+        shared memory, races, modelled time, named mistakes; or, for a source the check refuses, its findings);
+        on a GPU also the measured time.
     Raises:
         TypeError/ValueError: an unknown lab, the wrong number of kernels, a function that is not a
         ``@cuda.jit`` kernel, unknown or bad parameters. What the kernels themselves do wrong is reported.
@@ -226,11 +237,30 @@ def grade(lab, *kernels, seed: int | None = None, gpu="H100", **params) -> CudaR
         if not _is_kernel(k):
             raise TypeError(f"{name} must be a @cuda.jit kernel (decorate the function with @cuda.jit), got "
                             f"{type(k).__name__}")
+    if not isinstance(rebuilt, bool):
+        raise TypeError(f"rebuilt must be True or False, got {rebuilt!r}")
     params = _params(lab, params)
     fixed = seed is not None
     seed = positive_int(seed, "seed", minimum=0) if fixed else secrets.randbits(48)
+    if not rebuilt:
+        findings, built = [], []
+        for name, k in zip(lab.kernels, kernels):
+            try:
+                built.append(rebuild_kernel(k))
+            except KernelSourceError as exc:
+                findings += [f"{name}: {f}" for f in exc.findings]
+        if findings:
+            return _source_report(lab, params, findings, seed if fixed else None)
+        kernels = tuple(built)
     runs, results = [], []
     for i, spec in enumerate(lab.shapes):
+        if runs and isinstance(runs[-1].error, cudalab.KernelTimeout):
+            # a kernel that never ended on one shape would only wait out the limit again on the others
+            closed = lab.expected(spec, params)
+            results.append(CudaShapeResult(lab.shape_label(spec), np.inf, False, {}, closed["traffic"], {},
+                                           closed["atomics"], 0, lab.shared_budget,
+                                           raised="not run: the kernel did not finish an earlier shape"))
+            continue
         run = run_shape(lab, kernels, i, seed=seed, params=params)
         expected = lab.oracle(run.inputs, spec)
         closed = lab.expected(spec, params)
@@ -256,14 +286,14 @@ def grade(lab, *kernels, seed: int | None = None, gpu="H100", **params) -> CudaR
             atomics, closed["atomics"], shared, lab.shared_budget, local, races, findings,
             None if run.error is None else _failure_line(run.error), notes))
         runs.append(run)
-    keys = _rules(lab, runs, results)
+    keys = _rules(lab, runs, results[:len(runs)])
     # a mistake recognised by its outputs is the reference with one change: it moves what the closed form moves
-    if not keys and any(not r.exact for r in results) and all(
+    if not keys and len(runs) == len(lab.shapes) and any(not r.exact for r in results) and all(
             r.raised is None and not (r.races or r.findings) and r.traffic == r.expected for r in results):
         keys |= _fingerprints(lab, runs, seed, params)
     time = None
     last = runs[-1]
-    if last.error is None and last.launches:
+    if len(runs) == len(lab.shapes) and last.error is None and last.launches:
         time = modelled_time(last.launches, gpu, flops=lab.flops(lab.shapes[-1], params))
     measured = None
     if not cudalab.simulator() and all(r.ok for r in results):
@@ -273,3 +303,46 @@ def grade(lab, *kernels, seed: int | None = None, gpu="H100", **params) -> CudaR
     passed = all(r.ok for r in results)
     return CudaReport(lab, passed, max(r.error for r in results), results, params, time, measured,
                       [(k, CUDA_FEEDBACK[k]) for k in sorted(keys)], seed if fixed else None)
+
+
+def _constants(text: str) -> dict:
+    """Top-level ``NAME = <int>`` assignments of a file's text (a notebook's code cells in order)."""
+    import ast
+
+    out = {}
+    for cell in code_cells(text):
+        try:
+            tree = ast.parse(cell)
+        except SyntaxError:
+            continue
+        for stmt in tree.body:
+            if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name) \
+                    and isinstance(stmt.value, ast.Constant) and isinstance(stmt.value.value, int) \
+                    and not isinstance(stmt.value.value, bool):
+                out[stmt.targets[0].id] = stmt.value.value
+    return out
+
+
+def grade_text(lab, text: str, *, filename: str = "<submission>", seed: int | None = None, gpu="H100") -> CudaReport:
+    """Grade the lab's kernels as a file defines them (a ``.py`` file's text or a notebook's JSON): the kernels, the
+    device functions they call and the constants they use are taken from the text and rebuilt
+    (:func:`cudalab.source.kernels_from_text`) without running any of its other code; the launch parameters come
+    from the file's constants named after them in capitals (``BLOCK_Q``, ``BLOCK_KV``, ``THREADS``), else the lab's
+    defaults. A missing or refused kernel gives a report with its findings.
+
+    Raises: TypeError/ValueError as :func:`grade` (a bad lab; parameters the file sets to what the lab cannot take
+    are reported, not raised).
+    """
+    lab = get_cuda_lab(lab)
+    if not isinstance(text, str):
+        raise TypeError(f"text must be the file's text (a string), got {type(text).__name__}")
+    consts = _constants(text)
+    params = {k: consts[k.upper()] for k in lab.params if k.upper() in consts}
+    try:
+        kernels = kernels_from_text(text, lab.kernels, filename=filename)
+    except KernelSourceError as exc:
+        return _source_report(lab, dict(lab.params, **params), [str(f) for f in exc.findings], seed)
+    try:
+        return grade(lab, *(kernels[n] for n in lab.kernels), seed=seed, gpu=gpu, rebuilt=True, **params)
+    except (TypeError, ValueError) as exc:
+        return _source_report(lab, dict(lab.params), [f"the file's launch parameters: {exc}"], seed)

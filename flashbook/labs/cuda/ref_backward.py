@@ -7,7 +7,8 @@ dS_ij = P_ij (dO_i . v_j - D_i); the block writes its dS tile to shared memory a
 global memory. Many key blocks add into the same dQ_i, so ``bwd_atomic`` uses FP32 atomic adds (their order, and
 so the rounding, depends on the order the blocks run in), and ``bwd_deterministic`` writes each key block's part
 to its own slice of dQ_part, which ``dq_reduce`` sums in a fixed order.
-``bwd_preprocess`` computes D_i = rowsum(dO_i * O_i) first (a kernel of its own).
+``bwd_preprocess`` computes D_i = rowsum(dO_i * O_i) first (a kernel of its own) and, before the atomic adds,
+zeroes dQ, as flash-attn's pre-pass clears its FP32 dQ accumulator.
 Sources: Dao 2023, "FlashAttention-2", Algorithm 2 and §3.2 (the backward parallelised over key blocks, dQ by
 atomic adds); flash-attn 2.x ``csrc/flash_attn/src/flash_bwd_kernel.h`` (``dq_accum`` in FP32 with atomicAdd) and,
 for the deterministic mode, ``flash_bwd_launch_template.h`` (per-split dQ accumulators summed afterwards).
@@ -24,13 +25,16 @@ BLOCK_KV = 8        # B_c: key rows per block, one thread each
 
 
 @cuda.jit
-def bwd_preprocess(O, dO, D, N):
+def bwd_preprocess(O, dO, D, dQ, N, clear_dq):
     i = cuda.grid(1)                            # one thread per query row
     if i < N:
         acc = 0.0
         for k in range(HEAD_DIM):
             acc += dO[i, k] * O[i, k]
         D[i] = acc
+        if clear_dq:                            # the atomic adds start from zero
+            for k in range(HEAD_DIM):
+                dQ[i, k] = 0.0
 
 
 @cuda.jit(device=True)

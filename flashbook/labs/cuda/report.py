@@ -207,6 +207,21 @@ class CudaReport:
         return (f"<div class='flashbook-lab-report' style='font-family:monospace;font-size:90%'>"
                 f"<b style='color:{colour}'>{html.escape(lines[0])}</b><br>{body}</div>")
 
+    def as_row(self, student: str = "") -> dict:
+        """One gradebook row (the class command's columns): student, item (``"lab7_cuda_fa2"``), passed, score
+        (0-1), error (the first source finding or failure, else ""), traffic (elements moved over the closed form's,
+        over the shapes that ran: 1.0 matches it, below 1 beats it; None when nothing ran), on_chip_peak (bytes of
+        shared memory of the largest block), on_chip_unit ("bytes"), feedback (the named mistakes' lines, joined
+        by " | ")."""
+        ran = [s for s in self.shapes if s.raised is None]
+        closed = sum(s.closed_form for s in ran)
+        error = self.source[0] if self.source else next((s.raised for s in self.shapes if s.raised), "")
+        return {"student": student, "item": f"lab{self.lab.label}_{self.lab.key}", "passed": self.passed,
+                "score": round(self.score, 4), "error": error,
+                "traffic": round(sum(s.moved for s in ran) / closed, 4) if closed else None,
+                "on_chip_peak": max((s.shared_bytes for s in self.shapes), default=0), "on_chip_unit": "bytes",
+                "feedback": " | ".join(line for _, line in self.feedback)}
+
     def as_dict(self) -> dict:
         """A plain dict for a gradebook: ``lab``, ``passed``, ``score``, ``max_error``, ``moved`` and
         ``closed_form`` (elements, summed over the shapes), ``shared_peak`` (bytes), ``modelled_seconds``,

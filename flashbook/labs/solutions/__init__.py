@@ -5,6 +5,7 @@ helper it uses). The grader rebuilds them through the same checks as a reader's 
 """
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 __all__ = ["solution_text", "SOLUTION_FILES"]
@@ -20,7 +21,9 @@ SOLUTION_FILES = {
 
 
 def solution_text(key: str) -> str:
-    """The text of lab ``key``'s solution file. Raises KeyError for an unknown key."""
+    """The text of lab ``key``'s solution file, as a reader pastes it (its ``__all__`` line, which keeps the file
+    out of the API reference, left out). Raises KeyError for an unknown key."""
     if key not in SOLUTION_FILES:
         raise KeyError(f"no solution for lab {key!r}; labs: {', '.join(SOLUTION_FILES)}")
-    return (Path(__file__).parent / SOLUTION_FILES[key]).read_text()
+    text = (Path(__file__).parent / SOLUTION_FILES[key]).read_text()
+    return re.sub(r"\n\n__all__: list = \[\][^\n]*\n", "\n", text)

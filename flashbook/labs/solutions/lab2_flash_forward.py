@@ -1,6 +1,8 @@
 """Lab 2, a reference kernel: FlashAttention's forward in Algorithm 1's order (Dao et al. 2022, Algorithm 1)."""
 import numpy as np
 
+__all__: list = []      # a reference solution: shown on its lab's page, not part of the API
+
 
 def kernel(cta, *, block_q, block_kv):
     """Q (N, d), K, V (N_k, d) -> O (N, d), l, m (N,) in HBM; O_i normalised after every key block."""

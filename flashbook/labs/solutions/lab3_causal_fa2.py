@@ -2,6 +2,8 @@
 Algorithm 1 and §3.2; the mask aligned bottom-right as in flash-attn >= 2.1)."""
 import numpy as np
 
+__all__: list = []      # a reference solution: shown on its lab's page, not part of the API
+
 
 def kernel(cta, *, block_q, block_kv):
     """CTA pid: rows [pid B_r, (pid + 1) B_r) of O (N, d) and lse (N,) from Q (N, d), K, V (N_k, d), causal."""

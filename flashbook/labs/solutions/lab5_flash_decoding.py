@@ -3,6 +3,8 @@ split count chosen in the decode time model."""
 import labcore
 import numpy as np
 
+__all__: list = []      # a reference solution: shown on its lab's page, not part of the API
+
 
 def split(cta, *, num_splits, block_kv):
     """CTA s: q (g, d) against keys [s chunk, (s + 1) chunk) of K, V (N_k, d), chunk = ceil(N_k / num_splits);

@@ -1,0 +1,184 @@
+"""The class command: ``flashbook-grade SUBMISSIONS/ --out grades/`` (installed with the package).
+
+Grades every student of a submissions folder (layout: :mod:`flashbook.grading.submissions`), each in a process of
+its own (:mod:`flashbook.grading.worker`) with a time limit per item and a memory limit, and writes into ``--out``:
+
+- ``gradebook.csv``: one row per (student, item) (:data:`flashbook.grading.gradebook.CSV_FIELDS`);
+- ``gradescope/<student>/results.json``: Gradescope's autograder format, one per student;
+- ``reports/<student>.md``: each student's readable report.
+
+``--student ID`` grades only those students and replaces just their rows in an existing gradebook. ``--gradescope``
+runs as a Gradescope autograder: it grades ``/autograder/submission`` as one student and writes
+``/autograder/results/results.json``. Progress goes to standard error, one line per student.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from .gradebook import (gradescope_results, normalise_row, read_gradebook, student_report, write_gradebook,
+                        write_json)
+from .submissions import find_submissions, items_in
+
+__all__ = ["main", "grade_student", "run_worker"]
+
+
+def _failed(student, item, reason):
+    return normalise_row({"student": student, "item": item, "passed": False, "score": 0.0, "error": reason})
+
+
+def run_worker(student: str, items: list, *, timeout: float, memory_mb: int, seed=None, gpu=None) -> tuple:
+    """Grade ``items`` (dicts) of one student in a fresh process; ``(rows, reports)``.
+
+    A process that runs past ``timeout`` seconds per item, runs out of memory or dies gives the item it was on a
+    row with the reason; the items after it are graded again, each in a process of its own.
+    """
+    job = {"student": student, "items": items, "seed": seed, "gpu": gpu, "memory_mb": memory_mb}
+    env = dict(os.environ, PYTHONUNBUFFERED="1")
+    env.setdefault("NUMBA_ENABLE_CUDASIM", "1" if os.environ.get("FLASHBOOK_CUDA", "") != "gpu" else "0")
+    proc = subprocess.Popen([sys.executable, "-m", "flashbook.grading.worker"], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        out, err = proc.communicate(json.dumps(job), timeout=timeout * max(1, len(items)))
+        reason = None
+        if proc.returncode != 0:
+            tail = (err or "").strip().splitlines()[-1:] or [""]
+            reason = (f"the grading process died (exit code {proc.returncode}): {tail[0]}" if proc.returncode > 0
+                      else f"the grading process was killed by signal {-proc.returncode} (out of memory?)")
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        out, err = proc.communicate()
+        reason = (f"the grading ran past its time limit ({timeout:.0f} s an item): a kernel that never ends, or one "
+                  "far too slow for the simulator")
+    rows, reports, done = [], {}, set()
+    for line in (out or "").splitlines():
+        try:
+            rec = json.loads(line)
+        except ValueError:
+            continue
+        rows.append(normalise_row(rec["row"]))
+        reports[rec["row"]["item"]] = rec.get("report", "")
+        done.add(rec["item"])
+    left = [it for it in items if it["item"] not in done and not (it["kind"] == "exercises" and
+                                                                  any(r["item"].startswith("exercise") for r in rows))]
+    if left and reason is None:
+        reason = "the grading process stopped before this item"
+    if left:
+        rows.append(_failed(student, left[0]["item"], reason))
+        for it in left[1:]:          # the rest, one process each, so one bad item cannot take the others with it
+            r, rep = run_worker(student, [it], timeout=timeout, memory_mb=memory_mb, seed=seed, gpu=gpu)
+            rows += r
+            reports.update(rep)
+    return rows, reports
+
+
+def grade_student(sub, *, timeout, memory_mb, seed=None, gpu=None) -> tuple:
+    """``(rows, reports, seconds)`` of one :class:`~flashbook.grading.submissions.Submission`."""
+    start = time.monotonic()
+    rows = [_failed(sub.student, "submission", p) for p in sub.problems]
+    items, unknown = [], []
+    for path in sub.paths:
+        found = items_in(path)
+        if not found:
+            unknown.append(path.name)
+        items += [{"item": it.item, "kind": it.kind, "lab": it.lab, "path": str(it.path)} for it in found]
+    if unknown and not items:
+        rows.append(_failed(sub.student, "submission", "no lab found in " + ", ".join(unknown) + ": name a file "
+                            "after its lab (lab7_cuda_fa2.ipynb) or keep the lab's set-up cell"))
+    reports = {}
+    if items:
+        r, reports = run_worker(sub.student, items, timeout=timeout, memory_mb=memory_mb, seed=seed, gpu=gpu)
+        rows += r
+    return rows, reports, time.monotonic() - start
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="flashbook-grade", description="Grade a class's lab submissions (the chip "
+                                 "labs and the CUDA labs) and exercise answers: one process per student, a gradebook "
+                                 "CSV, a Gradescope results.json and a report per student.")
+    ap.add_argument("submissions", nargs="?", help="folder of submissions: one file or folder per student")
+    ap.add_argument("--out", default="grades", help="output folder (default: grades/)")
+    ap.add_argument("--student", action="append", default=[], help="grade only this student (repeatable); their "
+                    "rows replace theirs in an existing gradebook")
+    ap.add_argument("--timeout", type=float, default=180.0, help="seconds per item before a student's process is "
+                    "stopped (default 180)")
+    ap.add_argument("--memory", type=int, default=3072, help="memory limit of each grading process in MB "
+                    "(default 3072)")
+    ap.add_argument("--jobs", type=int, default=max(1, (os.cpu_count() or 2) // 2), help="students graded at once")
+    ap.add_argument("--seed", type=int, default=None, help="fix the inputs' seed (default: a fresh one per grade)")
+    ap.add_argument("--gpu", default=None, help="GPU preset of the modelled times (default: each lab's)")
+    ap.add_argument("--points", action="append", default=[], metavar="ITEM=N", help="points of an item in the "
+                    "Gradescope file (default 1 each)")
+    ap.add_argument("--gradescope", action="store_true", help="run as a Gradescope autograder: grade "
+                    "/autograder/submission, write /autograder/results/results.json")
+    args = ap.parse_args(argv)
+    if args.timeout <= 0 or args.memory < 256 or args.jobs < 1:
+        ap.error("--timeout must be > 0, --memory at least 256 MB, --jobs at least 1")
+    points = {}
+    for p in args.points:
+        item, _, n = p.partition("=")
+        try:
+            points[item] = float(n)
+        except ValueError:
+            ap.error(f"--points takes ITEM=N, got {p!r}")
+    if args.gradescope:
+        return _gradescope(args, points)
+    if not args.submissions:
+        ap.error("give the folder of submissions")
+    try:
+        subs = find_submissions(args.submissions)
+    except (OSError, ValueError) as exc:
+        ap.error(str(exc))
+    if args.student:
+        unknown = sorted(set(args.student) - {s.student for s in subs})
+        if unknown:
+            ap.error(f"no submission for {', '.join(unknown)} in {args.submissions}")
+        subs = [s for s in subs if s.student in set(args.student)]
+    out = Path(args.out)
+    results, n = {}, len(subs)
+    started = time.monotonic()
+
+    def one(sub):
+        return sub, grade_student(sub, timeout=args.timeout, memory_mb=args.memory, seed=args.seed, gpu=args.gpu)
+
+    with ThreadPoolExecutor(max_workers=args.jobs) as pool:
+        for k, (sub, (rows, reports, secs)) in enumerate(pool.map(one, subs), 1):
+            results[sub.student] = (rows, reports, secs)
+            ok = sum(str(r["passed"]) == "True" for r in rows)
+            print(f"[{k}/{n}] {sub.student}: {len(rows)} item(s), {ok} passed ({secs:.1f} s; "
+                  f"{time.monotonic() - started:.0f} s in all)", file=sys.stderr, flush=True)
+    book = out / "gradebook.csv"
+    kept = [r for r in read_gradebook(book) if r["student"] not in results] if args.student else []
+    write_gradebook(book, kept + [r for rows, _, _ in results.values() for r in rows])
+    for student, (rows, reports, secs) in results.items():
+        write_json(out / "gradescope" / student / "results.json",
+                   gradescope_results(rows, reports, points=points, execution_time=secs))
+        (out / "reports").mkdir(parents=True, exist_ok=True)
+        (out / "reports" / f"{student}.md").write_text(student_report(student, rows, reports), encoding="utf-8")
+    print(f"gradebook: {book} ({sum(len(r) for r, _, _ in results.values())} rows for {len(results)} student(s))",
+          file=sys.stderr)
+    return 0
+
+
+def _gradescope(args, points) -> int:
+    from .submissions import Submission
+
+    folder = Path(args.submissions or "/autograder/submission")
+    paths = sorted(p for p in folder.rglob("*") if p.is_file() and p.suffix in (".py", ".ipynb", ".csv"))
+    sub = Submission("submission", paths)
+    rows, reports, secs = grade_student(sub, timeout=args.timeout, memory_mb=args.memory, seed=args.seed,
+                                        gpu=args.gpu)
+    target = Path(os.environ.get("FLASHBOOK_GRADESCOPE_RESULTS", "/autograder/results/results.json"))
+    write_json(target, gradescope_results(rows, reports, points=points, execution_time=secs))
+    print(f"results: {target}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,116 @@
+"""The class grader (``flashbook-grade``) on a made-up class: every kind of submission gets its row and reason, a
+crash or an endless loop never stops the batch, the Gradescope files and reports are written, and one student can be
+graded again."""
+from __future__ import annotations
+
+import csv
+import json
+
+import pytest
+
+from flashbook.grading import cli
+from flashbook.grading.demo import KINDS, make_class
+from flashbook.grading.submissions import find_submissions, items_in
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory):
+    root = tmp_path_factory.mktemp("class")
+    kinds = make_class(root / "submissions")
+    # a kernel that never ends is stopped by the simulator's launch time limit (a generous multiple of the ~0.1 s a
+    # launch of these labs takes), not by the process's
+    mp = pytest.MonkeyPatch()
+    mp.setenv("FLASHBOOK_CUDA_TIME_LIMIT", "8")
+    try:
+        assert cli.main([str(root / "submissions"), "--out", str(root / "grades"), "--jobs", "2",
+                         "--timeout", "300", "--points", "lab7_cuda_fa2=5"]) == 0
+    finally:
+        mp.undo()
+    with open(root / "grades" / "gradebook.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    return root, kinds, rows
+
+
+def _rows(rows, kinds, kind):
+    (student,) = [s for s, k in kinds.items() if k == kind]
+    return {r["item"]: r for r in rows if r["student"] == student}
+
+
+def test_every_kind_of_submission_gets_its_row_and_reason(graded):
+    _, kinds, rows = graded
+    assert set(kinds.values()) == {k for k, _ in KINDS}
+    assert _rows(rows, kinds, "chip_correct")["lab1_online_softmax"]["passed"] == "True"
+    ok = _rows(rows, kinds, "cuda_correct")
+    assert set(ok) == {"lab6a_cuda_softmax_two_pass", "lab6b_cuda_softmax_online"}
+    assert all(r["passed"] == "True" and r["traffic"] == "1.0" and r["on_chip_unit"] == "bytes" for r in ok.values())
+    bad = _rows(rows, kinds, "cuda_mistake")["lab7_cuda_fa2"]
+    assert bad["passed"] == "False" and "barrier is missing" in bad["feedback"]
+    assert "rescale factor" in _rows(rows, kinds, "chip_mistake")["lab1_online_softmax"]["feedback"]
+    assert "does not parse" in _rows(rows, kinds, "syntax_error")["lab1_online_softmax"]["error"]
+    endless = _rows(rows, kinds, "cuda_endless")
+    assert "time limit" in endless["lab6b_cuda_softmax_online"]["error"]
+    assert endless["lab6a_cuda_softmax_two_pass"]["passed"] == "True"      # the same file's other kernel
+    assert "import is not allowed" in _rows(rows, kinds, "cuda_cheat")["lab7_cuda_fa2"]["error"]
+    assert _rows(rows, kinds, "notebook_correct")["lab8_cuda_decoding"]["passed"] == "True"
+    assert "no function named fa2_forward" in _rows(rows, kinds, "missing_kernel")["lab7_cuda_fa2"]["error"]
+    answers = _rows(rows, kinds, "answers")
+    assert set(answers) == {"exercise01", "exercise02"} and 0 < float(answers["exercise01"]["score"]) < 1
+    assert "no lab found" in _rows(rows, kinds, "not_a_lab")["submission"]["error"]
+
+
+def test_gradescope_files_and_reports_are_written_per_student(graded):
+    root, kinds, rows = graded
+    for student in kinds:
+        data = json.loads((root / "grades" / "gradescope" / student / "results.json").read_text())
+        assert data["tests"] and {t["status"] for t in data["tests"]} <= {"passed", "failed"}
+        assert data["score"] == pytest.approx(sum(t["score"] for t in data["tests"]))
+        assert (root / "grades" / "reports" / f"{student}.md").read_text().startswith(f"# Grades of {student}")
+    (mistake,) = [s for s, k in kinds.items() if k == "cuda_mistake"]
+    data = json.loads((root / "grades" / "gradescope" / mistake / "results.json").read_text())
+    assert data["tests"][0]["max_score"] == 5.0 and "race on shared array" in data["tests"][0]["output"]
+
+
+def test_one_student_graded_again_replaces_only_their_rows(graded):
+    root, kinds, rows = graded
+    (student,) = [s for s, k in kinds.items() if k == "chip_correct"]
+    (root / "submissions" / f"{student}_lab1.py").write_text("def kernel(cta, *, block_kv):\n    pass\n")
+    assert cli.main([str(root / "submissions"), "--out", str(root / "grades"), "--student", student]) == 0
+    with open(root / "grades" / "gradebook.csv", newline="") as f:
+        again = list(csv.DictReader(f))
+    assert len(again) == len(rows)
+    assert [r for r in again if r["student"] != student] == [r for r in rows if r["student"] != student]
+    assert next(r for r in again if r["student"] == student)["passed"] == "False"
+    with pytest.raises(SystemExit):
+        cli.main([str(root / "submissions"), "--student", "nobody"])
+
+
+def test_a_process_past_its_time_limit_becomes_a_row(tmp_path):
+    make_class(tmp_path / "s", 1)
+    (sub,) = find_submissions(tmp_path / "s")
+    items = [{"item": it.item, "kind": it.kind, "lab": it.lab, "path": str(it.path)} for it in items_in(sub.paths[0])]
+    rows, _ = cli.run_worker(sub.student, items, timeout=0.01, memory_mb=2048)
+    assert len(rows) == 1 and "time limit" in rows[0]["error"] and rows[0]["passed"] is False
+
+
+def test_the_folder_layout_and_the_lab_of_each_file(tmp_path):
+    (tmp_path / "alice").mkdir()
+    (tmp_path / "alice" / "lab7_cuda_fa2.ipynb").write_text("{}")
+    (tmp_path / "alice" / "answers.csv").write_text("exercise,part,answer\n")
+    (tmp_path / "bob_lab3.py").write_text("def kernel(cta): pass\n")
+    (tmp_path / "carol.py").write_text("@cuda.jit\ndef split_kernel(q):\n    pass\ndef combine_kernel(O):\n    pass\n")
+    (tmp_path / "notes.txt").write_text("ignored")
+    subs = {s.student: s for s in find_submissions(tmp_path)}
+    assert set(subs) == {"alice", "bob", "carol"}
+    assert sorted(i.item for p in subs["alice"].paths for i in items_in(p)) == ["exercises", "lab7_cuda_fa2"]
+    assert [i.item for i in items_in(subs["bob"].paths[0])] == ["lab3_fa2_causal"]
+    assert [i.item for i in items_in(subs["carol"].paths[0])] == ["lab8_cuda_decoding"]
+    with pytest.raises(ValueError, match="no submission"):
+        find_submissions(_empty(tmp_path))
+    with pytest.raises(FileNotFoundError):
+        find_submissions(tmp_path / "missing")
+
+
+def _empty(tmp_path):
+    d = tmp_path / "empty"
+    d.mkdir()
+    return d
