@@ -7,6 +7,11 @@ inline script. In the book build (``FLASHBOOK_FRAMES_DIR`` set by ``book/_ext/fl
 other frame is a PNG file under the HTML output's ``_static/frames/``, fetched when a control moves (and
 its neighbours prefetched), so a page carries one frame per figure (issue 23); without it (a notebook, a
 test) every frame is inlined. The image's ``alt`` text names the setting shown and changes with it.
+
+In the book build each frame is also drawn for the dark theme (:func:`flashbook.figures.dark.to_dark`: the same
+figure, its colours turned for a dark panel), as files only: while the page's ``<html data-theme>`` is ``dark``
+the player shows those, and switches set when the reader switches the theme (a light page fetches none of them;
+printing always takes the light set).
 """
 from __future__ import annotations
 
@@ -20,7 +25,7 @@ import json
 import os
 from pathlib import Path
 
-from .drawing import STATIC_DPI, draw_png
+from .drawing import STATIC_DPI, draw_png, encode_png
 from .explorer import EXPLORERS, Explorer
 from .figures.base import CSS_PX_PER_INCH, smallest_text
 
@@ -112,21 +117,24 @@ _PLAYER_JS = """
   var img = root.querySelector('img.fb-frame');
   var first = img.getAttribute('src');
   var controls = Array.prototype.slice.call(root.querySelectorAll('[data-fb-slider]'));
-  var base = data.base === null ? '' : (document.documentElement.getAttribute('data-content_root') || '') + data.base;
+  var html = document.documentElement, printing = false;
+  var base = data.base === null ? '' : (html.getAttribute('data-content_root') || '') + data.base;
   var fetched = {};
+  // the dark theme's frames (data.dark), while the page is dark; paper always gets the light ones
+  function dark() { return !!data.dark && !printing && html.getAttribute('data-theme') === 'dark'; }
   function index(c) {
     if (c.type === 'checkbox') { return +c.getAttribute(c.checked ? 'data-fb-on' : 'data-fb-off'); }
     return parseInt(c.value, 10);
   }
   function url(key) {
-    var f = data.frames[key];
+    var f = dark() ? data.dark[key] : data.frames[key];
     if (f === null) { return first; }
     if (f === undefined) { return null; }
     return f.indexOf('data:') === 0 ? f : base + f;
   }
   function load(key) {
     var u = url(key);
-    if (u && !fetched[key]) { var im = new Image(); im.src = u; fetched[key] = im; }
+    if (u && !fetched[u]) { var im = new Image(); im.src = u; fetched[u] = im; }
   }
   function neighbours(idx) {
     idx.forEach(function (v, j) {
@@ -146,13 +154,20 @@ _PLAYER_JS = """
     });
     var key = idx.join('-'), u = url(key);
     if (u) {
-      img.src = u;
+      if (img.getAttribute('src') !== u) { img.src = u; }
       img.setAttribute('data-fb-key', key);
       img.alt = data.alt + (shown.length ? ' Shown: ' + shown.join(', ') + '.' : '');
     }
     neighbours(idx);
   }
   controls.forEach(function (c) { c.addEventListener('input', update); c.addEventListener('change', update); });
+  if (data.dark) {
+    // the theme's switch sets data-theme on <html>: show the frame of the theme now in force
+    new MutationObserver(update).observe(html, {attributes: true, attributeFilter: ['data-theme']});
+    window.addEventListener('beforeprint', function () { printing = true; update(); });
+    window.addEventListener('afterprint', function () { printing = false; update(); });
+    if (dark()) { update(); }
+  }
   function early() { neighbours(controls.map(index)); }
   root.addEventListener('pointerenter', early, {once: true});
   root.addEventListener('focusin', early, {once: true});
@@ -202,9 +217,12 @@ def _cache_folder() -> Path | None:
     return folder
 
 
-def _drawn_frame(explorer: Explorer, params: dict, dpi: int, text: bool) -> tuple[bytes, float | None]:
+def _drawn_frame(explorer: Explorer, params: dict, dpi: int, text: bool,
+                 dark: bool = False) -> tuple[bytes, float | None]:
     """``(compact PNG, smallest text in PNG px or None)`` of ``explorer`` at ``params``: from the frame cache
-    (:data:`FRAME_CACHE_ENV`) when it holds this frame of this source, else drawn (and kept there).
+    (:data:`FRAME_CACHE_ENV`) when it holds this frame of this source, else drawn (and kept there). With
+    ``dark``, the frame drawn for the dark theme: the same figure and layout, its colours turned by
+    :func:`flashbook.figures.dark.to_dark`.
 
     Only a registered explorer (the one :data:`~flashbook.explorer.EXPLORERS` holds under its name, as
     ``flashbook.prefetch`` requires too) is cached: a frame is keyed by the explorer's name, and an ad-hoc
@@ -212,7 +230,7 @@ def _drawn_frame(explorer: Explorer, params: dict, dpi: int, text: bool) -> tupl
     folder = _cache_folder() if EXPLORERS.get(explorer.name) is explorer else None
     path = None
     if folder is not None:
-        key = json.dumps([explorer.name, dpi, sorted(params.items())], default=repr)
+        key = json.dumps([explorer.name, dpi, sorted(params.items())] + (["dark"] if dark else []), default=repr)
         path = folder / hashlib.sha256(key.encode()).hexdigest()
         try:
             meta = json.loads(path.with_suffix(".json").read_text())
@@ -221,6 +239,11 @@ def _drawn_frame(explorer: Explorer, params: dict, dpi: int, text: bool) -> tupl
         except (OSError, ValueError, KeyError):
             pass
     fig, png, _ = draw_png(explorer, explorer.compute(**params), params, dpi)
+    if dark:
+        from .figures.dark import to_dark
+
+        to_dark(fig)
+        png = encode_png(fig, dpi, False)[0]
     png = _compact(png, fig)
     text_px = smallest_text(fig) * dpi / 72 if text else None
     if path is not None:   # written whole, then renamed: a parallel build never reads half a frame
@@ -237,6 +260,17 @@ def _frames_target():
     if not folder:
         return None
     return Path(folder), os.environ.get(FRAMES_URL_ENV, "_static/frames/")
+
+
+def _frame_file(folder: Path, name: str, png: bytes) -> str:
+    """Write ``png`` into ``folder`` as ``<name>-<16 hex digits of its SHA-256>.png`` (once: the same picture is
+    one file) and return the file's name."""
+    fname = f"{name}-{hashlib.sha256(png).hexdigest()[:16]}.png"
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / fname
+    if not path.exists():
+        path.write_bytes(png)
+    return fname
 
 
 def render_static(explorer: Explorer, *, dpi: int = STATIC_DPI, number: int | None = None) -> str:
@@ -259,7 +293,7 @@ def render_static(explorer: Explorer, *, dpi: int = STATIC_DPI, number: int | No
     names = [s.name for s in explorer.sliders]
     labels = {s.name: _value_labels(s) for s in explorer.sliders}
     default_idx = tuple(s.values.index(s.default) for s in explorer.sliders)
-    frames, default_png, text_px = {}, None, None
+    frames, dark, default_png, text_px = {}, {}, None, None
     for idx in itertools.product(*(range(len(s.values)) for s in explorer.sliders)):
         params = {**explorer.fixed, **{nm: s.values[i] for nm, s, i in zip(names, explorer.sliders, idx)}}
         png, px = _drawn_frame(explorer, params, dpi, text=idx == default_idx)
@@ -269,16 +303,14 @@ def render_static(explorer: Explorer, *, dpi: int = STATIC_DPI, number: int | No
         if target is None:
             frames[key] = None if idx == default_idx else _png_data_uri(png)
         else:
-            fname = f"{explorer.name}-{hashlib.sha256(png).hexdigest()[:16]}.png"
-            target[0].mkdir(parents=True, exist_ok=True)
-            path = target[0] / fname
-            if not path.exists():
-                path.write_bytes(png)
-            frames[key] = None if idx == default_idx else fname
+            frames[key] = None if idx == default_idx else _frame_file(target[0], explorer.name, png)
+            # the dark theme's set: files only, the default too (a light page never fetches one)
+            dark[key] = _frame_file(target[0], explorer.name, _drawn_frame(explorer, params, dpi, False, dark=True)[0])
     alt = explorer.describe(explorer.defaults())   # the player's script writes it again for each frame shown
     payload = json.dumps({"frames": frames, "labels": labels, "names": [s.text for s in explorer.sliders],
                           "sizes": [len(s.values) for s in explorer.sliders], "alt": explorer.title,
-                          "base": None if target is None else target[1]}).replace("</", "<\\/")
+                          "base": None if target is None else target[1],
+                          "dark": dark or None}).replace("</", "<\\/")
     # The element id comes from the content (explorer name + hash of its frames), never from a random
     # source, so two builds of the same commit write byte-identical HTML (issue 13).
     uid = ("fb-" + explorer.name.replace("_", "-") + "-"
