@@ -218,11 +218,12 @@ def _cache_folder() -> Path | None:
 
 
 def _drawn_frame(explorer: Explorer, params: dict, dpi: int, text: bool,
-                 dark: bool = False) -> tuple[bytes, float | None]:
-    """``(compact PNG, smallest text in PNG px or None)`` of ``explorer`` at ``params``: from the frame cache
-    (:data:`FRAME_CACHE_ENV`) when it holds this frame of this source, else drawn (and kept there). With
-    ``dark``, the frame drawn for the dark theme: the same figure and layout, its colours turned by
-    :func:`flashbook.figures.dark.to_dark`.
+                 dark: bool = False) -> tuple[bytes, float | None, bytes | None]:
+    """``(compact PNG, smallest text in PNG px or None, the dark theme's compact PNG or None)`` of ``explorer`` at
+    ``params``: from the frame cache (:data:`FRAME_CACHE_ENV`) when it holds this frame of this source, else drawn
+    (and kept there). With ``dark``, also the frame drawn for the dark theme: the same figure, drawn once, its
+    colours then turned by :func:`flashbook.figures.dark.to_dark` and encoded again (about half a frame's cost:
+    no second compute, layout or figure).
 
     Only a registered explorer (the one :data:`~flashbook.explorer.EXPLORERS` holds under its name, as
     ``flashbook.prefetch`` requires too) is cached: a frame is keyed by the explorer's name, and an ad-hoc
@@ -230,28 +231,32 @@ def _drawn_frame(explorer: Explorer, params: dict, dpi: int, text: bool,
     folder = _cache_folder() if EXPLORERS.get(explorer.name) is explorer else None
     path = None
     if folder is not None:
-        key = json.dumps([explorer.name, dpi, sorted(params.items())] + (["dark"] if dark else []), default=repr)
+        key = json.dumps([explorer.name, dpi, sorted(params.items())], default=repr)
         path = folder / hashlib.sha256(key.encode()).hexdigest()
         try:
             meta = json.loads(path.with_suffix(".json").read_text())
-            if not text or meta["text_px"] is not None:
-                return path.with_suffix(".png").read_bytes(), meta["text_px"]
+            if (not text or meta["text_px"] is not None) and (not dark or meta.get("dark")):
+                return (path.with_suffix(".png").read_bytes(), meta["text_px"],
+                        path.with_suffix(".dark.png").read_bytes() if dark else None)
         except (OSError, ValueError, KeyError):
             pass
     fig, png, _ = draw_png(explorer, explorer.compute(**params), params, dpi)
+    png = _compact(png, fig)
+    text_px = smallest_text(fig) * dpi / 72 if text else None
+    dark_png = None
     if dark:
         from .figures.dark import to_dark
 
         to_dark(fig)
-        png = encode_png(fig, dpi, False)[0]
-    png = _compact(png, fig)
-    text_px = smallest_text(fig) * dpi / 72 if text else None
+        dark_png = _compact(encode_png(fig, dpi, False)[0], fig)
     if path is not None:   # written whole, then renamed: a parallel build never reads half a frame
-        for suffix, data in ((".png", png), (".json", json.dumps({"text_px": text_px}).encode())):
+        files = [(".png", png)] + ([(".dark.png", dark_png)] if dark else [])
+        files.append((".json", json.dumps({"text_px": text_px, "dark": dark}).encode()))
+        for suffix, data in files:
             tmp = path.with_suffix(f"{suffix}.{os.getpid()}.tmp")
             tmp.write_bytes(data)
             os.replace(tmp, path.with_suffix(suffix))
-    return png, text_px
+    return png, text_px, dark_png
 
 
 def _frames_target():
@@ -296,7 +301,7 @@ def render_static(explorer: Explorer, *, dpi: int = STATIC_DPI, number: int | No
     frames, dark, default_png, text_px = {}, {}, None, None
     for idx in itertools.product(*(range(len(s.values)) for s in explorer.sliders)):
         params = {**explorer.fixed, **{nm: s.values[i] for nm, s, i in zip(names, explorer.sliders, idx)}}
-        png, px = _drawn_frame(explorer, params, dpi, text=idx == default_idx)
+        png, px, dark_png = _drawn_frame(explorer, params, dpi, text=idx == default_idx, dark=target is not None)
         key = _frame_key(idx)
         if idx == default_idx:
             default_png, text_px = png, px
@@ -305,7 +310,7 @@ def render_static(explorer: Explorer, *, dpi: int = STATIC_DPI, number: int | No
         else:
             frames[key] = None if idx == default_idx else _frame_file(target[0], explorer.name, png)
             # the dark theme's set: files only, the default too (a light page never fetches one)
-            dark[key] = _frame_file(target[0], explorer.name, _drawn_frame(explorer, params, dpi, False, dark=True)[0])
+            dark[key] = _frame_file(target[0], explorer.name, dark_png)
     alt = explorer.describe(explorer.defaults())   # the player's script writes it again for each frame shown
     payload = json.dumps({"frames": frames, "labels": labels, "names": [s.text for s in explorer.sliders],
                           "sizes": [len(s.values) for s in explorer.sliders], "alt": explorer.title,

@@ -97,7 +97,8 @@ def test_the_first_notebook_starts_its_kernel_without_a_dialog(lab, browser):  #
         page.wait_for_function("() => { const w = window.jupyterapp.shell.currentWidget;"
                                " return !!(w && w.content && w.content.model && w.content.model.cells.length); }",
                                timeout=30_000, polling=50)
-        page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
+        # not awaited: the command's promise waits for whatever it runs into (a dialog would hold it forever)
+        page.evaluate("() => { window.jupyterapp.commands.execute('notebook:run-all-cells'); }")
         deadline, dialog = time.monotonic() + 90, ""
         while time.monotonic() < deadline and not page.evaluate(_KERNEL_IDLE_JS):
             if page.locator(".jp-Dialog").count():
@@ -106,7 +107,7 @@ def test_the_first_notebook_starts_its_kernel_without_a_dialog(lab, browser):  #
             page.wait_for_timeout(200)
         assert not dialog, f"a dialog stood in the way of Run All: {dialog[:200]!r}"
         assert page.evaluate(_KERNEL_IDLE_JS), "the notebook's kernel did not start by itself within 90 s"
-        page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
+        page.evaluate("() => { window.jupyterapp.commands.execute('notebook:run-all-cells'); }")
         page.wait_for_function(_FIRST_COUNT_JS, timeout=60_000, polling=200)
         assert not page.locator(".jp-Dialog").count()
     finally:
