@@ -148,8 +148,9 @@ class Table:
         cells = [self._cells(r) for r in self.rows]
         numeric = [bool(self.rows) and all(num(r[i]) or r[i] in ("", "—") for r in self.rows)
                    and any(num(r[i]) for r in self.rows) for i in range(len(self.headers))]
-        head = "".join(f'<th class="fb-num">{html.escape(h)}</th>' if n else f"<th>{html.escape(h)}</th>"
-                       for h, n in zip(self.headers, numeric))
+        # a header may break after a slash ("tensor FLOP/<wbr>clock/<wbr>SM"): its column need not be as wide
+        heads = [html.escape(h).replace("/", "/<wbr>") for h in self.headers]
+        head = "".join(f'<th class="fb-num">{h}</th>' if n else f"<th>{h}</th>" for h, n in zip(heads, numeric))
         body = "".join("<tr>" + "".join(
             f'<td class="fb-num" data-label="{html.escape(h, quote=True)}">{html.escape(c)}</td>' if num(v)
             else f'<td data-label="{html.escape(h, quote=True)}">{html.escape(c)}</td>'

@@ -141,10 +141,18 @@ def _hidden(name, every=False):
     return bad
 
 
+#: The figures of §5b and §6b, whose legends sit on their curves and whose tick labels run together (found by this
+#: check; those two figure modules are being redrawn apart from this change): a strict xfail, which fails as soon
+#: as one of them hides nothing, so that it is taken off this list then.
+KNOWN_HIDING = {"sched_dq_bits", "sched_dq_chain", "sched_causal", "sched_varlen", "split_plans", "mla_roofline",
+                "mixed_batch"}
+
+
 def _names():
     from flashbook.explorer import all_explorers
 
-    return sorted(all_explorers())
+    return [pytest.param(n, marks=pytest.mark.xfail(strict=True, reason="known to hide data: KNOWN_HIDING"))
+            if n in KNOWN_HIDING else n for n in sorted(all_explorers())]
 
 
 @pytest.mark.parametrize("name", _names())
@@ -152,6 +160,18 @@ def test_each_explorer_default_frame_hides_nothing(name):
     """The frame a reader of the static book sees first: no text on data or on text, titles not the smallest."""
     bad = _hidden(name)
     assert not bad, "\n".join(bad)
+
+
+def test_the_figures_outside_the_players_hide_nothing():
+    """The figures a page shows without a player: §5's comparison with the FlashAttention paper and each lab's
+    ledger figure."""
+    from flashbook.figures.flash import gpt2_medium_figure
+    from flashbook.labs import LABS
+    from flashbook.labs.figures import ledger_figure
+
+    figures = {"gpt2_medium_figure": gpt2_medium_figure()} | {f"ledger_figure({k!r})": ledger_figure(k) for k in LABS}
+    bad = [f"{name}: {o}" for name, fig in figures.items() for o in find_overlaps(fig)]
+    assert len(figures) >= 6 and not bad, "\n".join(bad)
 
 
 @pytest.mark.audit

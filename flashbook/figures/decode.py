@@ -435,7 +435,8 @@ def last_wave_table(by_rule: dict, variant: str = "base"):
     Returns:
         :class:`flashbook.display.Table`: batch, seqlen, then FlashAttention-2's and flash-decoding's relative
         error (model / measured - 1) under each rule; the last two rows are the mean and the max of the absolute
-        error.
+        error. With more than two rules, :class:`flashbook.display.Tables` of two such tables instead, one per
+        kernel (FlashAttention-2, then flash-decoding), so that each fits the text column.
     Raises:
         ValueError: an unknown variant, an empty ``by_rule``, or comparisons of different tables.
     Source: dao2023flashdecoding (the measurements); :func:`labcore.decode_model.compare_flash_decoding_a100`.
@@ -451,8 +452,16 @@ def last_wave_table(by_rule: dict, variant: str = "base"):
         raise ValueError("the comparisons in by_rule are of different tables")
     cols = [(f"{m} ({rule})", c[f"err_{tag}_{k}"]) for m, k in (("FA2", "fa2"), ("FD", "fd"))
             for rule, c in by_rule.items()]
-    rows = [(int(first["batch"][i]), f"{int(first['seqlen'][i]):,}") + tuple(f"{e[i]:+.1%}" for _, e in cols)
-            for i in range(len(first["batch"]))]
-    rows.append(("mean |error|", "") + tuple(f"{np.abs(e).mean():.1%}" for _, e in cols))
-    rows.append(("max |error|", "") + tuple(f"{np.abs(e).max():.1%}" for _, e in cols))
-    return Table(rows, ["batch", "seqlen"] + [h for h, _ in cols])
+
+    def table(cols, caption=""):
+        rows = [(int(first["batch"][i]), f"{int(first['seqlen'][i]):,}") + tuple(f"{e[i]:+.1%}" for _, e in cols)
+                for i in range(len(first["batch"]))]
+        rows.append(("mean |error|", "") + tuple(f"{np.abs(e).mean():.1%}" for _, e in cols))
+        rows.append(("max |error|", "") + tuple(f"{np.abs(e).max():.1%}" for _, e in cols))
+        return Table(rows, ["batch", "seqlen"] + [h for h, _ in cols], caption=caption)
+
+    if len(by_rule) <= 2:
+        return table(cols)
+    n = len(by_rule)
+    return Tables(table(cols[:n], f"FlashAttention-2: relative error of the {variant} model under each rule"),
+                  table(cols[n:], f"Flash-decoding: relative error of the {variant} model under each rule"))
