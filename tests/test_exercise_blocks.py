@@ -70,3 +70,20 @@ def test_an_exercise_without_cells_or_solution_is_left_alone():
     section += [ex, nodes.paragraph(text="text")]
     doc += section
     assert group_exercises(doc) == 0 and "fb-exercise-block" not in ex["classes"]
+
+
+def test_only_exercise_stubs_and_check_calls_are_live_only():
+    """The HTML drops the source of a live-only cell: only an exercise's stub (``answer = None``, a function to
+    fill in) and its check call may be tagged so, never code a reader of the book should see."""
+    import json
+    import re
+
+    allowed = re.compile(r"^(answer = None|check\(\d+, answer\)|def \w+\([^)]*\):\n(?:.*\n)*?\s*answer = None.*)$", re.S)
+    tagged = []
+    for nb in sorted((ROOT / "book").rglob("*.ipynb")):
+        for i, c in enumerate(json.loads(nb.read_text(encoding="utf-8"))["cells"]):
+            if LIVE_ONLY in c.get("metadata", {}).get("tags", []):
+                src = "".join(c["source"]).strip()
+                tagged.append(nb.name)
+                assert c["cell_type"] == "code" and allowed.match(src), f"{nb.name} cell {i}: {src[:80]!r}"
+    assert tagged.count("12_exercises.ipynb") >= 40
