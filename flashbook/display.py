@@ -2,8 +2,10 @@
 from __future__ import annotations
 
 import functools
+import hashlib
 import html
 import numbers
+import re
 
 from .drawing import CSS_PX_PER_INCH
 from .explorer import Explorer
@@ -12,7 +14,7 @@ from .mode import prefetch_enabled, static_mode
 from .player import StaticHTML, render_static
 from .prefetch import Prefetcher
 
-__all__ = ["show", "Table"]
+__all__ = ["show", "Table", "Tables", "STACK_CHARS"]
 
 
 #: Visually hidden but read by screen readers (the usual "sr-only" rules, inline: the live face has no book CSS).
@@ -97,14 +99,34 @@ def show(explorer: Explorer):
     return _live_widget(explorer)
 
 
+#: A string cell that reads as a number ("2,048", "+7.9%", "53.2 [13]", "1.5x"): set like one (right-aligned, never
+#: broken across lines), as numeric cells are.
+_NUMBER_TEXT = re.compile(r"^[+\-\u2212]?[\d,]*\.?\d+(?:[eE][+-]?\d+)?\s?(?:%|x|\[\d+\])?$")
+
+#: A table with a text column whose longest cell is at least this many characters is stacked on a narrow screen
+#: (each row a block of "header: value" lines, _static/flashbook.css) instead of squeezing that column.
+STACK_CHARS = 28
+
+#: Per process (one notebook's kernel = one page): element ids handed out to table captions.
+_CAPTION_IDS: dict[str, int] = {}
+
+
 class Table:
     """A small display table (HTML in notebooks and the book, plain text in a terminal).
+
+    In HTML the caption is a paragraph above the table's scrolling wrapper (never inside it, where a wide table
+    would carry part of it out of view) and names the wrapper (``aria-labelledby``); each cell carries its
+    column's header (``data-label``) for the stacked form a narrow screen gives a table with long text
+    (:data:`STACK_CHARS`).
 
     Args:
         rows: list of row tuples (raw values).
         headers: column titles.
         formats: per-column format specs (e.g. ``",.0f"``) or None for ``str``.
         caption: optional caption.
+
+    Raises:
+        ValueError: a row or the formats with another number of entries than the headers.
     """
 
     def __init__(self, rows, headers, formats=None, caption: str = ""):
@@ -120,23 +142,61 @@ class Table:
 
     def _repr_html_(self):
         def num(v):
-            return isinstance(v, numbers.Number) and not isinstance(v, bool)
+            return (isinstance(v, numbers.Number) and not isinstance(v, bool)) or (
+                isinstance(v, str) and bool(_NUMBER_TEXT.match(v.strip())))
 
-        numeric = [bool(self.rows) and all(num(r[i]) for r in self.rows) for i in range(len(self.headers))]
-        head = "".join(f'<th class="fb-num">{html.escape(h)}</th>' if n else f"<th>{html.escape(h)}</th>"
-                       for h, n in zip(self.headers, numeric))
+        cells = [self._cells(r) for r in self.rows]
+        numeric = [bool(self.rows) and all(num(r[i]) or r[i] in ("", "—") for r in self.rows)
+                   and any(num(r[i]) for r in self.rows) for i in range(len(self.headers))]
+        # a header may break after a slash ("tensor FLOP/<wbr>clock/<wbr>SM"): its column need not be as wide
+        heads = [html.escape(h).replace("/", "/<wbr>") for h in self.headers]
+        head = "".join(f'<th class="fb-num">{h}</th>' if n else f"<th>{h}</th>" for h, n in zip(heads, numeric))
         body = "".join("<tr>" + "".join(
-            f'<td class="fb-num">{html.escape(c)}</td>' if num(v) else f"<td>{html.escape(c)}</td>"
-            for v, c in zip(r, self._cells(r))) + "</tr>" for r in self.rows)
-        cap = f"<caption>{html.escape(self.caption)}</caption>" if self.caption else ""
+            f'<td class="fb-num" data-label="{html.escape(h, quote=True)}">{html.escape(c)}</td>' if num(v)
+            else f'<td data-label="{html.escape(h, quote=True)}">{html.escape(c)}</td>'
+            for v, c, h in zip(r, cs, self.headers)) + "</tr>" for r, cs in zip(self.rows, cells))
+        longest = max((len(c[i]) for c in cells for i in range(len(self.headers)) if not numeric[i]), default=0)
+        block = "fb-table-block fb-stack" if longest >= STACK_CHARS else "fb-table-block"
         # the wrapper scrolls sideways when a wide table does not fit the text column (_static/flashbook.css):
         # a keyboard reaches it with Tab (then scrolls it with the arrows), a screen reader hears its name
-        name = html.escape(self.caption or "table: " + ", ".join(self.headers), quote=True)
-        return (f'<div class="fb-table-wrap" tabindex="0" role="region" aria-label="{name}">'
-                f'<table class="fb-table">{cap}<thead><tr>{head}</tr></thead>'
-                f"<tbody>{body}</tbody></table></div>")
+        if self.caption:
+            uid = "fb-tcap-" + hashlib.sha256((self.caption + "\0" + head + body).encode()).hexdigest()[:10]
+            _CAPTION_IDS[uid] = _CAPTION_IDS.get(uid, 0) + 1
+            if _CAPTION_IDS[uid] > 1:   # the same table twice in one page: still unique, still stable
+                uid += f"-{_CAPTION_IDS[uid]}"
+            cap = f'<p class="fb-table-caption" id="{uid}">{html.escape(self.caption)}</p>'
+            name = f'aria-labelledby="{uid}"'
+        else:
+            cap = ""
+            name = f'aria-label="{html.escape("table: " + ", ".join(self.headers), quote=True)}"'
+        return (f'<div class="{block}">{cap}<div class="fb-table-wrap" tabindex="0" role="region" {name}>'
+                f'<table class="fb-table"><thead><tr>{head}</tr></thead>'
+                f"<tbody>{body}</tbody></table></div></div>")
 
     def __repr__(self):
         cells = [list(self.headers)] + [self._cells(r) for r in self.rows]
         widths = [max(len(row[i]) for row in cells) for i in range(len(self.headers))]
         return "\n".join("  ".join(c.rjust(w) for c, w in zip(row, widths)) for row in cells)
+
+
+class Tables:
+    """Several :class:`Table` shown one after the other (one cell's output): a wide table split into the parts
+    a paragraph discusses, each fitting the text column.
+
+    Raises:
+        TypeError: an argument is not a :class:`Table`.
+    """
+
+    def __init__(self, *tables):
+        if not tables or not all(isinstance(t, Table) for t in tables):
+            raise TypeError("Tables needs one or more flashbook.display.Table")
+        self.tables = tables
+
+    def __iter__(self):
+        return iter(self.tables)
+
+    def _repr_html_(self):
+        return "".join(t._repr_html_() for t in self.tables)
+
+    def __repr__(self):
+        return "\n\n".join(repr(t) for t in self.tables)

@@ -7,6 +7,11 @@ inline script. In the book build (``FLASHBOOK_FRAMES_DIR`` set by ``book/_ext/fl
 other frame is a PNG file under the HTML output's ``_static/frames/``, fetched when a control moves (and
 its neighbours prefetched), so a page carries one frame per figure (a light page loads fast on a phone); without it (a notebook, a
 test) every frame is inlined. The image's ``alt`` text names the setting shown and changes with it.
+
+In the book build each frame is also drawn for the dark theme (:func:`flashbook.figures.dark.to_dark`: the same
+figure, its colours turned for a dark panel), as files only: while the page's ``<html data-theme>`` is ``dark``
+the player shows those, and switches set when the reader switches the theme (a light page fetches none of them;
+printing always takes the light set).
 """
 from __future__ import annotations
 
@@ -20,7 +25,7 @@ import json
 import os
 from pathlib import Path
 
-from .drawing import CSS_PX_PER_INCH, STATIC_DPI, draw_png, smallest_text
+from .drawing import CSS_PX_PER_INCH, STATIC_DPI, draw_png, encode_png, smallest_text
 from .explorer import EXPLORERS, Explorer
 
 __all__ = ["render_static", "StaticHTML", "MAX_FRAMES", "FRAMES_DIR_ENV", "FRAMES_URL_ENV", "FRAME_CACHE_ENV",
@@ -121,21 +126,24 @@ _PLAYER_JS = """
   var img = root.querySelector('img.fb-frame');
   var first = img.getAttribute('src');
   var controls = Array.prototype.slice.call(root.querySelectorAll('[data-fb-slider]'));
-  var base = data.base === null ? '' : (document.documentElement.getAttribute('data-content_root') || '') + data.base;
+  var html = document.documentElement, printing = false;
+  var base = data.base === null ? '' : (html.getAttribute('data-content_root') || '') + data.base;
   var fetched = {};
+  // the dark theme's frames (data.dark), while the page is dark; paper always gets the light ones
+  function dark() { return !!data.dark && !printing && html.getAttribute('data-theme') === 'dark'; }
   function index(c) {
     if (c.type === 'checkbox') { return +c.getAttribute(c.checked ? 'data-fb-on' : 'data-fb-off'); }
     return parseInt(c.value, 10);
   }
   function url(key) {
-    var f = data.frames[key];
+    var f = dark() ? data.dark[key] : data.frames[key];
     if (f === null) { return first; }
     if (f === undefined) { return null; }
     return f.indexOf('data:') === 0 ? f : base + f;
   }
   function load(key) {
     var u = url(key);
-    if (u && !fetched[key]) { var im = new Image(); im.src = u; fetched[key] = im; }
+    if (u && !fetched[u]) { var im = new Image(); im.src = u; fetched[u] = im; }
   }
   function neighbours(idx) {
     idx.forEach(function (v, j) {
@@ -155,13 +163,20 @@ _PLAYER_JS = """
     });
     var key = idx.join('-'), u = url(key);
     if (u) {
-      img.src = u;
+      if (img.getAttribute('src') !== u) { img.src = u; }
       img.setAttribute('data-fb-key', key);
       img.alt = data.alt + (shown.length ? ' Shown: ' + shown.join(', ') + '.' : '');
     }
     neighbours(idx);
   }
   controls.forEach(function (c) { c.addEventListener('input', update); c.addEventListener('change', update); });
+  if (data.dark) {
+    // the theme's switch sets data-theme on <html>: show the frame of the theme now in force
+    new MutationObserver(update).observe(html, {attributes: true, attributeFilter: ['data-theme']});
+    window.addEventListener('beforeprint', function () { printing = true; update(); });
+    window.addEventListener('afterprint', function () { printing = false; update(); });
+    if (dark()) { update(); }
+  }
   function early() { neighbours(controls.map(index)); }
   root.addEventListener('pointerenter', early, {once: true});
   root.addEventListener('focusin', early, {once: true});
@@ -211,9 +226,13 @@ def _cache_folder() -> Path | None:
     return folder
 
 
-def _drawn_frame(explorer: Explorer, params: dict, dpi: int, text: bool) -> tuple[bytes, float | None]:
-    """``(compact PNG, smallest text in PNG px or None)`` of ``explorer`` at ``params``: from the frame cache
-    (:data:`FRAME_CACHE_ENV`) when it holds this frame of this source, else drawn (and kept there).
+def _drawn_frame(explorer: Explorer, params: dict, dpi: int, text: bool,
+                 dark: bool = False) -> tuple[bytes, float | None, bytes | None]:
+    """``(compact PNG, smallest text in PNG px or None, the dark theme's compact PNG or None)`` of ``explorer`` at
+    ``params``: from the frame cache (:data:`FRAME_CACHE_ENV`) when it holds this frame of this source, else drawn
+    (and kept there). With ``dark``, also the frame drawn for the dark theme: the same figure, drawn once, its
+    colours then turned by :func:`flashbook.figures.dark.to_dark` and encoded again (about half a frame's cost:
+    no second compute, layout or figure).
 
     Only a registered explorer (the one :data:`~flashbook.explorer.EXPLORERS` holds under its name, as
     ``flashbook.prefetch`` requires too) is cached: a frame is keyed by the explorer's name, and an ad-hoc
@@ -225,19 +244,28 @@ def _drawn_frame(explorer: Explorer, params: dict, dpi: int, text: bool) -> tupl
         path = folder / hashlib.sha256(key.encode()).hexdigest()
         try:
             meta = json.loads(path.with_suffix(".json").read_text())
-            if not text or meta["text_px"] is not None:
-                return path.with_suffix(".png").read_bytes(), meta["text_px"]
+            if (not text or meta["text_px"] is not None) and (not dark or meta.get("dark")):
+                return (path.with_suffix(".png").read_bytes(), meta["text_px"],
+                        path.with_suffix(".dark.png").read_bytes() if dark else None)
         except (OSError, ValueError, KeyError):
             pass
     fig, png, _ = draw_png(explorer, explorer.compute(**params), params, dpi)
     png = _compact(png, fig)
     text_px = smallest_text(fig) * dpi / 72 if text else None
+    dark_png = None
+    if dark:
+        from .figures.dark import to_dark
+
+        to_dark(fig)
+        dark_png = _compact(encode_png(fig, dpi, False)[0], fig)
     if path is not None:   # written whole, then renamed: a parallel build never reads half a frame
-        for suffix, data in ((".png", png), (".json", json.dumps({"text_px": text_px}).encode())):
+        files = [(".png", png)] + ([(".dark.png", dark_png)] if dark else [])
+        files.append((".json", json.dumps({"text_px": text_px, "dark": dark}).encode()))
+        for suffix, data in files:
             tmp = path.with_suffix(f"{suffix}.{os.getpid()}.tmp")
             tmp.write_bytes(data)
             os.replace(tmp, path.with_suffix(suffix))
-    return png, text_px
+    return png, text_px, dark_png
 
 
 def _frames_target():
@@ -246,6 +274,17 @@ def _frames_target():
     if not folder:
         return None
     return Path(folder), os.environ.get(FRAMES_URL_ENV, "_static/frames/")
+
+
+def _frame_file(folder: Path, name: str, png: bytes) -> str:
+    """Write ``png`` into ``folder`` as ``<name>-<16 hex digits of its SHA-256>.png`` (once: the same picture is
+    one file) and return the file's name."""
+    fname = f"{name}-{hashlib.sha256(png).hexdigest()[:16]}.png"
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / fname
+    if not path.exists():
+        path.write_bytes(png)
+    return fname
 
 
 def render_static(explorer: Explorer, *, dpi: int = STATIC_DPI, number: int | None = None) -> str:
@@ -268,26 +307,24 @@ def render_static(explorer: Explorer, *, dpi: int = STATIC_DPI, number: int | No
     names = [s.name for s in explorer.sliders]
     labels = {s.name: _value_labels(s) for s in explorer.sliders}
     default_idx = tuple(s.values.index(s.default) for s in explorer.sliders)
-    frames, default_png, text_px = {}, None, None
+    frames, dark, default_png, text_px = {}, {}, None, None
     for idx in itertools.product(*(range(len(s.values)) for s in explorer.sliders)):
         params = {**explorer.fixed, **{nm: s.values[i] for nm, s, i in zip(names, explorer.sliders, idx)}}
-        png, px = _drawn_frame(explorer, params, dpi, text=idx == default_idx)
+        png, px, dark_png = _drawn_frame(explorer, params, dpi, text=idx == default_idx, dark=target is not None)
         key = _frame_key(idx)
         if idx == default_idx:
             default_png, text_px = png, px
         if target is None:
             frames[key] = None if idx == default_idx else _png_data_uri(png)
         else:
-            fname = f"{explorer.name}-{hashlib.sha256(png).hexdigest()[:16]}.png"
-            target[0].mkdir(parents=True, exist_ok=True)
-            path = target[0] / fname
-            if not path.exists():
-                path.write_bytes(png)
-            frames[key] = None if idx == default_idx else fname
+            frames[key] = None if idx == default_idx else _frame_file(target[0], explorer.name, png)
+            # the dark theme's set: files only, the default too (a light page never fetches one)
+            dark[key] = _frame_file(target[0], explorer.name, dark_png)
     alt = explorer.describe(explorer.defaults())   # the player's script writes it again for each frame shown
     payload = json.dumps({"frames": frames, "labels": labels, "names": [s.text for s in explorer.sliders],
                           "sizes": [len(s.values) for s in explorer.sliders], "alt": explorer.title,
-                          "base": None if target is None else target[1]}).replace("</", "<\\/")
+                          "base": None if target is None else target[1],
+                          "dark": dark or None}).replace("</", "<\\/")
     # The element id comes from the content (explorer name + hash of its frames), never from a random
     # source, so two builds of the same commit write byte-identical HTML (a rebuild changes only what changed).
     uid = ("fb-" + explorer.name.replace("_", "-") + "-"

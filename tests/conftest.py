@@ -33,3 +33,14 @@ def qkv():
 # The live widgets' prefetcher (flashbook.prefetch.Prefetcher) draws in the background for a reader; the
 # tests switch it on where they test it.
 os.environ.setdefault("FLASHBOOK_PREFETCH", "0")
+
+
+def pytest_collection_modifyitems(config, items):
+    """Tests marked ``audit`` (full matrices: minutes of drawing) run only when a ``-m`` expression names the
+    marker (``-m audit``); any other run, ``make unit`` and ``make test`` included, leaves them out."""
+    if "audit" in (config.getoption("markexpr") or ""):
+        return
+    kept = [item for item in items if item.get_closest_marker("audit") is None]
+    if len(kept) != len(items):
+        config.hook.pytest_deselected(items=[item for item in items if item.get_closest_marker("audit") is not None])
+        items[:] = kept

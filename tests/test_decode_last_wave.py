@@ -154,3 +154,9 @@ def test_last_wave_table_lists_both_rules_errors():
         last_wave_table(by, variant="fitted")
     with pytest.raises(ValueError, match="empty"):
         last_wave_table({})
+    # four rules: one table per kernel, each six columns wide (the text column holds it)
+    four = {f"{r}, {k}": by[r] for r in lc.LAST_WAVE_RULES for k in ("a", "b")}
+    fa2, fd = last_wave_table(four)
+    assert fa2.headers == ("batch", "seqlen", "FA2 (full, a)", "FA2 (full, b)", "FA2 (shared, a)", "FA2 (shared, b)")
+    assert fd.headers[2:] == ("FD (full, a)", "FD (full, b)", "FD (shared, a)", "FD (shared, b)")
+    assert fd.rows[0][2] == f"{by['full']['err_model_fd'][0]:+.1%}" and "Flash-decoding" in fd.caption

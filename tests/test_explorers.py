@@ -59,14 +59,30 @@ def test_static_player_keys_include_fixed_sliders():
 
 def test_table_html_and_text():
     """flashbook.display.Table: a scrolling wrapper, numbers right-aligned (class), text escaped, plain repr."""
-    from flashbook.display import Table
+    import re
+
+    from flashbook.display import STACK_CHARS, Table, Tables
 
     t = Table([("a<b", 1.5, True), ("c", 2, False)], ["name", "value", "flag"], [None, ".2f", None], caption="cap")
     h = t._repr_html_()
-    assert h.startswith('<div class="fb-table-wrap" tabindex="0" role="region" aria-label="cap">'
-                        '<table class="fb-table"><caption>cap</caption>')
+    # the caption above the scroller (never scrolled away with a wide table), naming it
+    m = re.match(r'<div class="fb-table-block"><p class="fb-table-caption" id="(fb-tcap-[0-9a-f]{10})">cap</p>'
+                 r'<div class="fb-table-wrap" tabindex="0" role="region" aria-labelledby="([^"]+)">'
+                 r'<table class="fb-table"><thead>', h)
+    assert m and m.group(1) == m.group(2) and "<caption>" not in h
     assert '<th class="fb-num">value</th>' in h and "<th>flag</th>" in h          # bools are not numbers
-    assert '<td class="fb-num">1.50</td>' in h and "<td>a&lt;b</td>" in h
+    assert '<td class="fb-num" data-label="value">1.50</td>' in h and '<td data-label="name">a&lt;b</td>' in h
+    again = t._repr_html_()           # the same table twice in a page: ids still unique
+    assert again.count('id="fb-tcap-') == 1 and f'id="{m.group(1)}-2"' in again
+    # a string that reads as a number is set as one; a long text column stacks the table on a phone
+    s = Table([("x" * STACK_CHARS, "53.2 [13]", "+7.9%")], ["what", "model", "error"])._repr_html_()
+    assert s.startswith('<div class="fb-table-block fb-stack">') and 'aria-label="table: what, model, error"' in s
+    assert '<td class="fb-num" data-label="model">53.2 [13]</td>' in s and '<th class="fb-num">error</th>' in s
+    assert "fb-stack" not in Table([("short", 1)], ["a", "b"])._repr_html_()
+    both = Tables(t, Table([(1,)], ["n"]))
+    assert both._repr_html_().count('class="fb-table-block') == 2 and len(list(both)) == 2
+    with pytest.raises(TypeError, match="Table"):
+        Tables("not a table")
     assert repr(t).splitlines()[1].split() == ["a<b", "1.50", "True"]
     with pytest.raises(ValueError, match="one entry per header"):
         Table([(1, 2)], ["only"])

@@ -135,6 +135,8 @@ def new_figure(nrows: int = 1, ncols: int = 1, *, width: float = 7.0, height: fl
         h = height * (w / width) ** 0.5 if width > w and nrows == 1 else height
     fig = _book_figure_class()(figsize=(w, h), layout="constrained")
     ax = fig.subplots(nrows, ncols, **kw)
+    for a in fig.axes:   # tick labels at the smallest size, so no title (9 pt) is smaller than they are
+        a.tick_params(labelsize=MIN_FONT)
     return fig, ax
 
 
@@ -180,6 +182,7 @@ def colorbar(fig, mappable, ax, **kw):
     cb = getattr(ax, "fb_colorbar", None)
     if cb is None:
         cb = ax.fb_colorbar = fig.colorbar(mappable, ax=ax, **kw)
+        cb.ax.tick_params(labelsize=MIN_FONT)
     else:
         cb.update_normal(mappable)
     return cb

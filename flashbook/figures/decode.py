@@ -21,9 +21,10 @@ from labcore import splits
 from labcore.checks import cdiv
 from labcore.hardware import get_gpu
 from labcore.units import fmt_seconds, unit_label
-from ..display import Table
+from ..display import Table, Tables
 from ..explorer import Explorer, Slider, register
 from .base import axes_setup, colorbar, new_figure
+from .overlap import legend_below
 
 __all__ = [
     "SPLIT_CHOICES",
@@ -159,7 +160,7 @@ def splits_figure(d, **params):
 
 
 def _splits_setup(**_):
-    fig, ax = new_figure(width=7.2, height=3.8)
+    fig, ax = new_figure(width=7.2, height=6.6)   # tall: a four-line title above, a five-line legend below
     ax.set_xlabel("splits per (sequence, KV head)   (shading alternates with the number of waves)")
     ax.set_ylabel(unit_label("model time", "µs"))
     ax.set_xscale("log", base=2)
@@ -192,7 +193,7 @@ def _splits_content(fig, d, **_):
     ax.set_ylim(0, min(t.max(), 4 * t.min()) * 1.1)
     ax.set_title(f"{d['gpu']}, batch {d['batch']}, seqlen {d['seqlen']:,}: FlashAttention-2 would take "
                  f"{fmt_seconds(d['fa2'], unit='µs', digits=0)}\n{_bound_note(d)}", fontsize=9)
-    ax.legend(fontsize=9, loc="lower right", framealpha=0.9)
+    legend_below(fig)
 
 
 def _bound_note(d) -> str:
@@ -244,7 +245,7 @@ def _measured_content(fig, c, **_):
     ax2.plot(x, c["model_fd"] / c["flash_decoding"], "s-", color=_C_FD, label="flash-decoding (base)")
     ax2.plot(x, c["refined_fd"] / c["flash_decoding"], "s--", color=_C_REF, label="flash-decoding (refined)")
     ax2.set_ylim(0.45, 1.35)
-    ax2.legend(fontsize=9, ncol=2, loc="lower center", columnspacing=0.8)
+    legend_below(fig, ax2, ncols=2)
     ax2.set_xticks(x)
     ax2.set_xticklabels([f"{b}\n{n // 1024}K" if n >= 1024 else f"{b}\n{n}" for b, n in zip(c["batch"], c["seqlen"])], fontsize=9)
 
@@ -275,6 +276,30 @@ def speedup_figure(d, **params):
 _speedup_setup = axes_setup(6.6, 4.4, xlabel="sequence length (keys)", ylabel="batch")
 
 
+def _label_each_level_once(ax, cs) -> None:
+    """One label per contour level, at the middle of the level's longest piece (in log-log distance): a level
+    drawn as several pieces (the speedup's ridges) got a label on each from matplotlib's placement, two of them
+    on each other at some settings."""
+    spots = []
+    for path in cs.get_paths():
+        best, best_len = None, 0.0
+        for piece in path.to_polygons(closed_only=False):
+            if len(piece) < 2:
+                continue
+            logs = np.log2(piece)
+            length = float(np.hypot(*np.diff(logs, axis=0).T).sum())
+            if length > best_len:
+                best, best_len = piece, length
+        if best is not None:
+            spots.append(tuple(best[len(best) // 2]))
+    if spots:
+        # not inline (the gap it cuts is placed in the screen space of the moment, before the log scales and the
+        # frozen layout move the line), not turned along the line (for the same reason): level and upright, on a dark plate
+        for t in ax.clabel(cs, fmt=lambda v: f"{v:g}x", fontsize=9, manual=spots, inline=False):
+            t.set_rotation(0)
+            t.set_bbox(dict(boxstyle="round,pad=0.15", facecolor="black", alpha=0.45, linewidth=0))
+
+
 def _speedup_content(fig, d, **_):
     """The heatmap, its contours and the title, then the log scales and the colorbar: the contour labels are
     placed in screen space when drawn, so the static frames keep this order (labels placed on linear axes)."""
@@ -287,7 +312,7 @@ def _speedup_content(fig, d, **_):
     levels = [v for v in (2, 5, 10, 20, 50) if sp.min() < v < sp.max()]
     if levels:
         cs = ax.contour(d["n"], d["b"], sp, levels=levels, colors="white", linewidths=0.8)
-        ax.clabel(cs, fmt=lambda v: f"{v:g}x", fontsize=9)
+        _label_each_level_once(ax, cs)
     ax.set_title(f"model speedup of flash-decoding ({d['splits']}) over FlashAttention-2\n{d['gpu']}, {d['shape']}",
                  fontsize=9)
     ax.set_xscale("log", base=2)
@@ -377,19 +402,29 @@ SPEEDUP = register(Explorer(
 
 
 def measured_table(c):
-    """The 10 rows of :func:`labcore.decode_model.compare_flash_decoding_a100` as a table (µs and % errors)."""
+    """The 10 rows of :func:`labcore.decode_model.compare_flash_decoding_a100` as two tables, each narrow enough for
+    the text column: FlashAttention-2 (measured, model, errors of both model variants), then flash-decoding
+    (measured, model and refined model with their split counts in brackets, errors); times in µs.
+
+    Returns:
+        :class:`flashbook.display.Tables` of the two :class:`flashbook.display.Table`.
+    Source: dao2023flashdecoding (the measurements); :func:`labcore.decode_model.compare_flash_decoding_a100`.
+    """
     us = 1e6
-    rows = []
-    for i in range(len(c["batch"])):
-        rows.append((c["batch"][i], f"{c['seqlen'][i]:,}",
-                     f"{c['fa2'][i] * us:,.1f}", f"{c['model_fa2'][i] * us:,.1f}", f"{c['err_model_fa2'][i]:+.1%}",
-                     f"{c['refined_fa2'][i] / c['fa2'][i] - 1:+.1%}",
-                     f"{c['flash_decoding'][i] * us:.1f}", f"{c['model_fd'][i] * us:.1f} [{c['splits_fd'][i]}]",
-                     f"{c['err_model_fd'][i]:+.1%}", f"{c['refined_fd'][i] * us:.1f} [{c['splits_fd_refined'][i]}]",
-                     f"{c['err_refined_fd'][i]:+.1%}"))
-    return Table(rows, ["batch", "seqlen", unit_label("FA2 measured", "µs"), unit_label("FA2 model", "µs"), "error",
-                        "error (refined)", unit_label("FD measured", "µs"), unit_label("FD model", "µs") + " [splits]",
-                        "error", unit_label("FD refined", "µs") + " [splits]", "error"])
+    n = range(len(c["batch"]))
+    fa2 = [(c["batch"][i], f"{c['seqlen'][i]:,}", f"{c['fa2'][i] * us:,.1f}", f"{c['model_fa2'][i] * us:,.1f}",
+            f"{c['err_model_fa2'][i]:+.1%}", f"{c['refined_fa2'][i] / c['fa2'][i] - 1:+.1%}") for i in n]
+    fd = [(c["batch"][i], f"{c['seqlen'][i]:,}", f"{c['flash_decoding'][i] * us:.1f}",
+           f"{c['model_fd'][i] * us:.1f} [{c['splits_fd'][i]}]", f"{c['err_model_fd'][i]:+.1%}",
+           f"{c['refined_fd'][i] * us:.1f} [{c['splits_fd_refined'][i]}]", f"{c['err_refined_fd'][i]:+.1%}")
+          for i in n]
+    return Tables(
+        Table(fa2, ["batch", "seqlen", unit_label("measured", "µs"), unit_label("model", "µs"), "error",
+                    "error (refined)"],
+              caption="FlashAttention-2 (v2.0.9) on the A100: measured and modelled"),
+        Table(fd, ["batch", "seqlen", unit_label("measured", "µs"), unit_label("model", "µs") + " [splits]", "error",
+                   unit_label("refined", "µs") + " [splits]", "error (refined)"],
+              caption="Flash-decoding on the A100: measured and modelled, each model's split count in brackets"))
 
 
 def last_wave_table(by_rule: dict, variant: str = "base"):
@@ -402,7 +437,8 @@ def last_wave_table(by_rule: dict, variant: str = "base"):
     Returns:
         :class:`flashbook.display.Table`: batch, seqlen, then FlashAttention-2's and flash-decoding's relative
         error (model / measured - 1) under each rule; the last two rows are the mean and the max of the absolute
-        error.
+        error. With more than two rules, :class:`flashbook.display.Tables` of two such tables instead, one per
+        kernel (FlashAttention-2, then flash-decoding), so that each fits the text column.
     Raises:
         ValueError: an unknown variant, an empty ``by_rule``, or comparisons of different tables.
     Source: dao2023flashdecoding (the measurements); :func:`labcore.decode_model.compare_flash_decoding_a100`.
@@ -418,8 +454,16 @@ def last_wave_table(by_rule: dict, variant: str = "base"):
         raise ValueError("the comparisons in by_rule are of different tables")
     cols = [(f"{m} ({rule})", c[f"err_{tag}_{k}"]) for m, k in (("FA2", "fa2"), ("FD", "fd"))
             for rule, c in by_rule.items()]
-    rows = [(int(first["batch"][i]), f"{int(first['seqlen'][i]):,}") + tuple(f"{e[i]:+.1%}" for _, e in cols)
-            for i in range(len(first["batch"]))]
-    rows.append(("mean |error|", "") + tuple(f"{np.abs(e).mean():.1%}" for _, e in cols))
-    rows.append(("max |error|", "") + tuple(f"{np.abs(e).max():.1%}" for _, e in cols))
-    return Table(rows, ["batch", "seqlen"] + [h for h, _ in cols])
+
+    def table(cols, caption=""):
+        rows = [(int(first["batch"][i]), f"{int(first['seqlen'][i]):,}") + tuple(f"{e[i]:+.1%}" for _, e in cols)
+                for i in range(len(first["batch"]))]
+        rows.append(("mean |error|", "") + tuple(f"{np.abs(e).mean():.1%}" for _, e in cols))
+        rows.append(("max |error|", "") + tuple(f"{np.abs(e).max():.1%}" for _, e in cols))
+        return Table(rows, ["batch", "seqlen"] + [h for h, _ in cols], caption=caption)
+
+    if len(by_rule) <= 2:
+        return table(cols)
+    n = len(by_rule)
+    return Tables(table(cols[:n], f"FlashAttention-2: relative error of the {variant} model under each rule"),
+                  table(cols[n:], f"Flash-decoding: relative error of the {variant} model under each rule"))

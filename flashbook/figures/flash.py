@@ -19,6 +19,7 @@ from labcore import hbm as H
 from labcore.units import MB, KiB, fmt_bytes, unit_label
 from ..explorer import Explorer, Slider, register
 from .base import axes_setup, new_figure
+from .overlap import ON_DATA, legend_below
 
 __all__ = ["tiling_figure", "causal_map_figure", "traffic_vs_N_figure", "traffic_vs_M_figure",
            "backward_traffic_figure", "gpt2_medium_figure"]
@@ -215,13 +216,12 @@ def _traffic_N_content(fig, data, d=64, sram_kb=100, causal=False, **_):
     for key in ("standard", "fa1", "fa2"):
         ax.plot(N, data[key] * 2 / MB, "o-", color=_C[key], label=key, ms=3)
     ax.plot(N, data["law"] * 2 / MB, "--", color=_C["law"], label="N²d²/M (Theorem 2)")
-    ax.legend(fontsize=9)
     ax.set_title(f"d = {d}, M = {_kib(sram_kb)} = {data['M']:,} elements, B_r = {data['B_r']}, B_c = {data['B_c']}"
                  + (", causal" if causal else ""), fontsize=9)
     for key in ("fa1", "fa2"):
-        bx.plot(N, data[key] / data["law"], "o-", color=_C[key], label=key, ms=3)
+        bx.plot(N, data[key] / data["law"], "o-", color=_C[key], ms=3)
     bx.set_ylim(bottom=0)
-    bx.legend(fontsize=9)
+    legend_below(fig, ax, ncols=2)   # the lower panel's fa1 and fa2 are the upper one's, same colours
 
 
 TRAFFIC_VS_N = register(Explorer(
@@ -253,7 +253,7 @@ def traffic_vs_M_figure(data, N=4096, d=64, causal=False, **params):
     return TRAFFIC_VS_M.draw(data, N=N, d=d, causal=causal, **params)
 
 
-_traffic_M_setup = axes_setup(6.4, 3.8, xscale="log", yscale="log",
+_traffic_M_setup = axes_setup(6.4, 4.4, xscale="log", yscale="log",
                               xlabel=unit_label("SRAM M", "KiB", "of FP16"),
                               ylabel=unit_label("forward HBM traffic", "MB", "of FP16"))
 
@@ -264,7 +264,7 @@ def _traffic_M_content(fig, data, N=4096, d=64, causal=False, **_):
         ax.plot(data["kb"], data[key] * 2 / MB, "o-", color=_C[key], label=key, ms=3)
     ax.plot(data["kb"], data["law"] * 2 / MB, "--", color=_C["law"], label="N²d²/M")
     ax.set_title(f"N = {N:,}, d = {d}" + (", causal" if causal else "") + " (paper block sizes)", fontsize=9)
-    ax.legend(fontsize=9)
+    legend_below(fig, ncols=2)
 
 
 TRAFFIC_VS_M = register(Explorer(
@@ -320,7 +320,7 @@ def _backward_content(fig, data, N=4096, d=128, block=128, causal=False, **_):
                         label=None if n in seen else n)
                 seen.add(n)
                 if v > 1.0:
-                    ax.text(left + v / 2, y, n, ha="center", va="center", fontsize=9, color="white")
+                    ax.text(left + v / 2, y, n, ha="center", va="center", fontsize=9, color="white", gid=ON_DATA)
                 left += v
     ax.set_title(f"N = {N:,}, d = {d}, blocks {block}x{block}" + (", causal" if causal else "")
                  + f": standard / flash = {data['ratio']:.2f}", fontsize=9)
@@ -360,5 +360,5 @@ def gpt2_medium_figure(cmp: dict | None = None):
         a.set_ylabel(unit_label("", unit))
     ax.set_title("FLOPs, forward + backward", fontsize=9)
     bx.set_title("HBM reads + writes, forward + backward", fontsize=9)
-    ax.legend(fontsize=9, loc="lower right")
+    legend_below(fig, ax, ncols=2)   # both panels' bars, in the same two colours
     return fig

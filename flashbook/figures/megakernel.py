@@ -15,6 +15,7 @@ from labcore.megakernel import mode_sensitivity
 from labcore.units import fmt_seconds, unit_label
 from ..explorer import Explorer, Slider, register
 from .base import axes_setup, new_figure
+from .overlap import legend_below
 
 __all__ = ["KIND_COLORS", "CAUSE_COLORS", "gantt_figure", "breakdown_figure", "sensitivity_figure",
            "timeline_data", "breakdown_data", "sensitivity_data"]
@@ -288,7 +289,7 @@ def _sensitivity_content(fig, data, **_):
     ug = np.concatenate([d["util_gain"] for d in sens.values()])
     a1.set_title(f"speedup {sp.min():.2f}–{sp.max():.2f}x", fontsize=9)
     a2.set_title(f"gain {ug.min():.0f}–{ug.max():.0f} points", fontsize=9)
-    a1.legend(fontsize=9)
+    legend_below(fig, a1, ncols=2)   # the lower panel's lines are the upper one's, in the same colours
     fig.suptitle(f"{data['model']} on {data['gpu']}: one knob at a time", fontsize=9)
 
 

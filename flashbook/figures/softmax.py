@@ -10,6 +10,7 @@ from labcore.hardware import GPUS, get_gpu
 from labcore.units import fmt_bytes, fmt_intensity, fmt_seconds, unit_label
 from ..explorer import Explorer, Slider, register
 from .base import axes_setup, new_figure
+from .overlap import legend_below
 
 __all__ = ["roofline_data", "draw_roofline", "io_vs_N_data", "draw_io_vs_N", "trace_data", "draw_trace",
            "merge_data", "draw_merge", "precision_data", "draw_precision"]
@@ -33,7 +34,7 @@ def draw_roofline(data, **params):
     return ROOFLINE.draw(data, **params)
 
 
-_roofline_setup = axes_setup(6.4, 3.6, xscale="log", yscale="log",
+_roofline_setup = axes_setup(6.4, 4.4, xscale="log", yscale="log",
                              xlabel=unit_label("arithmetic intensity", "FLOP/byte"),
                              ylabel=unit_label("attainable rate", "TFLOP/s", "FP16 dense"), ylim=(0.05, 5e3))
 
@@ -45,7 +46,7 @@ def _roofline_content(fig, data, **_):
     ax.annotate(f"ridge {fmt_intensity(data['ridge'])}", (data["ridge"], data["peak"] / 1e12 / 3), fontsize=9)
     ax.plot([data["att"]], [data["att_perf"] / 1e12], "o", color="C3",
             label=f"standard attention: {fmt_intensity(data['att'])}")
-    ax.legend(loc="lower right", fontsize=9)
+    legend_below(fig)
 
 
 ROOFLINE = register(Explorer(
@@ -73,7 +74,7 @@ def draw_io_vs_N(data, **params):
     return IO_VS_N.draw(data, **params)
 
 
-_io_setup = axes_setup(6.4, 3.6, xscale="log", yscale="log", xlabel="sequence length N",
+_io_setup = axes_setup(6.4, 4.4, xscale="log", yscale="log", xlabel="sequence length N",
                        ylabel=unit_label("HBM traffic of one head", "MB", "of FP16"))
 
 
@@ -84,7 +85,7 @@ def _io_content(fig, data, **_):
     ax.plot(data["Ns"], (data["nd"] + data["nn"]) / 1e6, "k--", lw=1, label="total")
     ax.axvline(data["N"], color="gray", lw=1)
     ax.set_title(_io_title(data), fontsize=9)
-    ax.legend(fontsize=9)
+    legend_below(fig, ncols=2)
 
 
 def _io_title(data):
@@ -126,7 +127,7 @@ def draw_trace(data, **params):
 
 def _trace_setup(**_):
     fig, axs = new_figure(1, 3, width=9, height=2.8)
-    axs[0].set_title("m", fontsize=9)
+    axs[0].set_title("running max m (line) and each block's max (dots)", fontsize=9)
     axs[1].set_title("rescale factor α = exp(m − m_new)", fontsize=9)
     axs[2].set_title("ℓ (relative to the current m)", fontsize=9)
     for ax in axs:
@@ -138,9 +139,8 @@ def _trace_setup(**_):
 def _trace_content(fig, data, **_):
     axs = fig.axes
     b = data["block"]
-    axs[0].step(b, data["m"], where="post", label="running max m")
-    axs[0].plot(b, data["block_max"], ".", label="block max")
-    axs[0].legend(fontsize=9)
+    axs[0].step(b, data["m"], where="post")
+    axs[0].plot(b, data["block_max"], ".")
     axs[1].bar(b, data["alpha"], color="C2")
     axs[2].plot(b, data["l"], "o-", color="C1", ms=3)
 
@@ -189,7 +189,7 @@ def _merge_content(fig, data, **_):
     names, vals = zip(*data["errors"].items())
     axs[1].bar(names, np.maximum(vals, 1e-18), color="C2")
     axs[1].axhline(np.finfo(float).eps, color="k", ls=":", lw=1, label="float64 eps")
-    axs[1].legend(fontsize=9)
+    legend_below(fig, axs[1])
 
 
 MERGE = register(Explorer(
@@ -229,7 +229,7 @@ def _precision_content(fig, data, **_):
     ax.plot(j, data["acc"], color="C3", label=f"accumulated in {data['dtype']}")
     err = abs(data["acc"][-1] - data["exact"][-1]) / data["exact"][-1]
     ax.set_title(f"relative error of l after {j[-1]:,} keys: {err:.1e}", fontsize=9)
-    ax.legend(fontsize=9)
+    legend_below(fig, ncols=2)
 
 
 PRECISION_L = register(Explorer(
