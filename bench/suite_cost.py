@@ -22,9 +22,10 @@ is a budget of about ``2 * 60 * T`` CPU seconds. The same suite costs up to 2.3 
 another's (README, "How long things take"), so the script also times a fixed calibration workload (drawing one
 explorer's figure, in this process) to compare runs made on different days.
 
-Needs ``make book`` first (the browser stage reads ``_build/html``). Writes ``artifacts/suite_cost.json``.
+Needs ``make book`` first (the browser stage reads ``_build/html``). Writes ``artifacts/suite_cost.json`` and each
+command's output to ``artifacts/suite_cost/<target>.log``.
 
-Usage: python bench/suite_cost.py [--stages-only] [--stage NAME ...] [--target NAME]
+Usage: python bench/suite_cost.py [--stages-only] [--stage NAME ...] [--target NAME ...] [--durations N]
 """
 from __future__ import annotations
 
@@ -129,18 +130,19 @@ def _is_cgroup2(path: Path) -> bool:
     return (path / "cgroup.controllers").exists()
 
 
-def measure(command: list[str]) -> dict:
+def measure(command: list[str], log: Path | None = None, env: dict | None = None) -> dict:
     """Run ``command`` in the repository root; its wall time (s), its own CPU seconds (``cpu_s``: every
     process it started, from a control group of its own where one can be made, else the machine's), the
     machine's busy and idle CPU seconds over it, the processes it left running (stopped here) and its exit
-    status. Raises ``FileNotFoundError`` where ``/proc/stat`` is missing (not Linux)."""
+    status. Its output goes to ``log`` (else nowhere); ``env`` replaces the environment. Raises ``FileNotFoundError`` where ``/proc/stat`` is missing (not Linux)."""
     hz = os.sysconf("SC_CLK_TCK")
     group = CpuGroup.make()
     if group is not None:   # the command joins the group before it starts, so everything it starts is in it
         command = ["sh", "-c", 'echo $$ > "$0/cgroup.procs" && exec "$@"', str(group.path), *command]
     busy0, idle0 = machine_ticks()
     t0 = time.monotonic()
-    rc = subprocess.run(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT).returncode
+    with open(log or os.devnull, "w") as out:
+        rc = subprocess.run(command, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT, env=env).returncode
     wall = time.monotonic() - t0
     busy1, idle1 = machine_ticks()
     machine = (busy1 - busy0) / hz
@@ -200,6 +202,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--stage", action="append", choices=STAGES, help="measure only this stage (repeatable)")
     ap.add_argument("--target", action="append", default=[],
                     help="measure this make target too, after the stages (repeatable: check, audit)")
+    ap.add_argument("--durations", type=int, default=0, metavar="N",
+                    help="pytest's N slowest tests in each stage's log (PYTEST_ADDOPTS=--durations=N)")
     args = ap.parse_args(argv)
     if not (ROOT / "_build" / "html" / "index.html").exists():
         print("no _build/html: run 'make book' first", file=sys.stderr)
@@ -209,9 +213,18 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{cores} cores; calibration (io_vs_N drawn 4 times): {rows['calibration_cpu_s']:.2f} CPU-s")
     print(f"{'stage':<14} {'wall':>8} {'CPU-s':>8} {'others':>8} {'idle':>8}  status   "
           "(CPU-s: the stage's own processes; others: what else the machine ran meanwhile)")
+    logs = ROOT / "artifacts" / "suite_cost"
+    logs.mkdir(parents=True, exist_ok=True)
+    env = dict(os.environ)
+    if args.durations:
+        env["PYTEST_ADDOPTS"] = (env.get("PYTEST_ADDOPTS", "") + f" --durations={args.durations}").strip()
+
+    def run(target):
+        return measure(["make", "--no-print-directory", target], logs / f"{target}.log", env)
+
     for stage in args.stage or STAGES:
         load = _load()
-        rows["stages"][stage] = {**measure(["make", "--no-print-directory", stage]), "load_before": load}
+        rows["stages"][stage] = {**run(stage), "load_before": load}
         print(_row(stage, rows["stages"][stage]) + f"   (load before: {load})", flush=True)
     total = sum(r["cpu_s"] for r in rows["stages"].values())
     print(f"{'stages, summed':<14} {sum(r['wall_s'] for r in rows['stages'].values()):>7.0f}s {total:>8.0f}"
@@ -219,7 +232,7 @@ def main(argv: list[str] | None = None) -> int:
     targets = list(args.target) + ([] if (args.stages_only or args.stage) else ["test"])
     for target in targets:
         load = _load()
-        rows["targets"][target] = {**measure(["make", "--no-print-directory", target]), "load_before": load}
+        rows["targets"][target] = {**run(target), "load_before": load}
         print(_row(f"make {target}", rows["targets"][target]) + f"   (load before: {load})", flush=True)
     if "test" in rows["targets"]:
         rows["make_test"] = rows["targets"]["test"]
