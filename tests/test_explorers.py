@@ -43,6 +43,7 @@ def test_every_section_registers_its_explorers():
         assert name in EXPLORERS and CHECKS[name] is check_for(name)
 
 
+@pytest.mark.slow
 def test_static_player_has_every_frame():
     ex = EXPLORERS["merge_orders"]
     html = render_static(ex)

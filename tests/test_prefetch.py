@@ -250,6 +250,7 @@ def _helper(env=None):
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
 
 
+@pytest.mark.slow
 def test_the_helper_ignores_sigint_and_leaves_quietly_when_the_kernel_goes():
     """serve_drawings on its own: SIGINT does not stop it; a closed stdin (the kernel exited, or was killed)
     and a closed stdout (nobody reads the answers) each end it with status 0 and nothing on stderr."""
