@@ -2,7 +2,8 @@
 
 The test starts its own JupyterLab on 127.0.0.1 (free port, random token, ``--no-browser``, the kernel of
 this ``.venv``) over a temporary copy of ``book/`` (so nothing is ever saved into the repository), opens
-every notebook, runs all cells, and checks what the reader sees:
+each notebook (``make test``: one of each kind, :data:`LIVE_IN_TEST`; ``make audit``: every notebook), runs all
+cells, and checks what the reader sees:
 
 * no error output;
 * no raw MyST in the rendered Markdown (roles, directive options, fences, unrendered ``$``);
@@ -13,6 +14,10 @@ every notebook, runs all cells, and checks what the reader sees:
 
 Every request to a host other than 127.0.0.1 is aborted: JupyterLab, its MathJax and the MyST renderer are
 served locally. Marked ``browser`` (``make browser``).
+
+No wait here is a deadline a loaded machine can miss: Run All and the rendering after it are waited for as long
+as they make progress (a cell finishing, a number rendered), and the other waits are some ten times what they
+take at a load average of 10; each failure says what it waited for.
 """
 from __future__ import annotations
 
