@@ -6,7 +6,7 @@ STAMP   := $(VENV)/.installed
 export MPLBACKEND := Agg
 export PYTHONHASHSEED := 0
 
-.PHONY: help venv lab book book-strict book-rebuild test lint unit nbval browser browser-book live chromium bench test-cost clean pdf student sheets
+.PHONY: help venv lab book book-strict book-rebuild test check audit lint unit nbval browser browser-book live chromium bench test-cost clean pdf student sheets
 
 # Debian's Chromium drives the browser tests (Playwright launches it by path; it never downloads one): its headless
 # shell (package chromium-headless-shell), the same Blink engine without the browser's user interface, which is what
@@ -61,9 +61,18 @@ book-rebuild: $(STAMP)  ## clean build with -n -W --keep-going, always: any warn
 lint: $(STAMP)  ## ruff (pyproject.toml [tool.ruff]): pyflakes, private names, the engine's banned imports
 	$(BIN)/ruff check .
 
+# The suite's tiers (pytest markers, pyproject.toml; tests/tiers.py): make check runs the unit tests marked neither
+# slow nor audit; make test every test not marked audit (TIER); make audit every test (TIER="audit or not audit").
+# A matrix (every explorer setting, every page in both themes at both widths, every notebook live) is checked by
+# make test on a representative share; the rest of it is marked audit.
+TIER ?= not audit
+
+check: lint  ## the edit loop (under 2 minutes): lint, then the unit tests not marked slow (or audit), on every core
+	$(BIN)/python -m pytest -q -n auto tests -m "not browser and not slow and not audit"
+
 # pytest-xdist: one worker per core (PYTEST_XDIST_AUTO_NUM_WORKERS overrides it)
 unit: $(STAMP)  ## unit and property tests of labcore and flashbook (not the browser suite), on every core
-	$(BIN)/python -m pytest -q -n auto tests -m "not browser"
+	$(BIN)/python -m pytest -q -n auto tests -m "not browser and ($(TIER))"
 
 nbval: $(STAMP)  ## execute every notebook under nbval (--nbval-lax: cells that assert must pass)
 	FLASHBOOK_PREFETCH=0 $(BIN)/python -m pytest -q --nbval-lax -p no:cacheprovider book/
@@ -77,22 +86,23 @@ chromium: $(CHROMIUM)  ## install Debian's chromium-headless-shell (the browser 
 
 browser: $(STAMP) $(CHROMIUM)  ## both browser suites in one Chromium, with screenshots of every page for a person (artifacts/)
 	@test -f _build/html/index.html || (echo "no _build/html: run 'make book' first" && false)
-	FLASHBOOK_SCREENSHOTS=1 $(BIN)/python -m pytest -q -p no:cacheprovider -m browser tests/browser
+	FLASHBOOK_SCREENSHOTS=1 $(BIN)/python -m pytest -q -p no:cacheprovider -m "browser and ($(TIER))" tests/browser
 	@echo "screenshots of every page: $(CURDIR)/artifacts/screenshots/ (players: artifacts/readability/, live: artifacts/live/)"
 
 browser-book: $(STAMP) $(CHROMIUM)  ## the built-book browser suites alone (pages, players, forms; needs _build/html)
 	@test -f _build/html/index.html || (echo "no _build/html: run 'make book' first" && false)
-	$(BIN)/python -m pytest -q -p no:cacheprovider -m browser tests/browser --ignore=tests/browser/test_live_notebooks.py
+	$(BIN)/python -m pytest -q -p no:cacheprovider -m "browser and ($(TIER))" tests/browser \
+	  --ignore=tests/browser/test_live_notebooks.py
 
-live: $(STAMP) $(CHROMIUM)  ## the live-notebook suite alone: every notebook, Run All in JupyterLab in headless Chromium
-	$(BIN)/python -m pytest -q -p no:cacheprovider tests/browser/test_live_notebooks.py
+live: $(STAMP) $(CHROMIUM)  ## the live-notebook suite alone: Run All in JupyterLab in headless Chromium (make audit: every notebook)
+	$(BIN)/python -m pytest -q -p no:cacheprovider -m "$(TIER)" tests/browser/test_live_notebooks.py
 
 # After lint, two stages run at a time, in the order of this list: the strict build (reused when _build/html is
 # already this source's: tools/build_stamp.py) and then the built-book browser suites over it (the longest chain,
 # started first), beside the live notebooks, then nbval, then the unit tests: last, because their two xdist workers
 # keep both cores busy to the end, where a browser stage alone leaves part of one idle. Each stage's output is
 # printed whole when it ends; the first failure stops the rest.
-test: lint $(CHROMIUM)  ## run every test: lint; then book-strict + browser-book beside live, nbval and unit (2 at a time)
+test: lint $(CHROMIUM)  ## what CI runs, every test not marked audit: lint; then book-strict + browser-book beside live, nbval and unit (2 at a time)
 	@# Chromium first (apt-get, if missing), so the two browser stages never install it at the same time
 	$(MAKE) --no-print-directory -j2 --output-sync=target book-and-browser live nbval unit
 	@echo "all tests passed"
@@ -101,6 +111,11 @@ test: lint $(CHROMIUM)  ## run every test: lint; then book-strict + browser-book
 book-and-browser:  # (a stage of make test) the strict build, then the browser suites over it
 	$(MAKE) --no-print-directory book-strict
 	$(MAKE) --no-print-directory browser-book
+
+# Before a release (not part of make test, which CI runs): make test's stages with every test, the full matrices
+# included: every page in both themes at both widths, every notebook live, every setting of every explorer.
+audit:  ## the full matrices (before a release): make test with every test, the ones marked audit included
+	$(MAKE) --no-print-directory test TIER="audit or not audit"
 
 bench: $(STAMP) $(READER_CHROMIUM)  ## performance budget: notebook times, explorer latency, build time, import time, page weight
 	$(BIN)/python bench/run.py

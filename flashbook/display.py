@@ -72,7 +72,7 @@ def _live_widget(explorer: Explorer):
     def _update(name, change):
         p = settings()
         if prefetch is not None:
-            prefetch.take(p)             # no longer queued; if its draw is under way, wait for it
+            prefetch.take(p)             # no longer queued (a draw of it under way is not waited for)
             Prefetcher.step_aside()
         image.value = live.render(**p)   # from the cache when prefetched, else drawn now
         described.value = _described(explorer.describe(p, live=True))

@@ -36,6 +36,7 @@ class Prefetcher:
     _thread: threading.Thread | None = None
     _server = None                          # the helper process (subprocess.Popen), started on first use
     _resume: threading.Timer | None = None  # the timer that lets a stopped helper go on (see step_aside)
+    _finished = 0                           # draws finished (or failed) so far, for idle()
 
     def __init__(self, live: LiveFigure):
         self.live = live
@@ -57,13 +58,17 @@ class Prefetcher:
                 cls._thread.start()
             cls._cond.notify_all()
 
-    def take(self, params: dict, timeout: float = 30.0) -> bytes | None:
-        """The PNG of the full setting ``params`` if it is cached or being drawn now (then waits for that
-        draw), else None; in either case it is no longer queued (a None means: draw it yourself)."""
+    def take(self, params: dict) -> bytes | None:
+        """The PNG of the full setting ``params`` if it is cached, else None (then the caller draws it); either
+        way it is no longer queued.
+
+        It never waits for a draw under way in the helper process: that process runs at low priority, so on a
+        busy machine the kernel would wait on the slowest process there is (on a loaded 2-core machine a move
+        waited 6.5 s for it); the helper's picture, when it comes, only refreshes the cache.
+        """
         key, cls = settings_key(params), Prefetcher
         with cls._cond:
             cls._todo = [t for t in cls._todo if not (t[0] is self and settings_key(t[1]) == key)]
-            cls._cond.wait_for(lambda: cls._now != (self, key), timeout)
         return self.live.cached(params)
 
     @classmethod
@@ -85,10 +90,17 @@ class Prefetcher:
             cls._resume.start()
 
     @classmethod
-    def idle(cls, timeout: float = 120.0) -> bool:
-        """Wait until nothing is queued or being drawn (for tests and benchmarks); True if so."""
+    def idle(cls, stall_s: float = 120.0) -> bool:
+        """Wait until nothing is queued or being drawn (for tests and benchmarks); True if so, False when no draw
+        finished for ``stall_s`` seconds (a stall, not a busy machine: the helper runs at low priority, so its
+        queue may take minutes to empty while other work has the CPUs, and the wait lasts as long as it moves)."""
         with cls._cond:
-            return cls._cond.wait_for(lambda: not cls._todo and cls._now is None, timeout)
+            while cls._todo or cls._now is not None:
+                finished = cls._finished
+                if not cls._cond.wait_for(lambda: (not cls._todo and cls._now is None) or cls._finished != finished,
+                                          stall_s):
+                    return False
+            return True
 
     def _draw(self, params: dict) -> bytes | None:
         ex = self.live.explorer
@@ -119,6 +131,7 @@ class Prefetcher:
             finally:
                 with cls._cond:
                     cls._now = None
+                    cls._finished += 1
                     cls._cond.notify_all()
 
 

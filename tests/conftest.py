@@ -1,5 +1,6 @@
-"""Shared fixtures of the unit tests."""
+"""Shared fixtures of the unit tests, and the suite's tiers (tests/tiers.py) reported in its header and summary."""
 import os
+import resource
 
 import numpy as np
 import pytest
@@ -44,3 +45,52 @@ def pytest_collection_modifyitems(config, items):
     if len(kept) != len(items):
         config.hook.pytest_deselected(items=[item for item in items if item.get_closest_marker("audit") is not None])
         items[:] = kept
+
+
+def pytest_report_header(config):
+    from tiers import SEED
+
+    return f"flashbook: sample seed {SEED} (SAMPLE_SEED); marks selected: {config.option.markexpr or 'all'}"
+
+
+def _cpu_s() -> float:
+    """CPU seconds of this process and of its children that ended (a test's subprocesses)."""
+    me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_call(item):
+    """The CPU seconds of each test's call (its own process and the subprocesses it waited for), kept in its
+    report's user properties (pytest-xdist sends them to the main process) for :func:`pytest_terminal_summary`."""
+    t0 = _cpu_s()
+    yield
+    item.user_properties.append(("cpu_s", _cpu_s() - t0))
+
+
+_UNMARKED_SLOW: list = []
+
+
+def pytest_runtest_logreport(report):
+    if report.when == "call":
+        cpu = dict(report.user_properties).get("cpu_s", 0.0)
+        if cpu > _slow_cpu_s() and not {"slow", "audit", "browser"} & set(report.keywords):
+            _UNMARKED_SLOW.append((cpu, report.nodeid))
+
+
+def _slow_cpu_s() -> float:
+    from tiers import SLOW_CPU_S
+
+    return SLOW_CPU_S
+
+
+def pytest_terminal_summary(terminalreporter):
+    """Name the unit tests that took more than ``tiers.SLOW_CPU_S`` CPU seconds without a ``slow`` mark: they
+    make ``make check``, the edit loop, slower for everyone (a CPU time, not a wall time, so a loaded machine
+    does not add names)."""
+    if _UNMARKED_SLOW:
+        terminalreporter.section("unit tests to mark slow")
+        terminalreporter.write_line(f"these took more than {_slow_cpu_s():.0f} CPU seconds and are not marked "
+                                    "@pytest.mark.slow (make check runs them):")
+        for cpu, nodeid in sorted(_UNMARKED_SLOW, reverse=True)[:20]:
+            terminalreporter.write_line(f"  {cpu:6.1f} CPU-s  {nodeid}")

@@ -1,8 +1,9 @@
 """The one sweep of the interactive figures (explorers), used by ``tests/test_explorers.py``.
 
-:func:`sweep` runs an explorer at every corner of its live slider ranges through ``compute`` and ``draw``
+:func:`sweep` runs an explorer at the corners of its live slider ranges through ``compute`` and ``draw``
 and checks what every explorer must satisfy (a frame budget, finite data, a figure with data), plus the
-explorer's own checks from :data:`CHECKS` (a section's invariants: positive times, finite breakdowns).
+explorer's own checks from :data:`CHECKS` (a section's invariants: positive times, finite breakdowns). ``make
+audit`` computes and draws every corner; ``make test`` a representative share (:func:`corners_to_check`).
 A section's test module adds its explorer's invariants to :data:`CHECKS` here instead of writing its own loop.
 """
 from __future__ import annotations
@@ -10,6 +11,8 @@ from __future__ import annotations
 import numbers
 
 import numpy as np
+
+from tiers import pick
 
 #: Most frames one explorer may precompute for the static book (page weight; ``flashbook.player.MAX_FRAMES`` is the
 #: hard limit of the player itself).
@@ -90,28 +93,48 @@ def check_for(name: str):
     return CHECKS.get(name)
 
 
-def sweep(ex, *, png_at_ends: bool = True) -> list[dict]:
-    """Run explorer ``ex`` at every corner of its live slider ranges; return the corners.
+def corners_to_check(ex) -> tuple[list[dict], list[dict]]:
+    """``make test``'s share of ``ex``'s corners: ``(computed, drawn)``.
+
+    Computed (finite data, the explorer's own invariants): the first and the last corner, the first corner of
+    each figure set-up (each value of the explorer's ``layout_key``), and four more drawn at random (seeded:
+    :mod:`tiers`). Drawn: the first and the last corner and the first of each set-up, the corners where a
+    figure's layout can change (a set-up of its own, or the extremes of every range at once); the rest is content
+    drawn into the same axes."""
+    corners = list(ex.corners())
+    firsts = {}
+    for c in corners:
+        firsts.setdefault(repr(ex._layout(c)), c)
+    drawn = [c for c in corners if c is corners[0] or c is corners[-1] or c in firsts.values()]
+    computed = pick(corners, keep=drawn, extra=4, label=f"corners of {ex.name}")
+    return computed, drawn
+
+
+def sweep(ex, *, png_at_ends: bool = True, every_corner: bool = True) -> list[dict]:
+    """Run explorer ``ex`` at every corner of its live slider ranges (``every_corner``, ``make audit``) or at
+    :func:`corners_to_check`'s share of them (``make test``); return the corners computed.
 
     Asserts: 1 <= frames <= :data:`STATIC_FRAME_BUDGET`; finite data and the explorer's own check at every
-    corner; a figure with axes and data; and, with ``png_at_ends``, a PNG (what a live slider move shows)
-    at the first and last corner.
+    corner computed; a figure with axes and data at every corner drawn; and, with ``png_at_ends``, a PNG (what a
+    live slider move shows) at the first and last corner.
     """
     assert 1 <= ex.n_frames() <= STATIC_FRAME_BUDGET, f"{ex.name}: {ex.n_frames()} static frames"
     check = check_for(ex.name)
     corners = list(ex.corners())
-    for params in corners:
+    computed, drawn = (corners, corners) if every_corner else corners_to_check(ex)
+    for params in computed:
         data = ex.compute(**params)
         assert finite(data), f"{ex.name}: non-finite data at {params}"
         if check is not None:
             check(data, params)
-        fig = ex.draw(data, **params)
-        assert fig.axes, f"{ex.name}: empty figure at {params}"
-        assert any(ax.has_data() for ax in fig.axes), f"{ex.name}: no data drawn at {params}"
+        if params in drawn:
+            fig = ex.draw(data, **params)
+            assert fig.axes, f"{ex.name}: empty figure at {params}"
+            assert any(ax.has_data() for ax in fig.axes), f"{ex.name}: no data drawn at {params}"
     if png_at_ends:
         for params in (corners[0], corners[-1]):
             assert ex.png(ex.compute(**params), params)[:8] == b"\x89PNG\r\n\x1a\n"
-    return corners
+    return computed
 
 
-__all__ = ["STATIC_FRAME_BUDGET", "CHECKS", "finite", "check_for", "sweep"]
+__all__ = ["STATIC_FRAME_BUDGET", "CHECKS", "finite", "check_for", "corners_to_check", "sweep"]

@@ -30,7 +30,7 @@ def _run(node, tmp_path, body: str, stdin: str) -> str:
     """Run ``body`` under node with ``g`` bound to the grader module; return its stdout."""
     script = tmp_path / "run.js"
     script.write_text(f"const g = require({json.dumps(str(GRADER))});\n" + body)
-    res = subprocess.run([node, str(script)], input=stdin, capture_output=True, text=True, timeout=60)
+    res = subprocess.run([node, str(script)], input=stdin, capture_output=True, text=True, timeout=600)
     assert res.returncode == 0, res.stderr
     return res.stdout
 
@@ -41,7 +41,7 @@ def _ref_answer(pl):
 
 # ------------------------------------------------------------------------------------- the file itself
 def test_grader_js_parses(node):
-    res = subprocess.run([node, "--check", str(GRADER)], capture_output=True, text=True, timeout=60)
+    res = subprocess.run([node, "--check", str(GRADER)], capture_output=True, text=True, timeout=600)
     assert res.returncode == 0, res.stderr
 
 

@@ -12,13 +12,23 @@ def test_frame_budget_fits_the_player():
     assert STATIC_FRAME_BUDGET <= MAX_FRAMES
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(EXPLORERS))
 def test_explorer_corners(name):
-    """Every explorer through the one sweep (tests/explorer_sweep.py): frame budget, finite data, the
-    explorer's own invariants, a figure with data, a PNG at the extreme corners."""
+    """Every explorer through the one sweep (tests/explorer_sweep.py) at a representative share of its corners
+    (explorer_sweep.corners_to_check: the extremes, each figure set-up, a seeded draw of others): frame budget,
+    finite data, the explorer's own invariants, a figure with data where its layout can change, a PNG at the
+    extreme corners."""
     ex = EXPLORERS[name]
     assert ex.n_frames() <= MAX_FRAMES
-    sweep(ex)
+    sweep(ex, every_corner=False)
+
+
+@pytest.mark.audit
+@pytest.mark.parametrize("name", sorted(EXPLORERS))
+def test_explorer_every_corner(name):
+    """The same sweep at every corner, each computed and drawn (make audit)."""
+    sweep(EXPLORERS[name], png_at_ends=False)
 
 
 def test_every_section_registers_its_explorers():
@@ -33,6 +43,7 @@ def test_every_section_registers_its_explorers():
         assert name in EXPLORERS and CHECKS[name] is check_for(name)
 
 
+@pytest.mark.slow
 def test_static_player_has_every_frame():
     ex = EXPLORERS["merge_orders"]
     html = render_static(ex)

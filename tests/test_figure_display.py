@@ -92,6 +92,7 @@ def test_png_keeps_the_frozen_layout_and_never_clips(monkeypatch):
 
 # ------------------------------------------------------------------ readable on every screen, a phone's too
 
+@pytest.mark.slow
 def test_every_explorer_figure_is_narrow_with_large_enough_text():
     """Each explorer's default figure is at most MAX_WIDTH inches wide and its smallest drawn text is at least
     MIN_FONT points: 12.5 CSS px on a desktop, >= 9 CSS px in a 390 px phone's 358 px column."""
@@ -192,6 +193,7 @@ def test_static_player_writes_frames_as_files(monkeypatch, tmp_path):
     assert int(m.group(1)) == 200 and float(m.group(3)) >= 24.9   # 2 in at 100 CSS px/in; 9 pt at 200 dpi
 
 
+@pytest.mark.slow
 def test_frame_cache_draws_each_frame_once_per_source(monkeypatch, tmp_path):
     """With a frame cache (the book build's ``_build/.frame-cache``) a second render of the same source draws
     nothing and writes the same HTML; another source fingerprint draws every frame again and drops the old

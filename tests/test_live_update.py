@@ -14,6 +14,7 @@ pytest.importorskip("matplotlib")
 from flashbook.explorer import all_explorers  # noqa: E402
 from flashbook.drawing import LIVE_DPI
 from flashbook.live import LiveFigure  # noqa: E402
+from tiers import pick  # noqa: E402
 
 WITH_UPDATE = sorted(name for name, ex in all_explorers().items() if ex.content is not None)
 
@@ -44,17 +45,25 @@ def _settings(ex, count: int = 6) -> list[dict]:
     return picked
 
 
+def _short_walk(ex) -> list[dict]:
+    """make test's share of :func:`_settings`, in its order: its first three settings (the first sliders moved
+    to their ends and middle, which mostly update in place), one more drawn at random (seeded: tests/tiers.py),
+    and the return to the defaults."""
+    walk = _settings(ex)
+    chosen = pick(range(len(walk)), keep=sorted({0, 1, 2, len(walk) - 1} & set(range(len(walk)))), extra=1,
+                  label=f"walk of {ex.name}")
+    return [walk[i] for i in chosen]
+
+
 def test_some_explorers_update_in_place():
     assert len(WITH_UPDATE) == len(all_explorers())      # every explorer of the book updates in place
 
 
-@pytest.mark.parametrize("name", WITH_UPDATE)
-def test_update_in_place_matches_a_fresh_draw(name):
-    """Walk one persistent figure through several settings; at each, its PNG equals a fresh draw's (in the
-    same frozen layout) up to anti-aliasing: at most 0.2% of the pixels differ by more than 16/255."""
+def _walk(name: str, steps: list[dict]) -> None:
+    """Walk one persistent figure through ``steps``; at each, its PNG equals a fresh draw's (in the same
+    frozen layout) up to anti-aliasing: at most 0.2% of the pixels differ by more than 16/255."""
     ex = all_explorers()[name]
     live = LiveFigure(ex, dpi=LIVE_DPI)
-    steps = _settings(ex)
     for p in steps:
         data = ex.compute(**p)
         got = _pixels(live.png(data, p))
@@ -63,6 +72,21 @@ def test_update_in_place_matches_a_fresh_draw(name):
         off = (np.abs(got - want).max(axis=2) > 16).mean()
         assert off <= TOLERANCE.get(name, 0.002), f"{name} at {p}: {off:.2%} of the pixels differ from a fresh draw"
     assert live.updates >= len(steps) // 3, f"{name}: only {live.updates} of {len(steps)} moves updated in place"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", WITH_UPDATE)
+def test_update_in_place_matches_a_fresh_draw(name):
+    """A short walk (:func:`_short_walk`) of one persistent figure: each in-place update shows what a fresh
+    draw at the same setting shows."""
+    _walk(name, _short_walk(all_explorers()[name]))
+
+
+@pytest.mark.audit
+@pytest.mark.parametrize("name", WITH_UPDATE)
+def test_update_in_place_matches_a_fresh_draw_at_every_setting(name):
+    """The whole walk (:func:`_settings`: each slider to its ends and middle, the corners) (make audit)."""
+    _walk(name, _settings(all_explorers()[name]))
 
 
 def _line_explorer(name, title=lambda data: "", **kw):

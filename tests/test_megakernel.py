@@ -183,6 +183,7 @@ def _reference_megakernel(model, gpu, **assumptions):
     return np.array(ends)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kw", [{}, {"pages": 2, "sync": 2e-6}, {"rows_per_block": 64, "bandwidth_efficiency": 0.7}])
 def test_megakernel_matches_the_plain_recurrence(kw):
     """The event loop (each SM's loader passing its holds) is the streaming recurrence written another way."""

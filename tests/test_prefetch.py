@@ -9,6 +9,7 @@ import pickle
 import signal
 import subprocess
 import sys
+import threading
 import time
 
 import numpy as np
@@ -19,7 +20,7 @@ pytest.importorskip("matplotlib")
 from flashbook.explorer import all_explorers
 from flashbook.figures.base import new_figure  # noqa: E402
 from flashbook.drawing import LIVE_DPI
-from flashbook.explorer import Explorer, Slider
+from flashbook.explorer import Explorer, Slider, settings_key
 from flashbook.live import LiveFigure
 from flashbook.prefetch import Prefetcher
 from flashbook.display import show  # noqa: E402
@@ -89,7 +90,7 @@ def test_prefetch_draws_the_neighbours_in_a_low_priority_helper_process():
     live.render()
     pre = Prefetcher(live)
     pre.request(ex.defaults())
-    assert Prefetcher.idle(timeout=120)
+    assert Prefetcher.idle()
     wanted = ex.neighbours(ex.defaults())
     assert len(wanted) >= 2 and pre.drawn == len(wanted)
     for q in wanted:
@@ -122,7 +123,7 @@ def test_the_helper_steps_aside_while_a_move_is_answered():
     ex = all_explorers()["roofline"]
     live = LiveFigure(ex)
     Prefetcher(live).request(ex.defaults())
-    assert Prefetcher.idle(timeout=120)
+    assert Prefetcher.idle()
     pid = Prefetcher._server.pid
     Prefetcher.step_aside(600)
     assert _wait_for_state(pid, "T") == "T"               # stopped while the move's image travels
@@ -142,13 +143,48 @@ def test_an_explorer_outside_the_registry_is_prefetched_on_the_thread():
     live.render()
     pre = Prefetcher(live)
     pre.request(ex.defaults(), ("a", 1))
-    assert Prefetcher.idle(timeout=60)
+    assert Prefetcher.idle()
     assert pre.drawn == len(ex.neighbours(ex.defaults(), ("a", 1))) == 5
     q = {"a": 4, "b": "y"}
     assert _same_picture(live.cached(q), ex.png(ex.compute(**q), q, dpi=LIVE_DPI))
     # take() of a setting that is neither cached nor queued: None (the caller draws it)
     assert pre.take({"a": 1, "b": "x"}) is None
     assert pre.take(q) == live.cached(q)
+
+
+class _NoWaiting(threading.Condition):
+    """A condition that fails any wait on it."""
+
+    def wait(self, timeout=None):
+        raise AssertionError("waited on the prefetcher's condition")
+
+    def wait_for(self, predicate, timeout=None):
+        raise AssertionError("waited on the prefetcher's condition")
+
+
+def test_a_move_never_waits_for_the_helpers_draw(monkeypatch):
+    """take() of the setting the helper is drawing right now returns at once, with None (the kernel then draws
+    it itself): the helper runs at low priority, and a move waiting for it on a busy machine would wait on the
+    slowest process there is. The setting is no longer queued either."""
+    ex = _toy("t_busy")
+    pre = Prefetcher(LiveFigure(ex))
+    drawing, queued = {"a": 4, "b": "y"}, {"a": 2, "b": "y"}
+    monkeypatch.setattr(Prefetcher, "_cond", _NoWaiting())
+    monkeypatch.setattr(Prefetcher, "_now", (pre, settings_key(drawing)))
+    monkeypatch.setattr(Prefetcher, "_todo", [(pre, queued)])
+    assert pre.take(drawing) is None
+    assert pre.take(queued) is None and Prefetcher._todo == []
+
+
+def test_idle_waits_while_draws_finish_and_reports_a_stall(monkeypatch):
+    """Prefetcher.idle waits as long as draws keep finishing (a busy machine only makes them slower), and says
+    False once none finished for stall_s seconds (the draw under way never ends here)."""
+    pre = Prefetcher(LiveFigure(_toy("t_stalled")))
+    monkeypatch.setattr(Prefetcher, "_now", (pre, settings_key({"a": 4, "b": "y"})))
+    monkeypatch.setattr(Prefetcher, "_todo", [])
+    assert Prefetcher.idle(stall_s=0.2) is False
+    monkeypatch.setattr(Prefetcher, "_now", None)
+    assert Prefetcher.idle(stall_s=0.2) is True
 
 
 def test_the_widget_answers_a_step_from_the_prefetched_cache(monkeypatch):
@@ -159,7 +195,7 @@ def test_the_widget_answers_a_step_from_the_prefetched_cache(monkeypatch):
     box = show(ex)
     controls, image, _ = box.children
     assert isinstance(image, W.Image) and box.prefetcher is not None
-    assert Prefetcher.idle(timeout=120)
+    assert Prefetcher.idle()
     slider = next(c for c in controls.children if c.description == "N")
     vals = [v for _, v in slider.options]
     step = vals[vals.index(slider.value) + 1]
@@ -180,13 +216,13 @@ from flashbook.prefetch import Prefetcher
 ex = get_explorer("roofline")
 pre = Prefetcher(LiveFigure(ex))
 pre.request(ex.defaults())
-assert Prefetcher.idle(timeout=300)
+assert Prefetcher.idle()
 signal.signal(signal.SIGINT, signal.SIG_IGN)   # the kernel handles its own interrupt (ipykernel does)
 helper, drawn = Prefetcher._server, pre.drawn
 os.killpg(0, signal.SIGINT)      # Jupyter interrupts the kernel's process group, also before a shutdown
 print(helper.pid)
 pre.request(ex.defaults(), ("d", 1))           # one setting more: d two steps on
-assert Prefetcher.idle(timeout=300)
+assert Prefetcher.idle()
 assert pre.drawn == drawn + 1 and Prefetcher._server is helper and helper.poll() is None   # drawn by the same helper
 """
 
@@ -214,6 +250,7 @@ def _helper(env=None):
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
 
 
+@pytest.mark.slow
 def test_the_helper_ignores_sigint_and_leaves_quietly_when_the_kernel_goes():
     """serve_drawings on its own: SIGINT does not stop it; a closed stdin (the kernel exited, or was killed)
     and a closed stdout (nobody reads the answers) each end it with status 0 and nothing on stderr."""
@@ -228,7 +265,7 @@ def test_the_helper_ignores_sigint_and_leaves_quietly_when_the_kernel_goes():
     srv.stdin.flush()
     assert pickle.load(srv.stdout)[0] is True          # still answering after the interrupt
     srv.stdin.close()                                  # the kernel exits
-    assert srv.wait(timeout=120) == 0 and srv.stderr.read() == b""
+    assert srv.wait(timeout=600) == 0 and srv.stderr.read() == b""
     srv.stdout.close()
     srv.stderr.close()
 
@@ -236,7 +273,7 @@ def test_the_helper_ignores_sigint_and_leaves_quietly_when_the_kernel_goes():
     srv.stdout.close()                                 # nobody will read the answer
     srv.stdin.write(request)
     srv.stdin.close()
-    assert srv.wait(timeout=120) == 0 and srv.stderr.read() == b""
+    assert srv.wait(timeout=600) == 0 and srv.stderr.read() == b""
     srv.stderr.close()
 
 
@@ -247,7 +284,7 @@ def test_serve_drawings_answers_each_request_and_reports_errors():
     env = {**os.environ, "MPLBACKEND": "Agg"}
     env.pop("FLASHBOOK_STATIC", None)
     out = subprocess.run([sys.executable, "-c", "from flashbook.prefetch import serve_drawings; serve_drawings()"],
-                         input=reqs, capture_output=True, env=env, timeout=120, check=True).stdout
+                         input=reqs, capture_output=True, env=env, timeout=600, check=True).stdout
     buf = io.BytesIO(out)
     ok, err = pickle.load(buf)
     assert not ok and "unknown explorer 'no_such_explorer'" in err

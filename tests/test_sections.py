@@ -18,6 +18,7 @@ def _toc_files() -> set[str]:
     return set(toc_pages(ROOT / "_toc.yml"))
 
 
+@pytest.mark.slow
 def test_every_public_name_resolves_to_a_page_in_the_book():
     documented = {key for _mod, _m, rows in api_entries() for _doc, key, _c, _o, _k in rows}
     pages = {key: section_for(key) for key in documented}

@@ -268,7 +268,7 @@ process.stdout.write(JSON.stringify(d.cases.map(c => {
   return {status: v.status, parts: v.parts.map(p => [p.key, p.status, p.mistake]), message: v.message};
 })));""")
     res = subprocess.run([NODE, str(script)], input=json.dumps({"fp": fp, "cases": cases}), capture_output=True,
-                         text=True, timeout=120)
+                         text=True, timeout=600)
     assert res.returncode == 0, res.stderr
     js = json.loads(res.stdout)
     for r in js + py:
@@ -291,7 +291,7 @@ process.stdout.write(JSON.stringify({c: d.r.map(r => d.xs.map(x => g.fbCanonical
                                      h: d.t.map(t => g.fbDigest('s/v1/k', t))}));""")
     texts = ["68.2", "µs", "", "x" * 200]
     res = subprocess.run([NODE, str(script)], input=json.dumps({"r": [p.rounding for p in parts], "xs": xs, "t": texts}),
-                         capture_output=True, text=True, timeout=60)
+                         capture_output=True, text=True, timeout=600)
     assert res.returncode == 0, res.stderr
     out = json.loads(res.stdout)
     assert out["c"] == want

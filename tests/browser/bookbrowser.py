@@ -67,6 +67,41 @@ def is_notebook(docname: str) -> bool:
 
 PAGES = toc_pages()
 
+_CLASS_ATTR = re.compile(r'<([a-zA-Z][\w-]*)\b[^>]*?\bclass="([^"]*)"')
+_TAG = re.compile(r"<([a-zA-Z][\w-]*)\b")
+#: A class that names one element rather than a style (a hash or a long number in it: a player's id, a cell's).
+_ID_LIKE = re.compile(r"\d{3,}|[0-9a-f]{8}")
+
+
+def style_signature(html: str) -> set[str]:
+    """What a page's body can be styled by: each element name, and each ``element.class`` pair (classes that
+    name one element, such as ids in disguise, left out). Two pages with the same signature are drawn by the
+    same CSS rules, so a check of colours on one holds on the other."""
+    body = html[html.find("<body"):]
+    sig = {t.lower() for t in _TAG.findall(body)}
+    for tag, classes in _CLASS_ATTR.findall(body):
+        sig |= {f"{tag.lower()}.{c}" for c in classes.split() if not _ID_LIKE.search(c)}
+    return sig
+
+
+def style_cover(pages=None, html_dir: Path = HTML) -> list[str]:
+    """The pages whose styles differ: a small set of pages whose :func:`style_signature` together hold every
+    element and class any page of the book shows, each next page the one that adds the most not yet held per
+    square root of its element count (a large API page is picked only for what no smaller page shows). In the
+    order of ``pages`` (default :data:`PAGES`); a page added to the book with a style of its own joins it.
+    Pages not built (no ``_build/html`` yet: the browser tests then fail on the missing build) are left out."""
+    pages = [d for d in (PAGES if pages is None else pages) if (html_dir / (d + ".html")).exists()]
+    sig, size = {}, {}
+    for d in pages:
+        html = (html_dir / (d + ".html")).read_text(encoding="utf-8")
+        sig[d], size[d] = style_signature(html), max(1, len(_TAG.findall(html)))
+    left, chosen = set().union(*sig.values()) if sig else set(), []
+    while left:
+        best = max(pages, key=lambda d: (len(sig[d] & left) / size[d] ** 0.5, -pages.index(d)))
+        chosen.append(best)
+        left -= sig[best]
+    return [d for d in pages if d in chosen]
+
 
 def pages_showing(visit, what: str) -> list[str]:
     """The pages of the book whose visit record counts some ``what`` (e.g. ``"math"``, ``"explorers"``);
@@ -78,6 +113,27 @@ def pages_showing(visit, what: str) -> list[str]:
     if not pages:
         pytest.fail(f"no page of the book shows {what}: nothing for this test to check")
     return pages
+
+
+def share_of(pages: list[str], label: str, extra: int = 2) -> tuple[list[str], list[str]]:
+    """``(make test's share, the rest)`` of ``pages`` for a check that visits each of them (the rest is checked
+    by the check's ``make audit`` twin): the first page of each folder (``book/``, ``book/labs/``,
+    ``book/api/``: a page's depth decides its relative links to ``_static/``) and ``extra`` more drawn at random
+    (seeded: ``tests/tiers.py``)."""
+    from tiers import pick
+
+    firsts = list({d.rsplit("/", 1)[0]: d for d in reversed(pages)}.values())
+    chosen = pick(pages, keep=firsts, extra=extra, label=label)
+    return chosen, [d for d in pages if d not in chosen]
+
+
+def colour_audits(session, width: int) -> set[str]:
+    """The pages whose colours this session audits with axe at ``width`` px (the selected
+    ``test_axe_finds_nothing_serious`` items: the style cover in make test, every page in make audit), so each
+    page's one load at that width runs the colour rules if and only if a test reads them."""
+    return {item.callspec.params["doc"] for item in session.items
+            if getattr(item, "originalname", "") == "test_axe_finds_nothing_serious"
+            and item.callspec.params.get("width") == width}
 
 
 def is_local(url: str) -> bool:
@@ -242,27 +298,33 @@ def set_theme(page, theme: str):
 #: The axe rules of WCAG 2 A/AA whose outcome depends on the colours drawn (the rest read the DOM, the same in
 #: both themes): run in the dark theme after the whole set ran in the light one.
 COLOUR_RULES = ["color-contrast", "link-in-text-block"]
-_AXE_JS = """async (rules) => {
-    const only = rules ? {type: 'rule', values: rules} : {type: 'tag', values: ['wcag2a', 'wcag2aa']};
-    const r = await axe.run(document, {runOnly: only, resultTypes: ['violations']});
+_AXE_JS = """async (which) => {
+    const only = which.only ? {type: 'rule', values: which.only} : {type: 'tag', values: ['wcag2a', 'wcag2aa']};
+    const options = {runOnly: only, resultTypes: ['violations']};
+    if (which.except) { options.rules = Object.fromEntries(which.except.map(id => [id, {enabled: false}])); }
+    const r = await axe.run(document, options);
     return r.violations.map(v => ({id: v.id, impact: v.impact, n: v.nodes.length,
                                    where: v.nodes.slice(0, 3).map(x => x.target.join(' ') + ' ' +
                                           (x.failureSummary || '').split('\\n').slice(1, 2).join(''))}));
 }"""
 
 
-def run_axe(page, source: str) -> dict:
-    """axe-core on the loaded ``page``: every WCAG 2.0 A/AA rule in the light theme, then the rules that read
-    colours (:data:`COLOUR_RULES`) in the dark one (the theme's own switch, transitions off).
+def run_axe(page, source: str, colours: bool = True) -> dict:
+    """axe-core on the loaded ``page``. With ``colours``: every WCAG 2.0 A/AA rule in the light theme, then the
+    rules that read colours (:data:`COLOUR_RULES`) in the dark one (the theme's own switch, transitions off).
+    Without: every WCAG 2.0 A/AA rule but the colour rules, in the light theme only: the rules that read the
+    page's own elements (names, labels, roles, structure), a sixth of a full pass on the largest API page.
 
     The dark pass reads colours only: sound while no element is shown in one theme alone, which is asserted
-    (``.only-dark``, ``.only-light``). Returns ``{"light": [...], "dark": [...]}``, each violation as
+    (``.only-dark``, ``.only-light``). Returns ``{"light": [...], "dark": [...] or None}``, each violation as
     ``{id, impact, n, where}``."""
     page.add_script_tag(content=source)
     assert page.evaluate("axe.version") == AXE_VERSION, f"{page.url}: axe-core {page.evaluate('axe.version')} ran"
     assert not page.locator(".only-dark, .only-light").count(), f"{page.url}: theme-only elements; run every rule in dark"
+    if not colours:
+        return {"light": page.evaluate(_AXE_JS, {"except": COLOUR_RULES}), "dark": None}
     found = {}
     for theme in ("light", "dark"):
         set_theme(page, theme)
-        found[theme] = page.evaluate(_AXE_JS, COLOUR_RULES if theme == "dark" else None)
+        found[theme] = page.evaluate(_AXE_JS, {"only": COLOUR_RULES} if theme == "dark" else {})
     return found

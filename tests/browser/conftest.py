@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from bookbrowser import (CHROMIUM, CHROMIUM_ARGS, HTML, PLAYERS_FIT_JS, RESOURCES_JS, SCREENSHOTS,  # noqa: F401
-                         SHOTS, VISIT_JS, axe_source, is_local, new_offline_page, run_axe)
+                         SHOTS, VISIT_JS, axe_source, colour_audits, is_local, new_offline_page, run_axe)
 
 
 def pytest_collection_modifyitems(config, items):
@@ -20,6 +20,12 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if here in Path(str(item.fspath)).parents:
             item.add_marker(pytest.mark.browser)
+
+
+#: Milliseconds a page load, a wait for a condition or a click may take before Playwright gives up: its default
+#: (30 s) is a deadline a loaded 2-core machine can miss (the largest API page loads in 3 s at a load average of
+#: 10, and a load waits for every image); the tests that wait for something name what they waited for.
+BROWSER_TIMEOUT_MS = 300_000
 
 
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):
@@ -48,20 +54,32 @@ def browser():
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as pw:
-        b = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        b = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True, timeout=BROWSER_TIMEOUT_MS)
+        new_context = b.new_context
+
+        def generous_context(**kw):
+            """A context whose loads, waits and clicks wait :data:`BROWSER_TIMEOUT_MS`, not Playwright's 30 s."""
+            context = new_context(**kw)
+            context.set_default_timeout(BROWSER_TIMEOUT_MS)
+            context.set_default_navigation_timeout(BROWSER_TIMEOUT_MS)
+            return context
+
+        b.new_context = generous_context
         yield b
         b.close()
 
 
 @pytest.fixture(scope="session")
-def visit(site, browser):
+def visit(request, site, browser):
     """``visit(docname)`` -> dict describing the loaded page (each page is loaded once per session, at 1280 px in
     a fresh browser context): what :data:`VISIT_JS` reads, the first load's resources (``resources``:
     :data:`RESOURCES_JS`, 300 ms after the load, so frames fetched unasked are in), its players' fit
-    (``fit``: :data:`PLAYERS_FIT_JS`) and axe-core's findings
-    (``axe``: :func:`run_axe`, after everything else was read)."""
+    (``fit``: :data:`PLAYERS_FIT_JS`) and axe-core's findings (``axe``: :func:`run_axe`, after everything else
+    was read: with the colour rules in both themes where a selected test audits the page's colours at 1280 px
+    (:func:`colour_audits`), else the other rules in the light theme)."""
     cache: dict[str, dict] = {}
     source = axe_source()
+    colours = colour_audits(request.session, 1280)
     if SCREENSHOTS:
         SHOTS.mkdir(parents=True, exist_ok=True)
 
@@ -94,7 +112,7 @@ def visit(site, browser):
         if SCREENSHOTS:
             page.screenshot(path=str(SHOTS / (docname.replace("/", "__") + ".png")), full_page=True,
                             timeout=120_000)  # a long page: a full-page shot takes a while on 2 cores
-        info["axe"] = run_axe(page, source) if response else {"light": [], "dark": []}
+        info["axe"] = run_axe(page, source, docname in colours) if response else {"light": [], "dark": None}
         page.context.close()
         cache[docname] = info
         return info

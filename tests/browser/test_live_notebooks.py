@@ -2,7 +2,8 @@
 
 The test starts its own JupyterLab on 127.0.0.1 (free port, random token, ``--no-browser``, the kernel of
 this ``.venv``) over a temporary copy of ``book/`` (so nothing is ever saved into the repository), opens
-every notebook, runs all cells, and checks what the reader sees:
+each notebook (``make test``: one of each kind, :data:`LIVE_IN_TEST`; ``make audit``: every notebook), runs all
+cells, and checks what the reader sees:
 
 * no error output;
 * no raw MyST in the rendered Markdown (roles, directive options, fences, unrendered ``$``);
@@ -13,6 +14,10 @@ every notebook, runs all cells, and checks what the reader sees:
 
 Every request to a host other than 127.0.0.1 is aborted: JupyterLab, its MathJax and the MyST renderer are
 served locally. Marked ``browser`` (``make browser``).
+
+No wait here is a deadline a loaded machine can miss: Run All and the rendering after it are waited for as long
+as they make progress (a cell finishing, a number rendered), and the other waits are some ten times what they
+take at a load average of 10; each failure says what it waited for.
 """
 from __future__ import annotations
 
@@ -31,10 +36,16 @@ from pathlib import Path
 import pytest
 
 from bookbrowser import RAW_MATH, ROOT, SCREENSHOTS, SHOTS, is_local
+from tiers import sample
 
 BOOK = ROOT / "book"
 #: every page of the book that is a notebook, the labs included (paths below book/, as JupyterLab opens them)
 NOTEBOOKS = sorted(p.relative_to(BOOK).as_posix() for p in (*BOOK.glob("*.ipynb"), *BOOK.glob("labs/*.ipynb")))
+#: The notebooks make test runs live, one of each kind (make audit runs every notebook live; nbval executes every
+#: one in make test either way): a chapter with four explorers (the one whose Run All once stalled), a chip lab, the
+#: exercises page. Every notebook that imports the CUDA labs' harness (``cudalab``) runs live in make test too
+#: (:func:`live_in_test`). Add a notebook's path here to run it live in make test.
+LIVE_IN_TEST = ("06b_scheduling_decode.ipynb", "labs/lab2_flash_forward.ipynb", "12_exercises.ipynb")
 JUPYTER = Path(sys.executable).parent / "jupyter"
 RAW_MYST = re.compile(r"\{(glue|eval|cite|doc|ref|numref|eq|exercise|solution|admonition)[:}]|:class:|:label:"
                       r"|```\{|\{glue:text\}")
@@ -47,9 +58,29 @@ SETTINGS = {
     "@jupyterlab/docmanager-extension/plugin": {"autosave": False},
 }
 
+#: Seconds for JupyterLab's server to answer, JupyterLab to load in the page, or a kernel to start and be idle:
+#: some ten times what each takes on a 2-core machine at a load average of 10 (about 10, 15 and 15 s).
+STARTUP_S = 180.0
+#: Seconds for an explorer's image (and then its text alternative) to change after a control moved: a move is
+#: a compute and a draw in the kernel, at most about 2 s at a load average of 10.
+MOVE_S = 120.0
+#: Seconds the rendering after Run All (jupyterlab-myst's {eval} numbers, the widgets' controls) may go without
+#: any change before the test reports what is missing: progress-based, as Run All is.
+RENDER_STALL_S = 60.0
+
 
 def _cells(name: str) -> list[dict]:
     return json.loads((BOOK / name).read_text(encoding="utf-8"))["cells"]
+
+
+_IMPORTS_CUDALAB = re.compile(r"^\s*(?:from|import)\s+cudalab\b", re.M)
+
+
+def live_in_test() -> list[str]:
+    """The notebooks ``make test`` runs live: :data:`LIVE_IN_TEST` and every notebook with a code cell that
+    imports ``cudalab`` (a CUDA lab's page), in the order of :data:`NOTEBOOKS`."""
+    return [n for n in NOTEBOOKS if n in LIVE_IN_TEST or any(
+        c["cell_type"] == "code" and _IMPORTS_CUDALAB.search("".join(c["source"])) for c in _cells(n))]
 
 
 def _solution_cells(cells: list[dict]) -> list[int]:
@@ -113,14 +144,15 @@ def lab(tmp_path_factory):
         env=env, stdout=log, stderr=subprocess.STDOUT)
     base = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 90
+        deadline = time.monotonic() + STARTUP_S
         while True:
             try:
-                urllib.request.urlopen(f"{base}/api/status?token={token}", timeout=2)
+                urllib.request.urlopen(f"{base}/api/status?token={token}", timeout=10)
                 break
             except OSError:
                 if proc.poll() is not None or time.monotonic() > deadline:
-                    pytest.fail("JupyterLab did not start:\n" + (tmp / "lab.log").read_text()[-3000:])
+                    pytest.fail(f"JupyterLab's server did not answer /api/status within {STARTUP_S:.0f} s (or exited):\n"
+                                + (tmp / "lab.log").read_text()[-3000:])
                 time.sleep(0.3)
         yield base, token
     finally:
@@ -233,22 +265,66 @@ _KERNEL_READY_JS = r"""
 }
 """
 
-_RUN_ALL_JS = r"""
-async (timeoutMs) => {
+_RUN_ALL_START_JS = r"""
+() => {
+  // Run > Run All Cells; the command's promise resolves once every cell has run (or rejects): kept on the window,
+  // and the test polls the notebook's progress meanwhile (_RUN_ALL_PROGRESS_JS)
   const app = window.jupyterapp;
-  const panel = app.shell.currentWidget;
-  const ran = app.commands.execute('notebook:run-all-cells');   // Run > Run All Cells; resolves when all ran
-  const timeout = new Promise((_, reject) => setTimeout(() => reject(new Error('timeout')), timeoutMs));
-  const ok = await Promise.race([ran, timeout]);
+  window.fbRunAll = {done: false, error: null};
+  app.commands.execute('notebook:run-all-cells').then(
+      ok => { window.fbRunAll.done = true; window.fbRunAll.ok = ok; },
+      e => { window.fbRunAll.done = true; window.fbRunAll.error = String(e); });
+}
+"""
+
+_RUN_ALL_PROGRESS_JS = r"""
+() => {
+  const panel = window.jupyterapp.shell.currentWidget;
   const cells = panel.content.model.cells;
   const counts = [];
   for (let i = 0; i < cells.length; i++) {
     const c = cells.get(i);
     if (c.type === 'code') counts.push(c.sharedModel.getSource().trim() ? c.executionCount : 'empty');
   }
-  return {ok, counts, status: panel.sessionContext.session.kernel.status};
+  const k = panel.sessionContext.session && panel.sessionContext.session.kernel;
+  return {done: window.fbRunAll.done, ok: window.fbRunAll.ok, error: window.fbRunAll.error, counts,
+          status: k ? k.status : 'no kernel', connection: k ? k.connectionStatus : 'none'};
 }
 """
+
+#: Seconds Run All may go without a code cell finishing before the test calls it stalled. Progress-based, not a
+#: deadline on the whole notebook: a loaded machine only makes each cell slower. The slowest cell of the book
+#: (a first explorer drawn in a fresh kernel) takes about 4 s on a quiet 2-core machine: this is some fifty times
+#: that, so only a cell that does not finish at all (a stall) reaches it.
+RUN_ALL_STALL_S = 180.0
+
+
+def _run_all(page, name: str) -> list[str]:
+    """Run All in the open notebook and wait for the command to resolve, as long as the cells keep finishing
+    (no code cell finishing for :data:`RUN_ALL_STALL_S` is a stall, reported with the cells run so far and the
+    kernel's state). Returns the progress timeline (seconds after the start, cells done)."""
+    page.evaluate(_RUN_ALL_START_JS)
+    t0 = last_change = time.monotonic()
+    seen, timeline = None, []
+    while True:
+        state = page.evaluate(_RUN_ALL_PROGRESS_JS)
+        done = sum(isinstance(n, int) for n in state["counts"])
+        now = time.monotonic()
+        if done != seen:
+            seen, last_change = done, now
+            timeline.append(f"{now - t0:.1f} s: {done}/{len(state['counts'])}")
+        if state["done"]:
+            break
+        if now - last_change > RUN_ALL_STALL_S:
+            pytest.fail(f"{name}: Run All stalled: no code cell finished for {RUN_ALL_STALL_S:.0f} s "
+                        f"({now - t0:.0f} s after it started); execution counts {state['counts']}, kernel "
+                        f"{state['status']} ({state['connection']}); progress {timeline}")
+        page.wait_for_timeout(250)   # the polling interval
+    assert not state["error"], f"{name}: Run All failed: {state['error']}; execution counts {state['counts']}"
+    assert state["ok"] is not False, f"{name}: Run All stopped before the end: execution counts {state['counts']}"
+    assert all(isinstance(n, int) for n in state["counts"] if n != "empty"), \
+        f"{name}: cells left unexecuted after Run All: {state['counts']}"
+    return timeline
 
 
 def _open_and_run_all(page, base, token, name):
@@ -260,22 +336,30 @@ def _open_and_run_all(page, base, token, name):
     t_lab = time.monotonic()
     if not page.evaluate("() => !!window.jupyterapp"):
         page.goto(f"{base}/lab?reset&token={token}")
-        page.wait_for_function("() => !!window.jupyterapp && window.jupyterapp.started !== undefined",
-                               timeout=90_000, polling=100)
+        _wait_for(page, "() => !!window.jupyterapp && window.jupyterapp.started !== undefined",
+                  "JupyterLab's application object in the page", STARTUP_S)
         page.evaluate("() => window.jupyterapp.restored")
         print(f"JupyterLab loaded in the page in {time.monotonic() - t_lab:.1f} s", flush=True)
     t0 = time.monotonic()
     page.evaluate(_OPEN_JS, name)
-    page.wait_for_function(_KERNEL_READY_JS, timeout=90_000, polling=100)
+    _wait_for(page, _KERNEL_READY_JS, f"{name}'s kernel to be connected and idle", STARTUP_S)
     t1 = time.monotonic()
-    state = page.evaluate(_RUN_ALL_JS, 120_000)
-    assert state["ok"], f"{name}: Run All stopped before the end: execution counts {state['counts']}"
-    assert all(isinstance(n, int) for n in state["counts"] if n != "empty"), \
-        f"{name}: cells left unexecuted after Run All: {state['counts']}"
+    timeline = _run_all(page, name)
     # Markdown cells render their {eval} once the kernel answers: wait until the kernel is idle again (then
     # _rendered waits for the rendering itself)
-    page.wait_for_function(_KERNEL_READY_JS, timeout=30_000, polling=100)
-    print(f"{name}: open + kernel {t1 - t0:.1f} s, Run All {time.monotonic() - t1:.1f} s", flush=True)
+    _wait_for(page, _KERNEL_READY_JS, f"{name}'s kernel to be idle after Run All", STARTUP_S)
+    print(f"{name}: open + kernel {t1 - t0:.1f} s, Run All {time.monotonic() - t1:.1f} s ({timeline[-1]})",
+          flush=True)
+
+
+def _wait_for(page, js: str, what: str, timeout_s: float) -> None:
+    """Poll ``js`` in the page until it is true; after ``timeout_s`` fail saying what was waited for."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    try:
+        page.wait_for_function(js, timeout=timeout_s * 1000, polling=100)
+    except PlaywrightTimeout:
+        pytest.fail(f"waited {timeout_s:.0f} s for {what}")
 
 
 #: an exercise's label (``ex-standard-io``) as a reader would see it when a {ref} to it is left unresolved
@@ -312,20 +396,25 @@ def _explorer_cells(source: list[dict]) -> list[int]:
     return [i for i, s in enumerate(source) if s["cell_type"] != "markdown" and "show(" in "".join(s["source"])]
 
 
-def _rendered(page, source: list[dict], timeout_s: float = 30.0) -> list[dict]:
+def _rendered(page, source: list[dict]) -> list[dict]:
     """The notebook's cells as rendered (``_RENDERED_JS``), once every cell is there, every Markdown cell
-    shows its {eval} numbers and its boxes and every explorer its widgets and image, or as they are at the
-    deadline (the test then reports what is wrong).
+    shows its {eval} numbers and its boxes and every explorer its widgets and image, or as they are when the
+    rendering made no progress for :data:`RENDER_STALL_S` seconds (the test then reports what is wrong).
 
     jupyterlab-myst renders a Markdown cell's {eval} roles when the kernel answers them, and the widget
-    manager draws an explorer's controls when its comm opens, both after Run All: a condition polled with a
-    deadline, not a fixed pause, so a slow machine only waits longer."""
-    deadline = time.monotonic() + timeout_s
+    manager draws an explorer's controls when its comm opens, both after Run All: a condition polled as long as
+    the rendering moves on, not a fixed pause, so a slow machine only waits longer."""
+    seen, last_change = None, time.monotonic()
     while True:
         cells = page.evaluate(_RENDERED_JS)
-        done = (len(cells) == len(source) and not _markdown_problems(cells, source)
-                and all(cells[i]["widgets"] and cells[i]["images"] for i in _explorer_cells(source)))
-        if done or time.monotonic() > deadline:
+        problems = _markdown_problems(cells, source) if len(cells) == len(source) else None
+        ready = [i for i in _explorer_cells(source) if i < len(cells) and cells[i]["widgets"] and cells[i]["images"]]
+        if len(cells) == len(source) and not problems and len(ready) == len(_explorer_cells(source)):
+            return cells
+        state = (len(cells), tuple(problems or ()), tuple(ready))
+        if state != seen:
+            seen, last_change = state, time.monotonic()
+        elif time.monotonic() - last_change > RENDER_STALL_S:
             return cells
         page.wait_for_timeout(100)   # the polling interval
 
@@ -354,9 +443,9 @@ def _changed(page, js: str, cell, before, timeout_ms: int) -> bool:
         return False
 
 
-def _image_changed(page, cell, before, timeout_ms) -> bool:
-    """Whether the explorer's image differs from ``before`` within ``timeout_ms``."""
-    return _changed(page, _IMAGE_CHANGED_JS, cell, before, timeout_ms)
+def _image_changed(page, cell, before) -> bool:
+    """Whether the explorer's image differs from ``before`` within :data:`MOVE_S` seconds."""
+    return _changed(page, _IMAGE_CHANGED_JS, cell, before, int(MOVE_S * 1000))
 
 
 _DESCRIPTION_CHANGED_JS = """([cell, before]) => {
@@ -366,38 +455,39 @@ _DESCRIPTION_CHANGED_JS = """([cell, before]) => {
 
 
 def _description_changed(page, cell, before: str) -> bool:
-    """Whether the explorer's text alternative differs from ``before`` within 10 s (the kernel sends it just
-    after the image)."""
-    return _changed(page, _DESCRIPTION_CHANGED_JS, cell, before, 10_000)
+    """Whether the explorer's text alternative differs from ``before`` within :data:`MOVE_S` seconds (the kernel
+    sends it just after the image)."""
+    return _changed(page, _DESCRIPTION_CHANGED_JS, cell, before, int(MOVE_S * 1000))
 
 
 def _move_first_control(page, cell) -> str | None:
-    """Move the explorer's first control one step; return None if the image changed, else a message."""
+    """Move the explorer's first control one step (a slider at its maximum one step down); return None if the
+    image changed within :data:`MOVE_S` seconds, else a message saying what did not happen."""
     before = _image_src(cell)
     slider = cell.locator(".widget-slider .noUi-handle, .widget-hslider .noUi-handle, "
                           ".widget-slider [role=slider], .widget-hslider [role=slider]")
     select = cell.locator(".widget-dropdown select")
     if slider.count():
-        slider.first.focus()
-        page.keyboard.press("ArrowRight")
-        if _image_changed(page, cell, before, 5_000):
-            return None
-        page.keyboard.press("ArrowLeft")   # a slider at its maximum: one step down instead
-        page.keyboard.press("ArrowLeft")
+        handle = slider.first
+        at_max = handle.get_attribute("aria-valuenow") == handle.get_attribute("aria-valuemax")
+        handle.focus()
+        page.keyboard.press("ArrowLeft" if at_max else "ArrowRight")
+        what = f"the first slider one step {'down' if at_max else 'up'}"
     elif select.count():
         options = select.first.locator("option").all_text_contents()
         current = select.first.input_value()
         other = next(o for o in select.first.locator("option").all() if o.get_attribute("value") != current)
         select.first.select_option(other.get_attribute("value"))
         assert len(options) > 1
+        what = f"the first dropdown to {other.get_attribute('value')!r}"
     else:
         return "no slider or dropdown"
-    if _image_changed(page, cell, before, 30_000):   # a deadline, not a pause: it returns once the image changes
+    if _image_changed(page, cell, before):   # a generous deadline, not a pause: it returns once the image changes
         return None
-    return "moving the first control did not change the image"
+    return f"moving {what} did not change the image within {MOVE_S:.0f} s"
 
 
-@pytest.mark.parametrize("name", NOTEBOOKS)
+@pytest.mark.parametrize("name", sample(NOTEBOOKS, keep=live_in_test(), label="live notebooks"))
 def test_live_notebook(lab, lab_page, name):
     base, token = lab
     page = lab_page
@@ -425,8 +515,8 @@ def test_live_notebook(lab, lab_page, name):
                     if msg:
                         problems.append(f"cell {i}: {msg}")
                     elif not _description_changed(page, cell, c["described"]):
-                        problems.append(f"cell {i}: the image changed but its text alternative still says "
-                                        f"{c['described']!r}")
+                        problems.append(f"cell {i}: the image changed but {MOVE_S:.0f} s later its text "
+                                        f"alternative still says {c['described']!r}")
         for i in _solution_cells(source):
             if cells[i]["inputVisible"] and source[i]["cell_type"] == "code":
                 problems.append(f"cell {i}: a solution cell shows its source before the reader asks")
@@ -451,8 +541,8 @@ def test_live_notebook(lab, lab_page, name):
 
 def _shutdown_kernels(base: str, token: str) -> None:
     """Stop every kernel this test started (one notebook at a time keeps the 2-core machine responsive)."""
-    with urllib.request.urlopen(f"{base}/api/kernels?token={token}", timeout=10) as r:
+    with urllib.request.urlopen(f"{base}/api/kernels?token={token}", timeout=STARTUP_S) as r:
         kernels = json.load(r)
-    for k in kernels:
+    for k in kernels:   # the server answers once the kernel has stopped (a kernel that does not is killed)
         req = urllib.request.Request(f"{base}/api/kernels/{k['id']}?token={token}", method="DELETE")
-        urllib.request.urlopen(req, timeout=10).close()
+        urllib.request.urlopen(req, timeout=STARTUP_S).close()

@@ -141,13 +141,12 @@ def test_no_dead_widgets(visit, doc):
     assert v["deadControls"] == 0, f"{doc}: {v['deadControls']} sliders/selects outside a frame player"
 
 
-def test_reads_from_disk_offline(visit, browser):
-    """Opened straight from _build/html (file://, no server, no network) the math still renders."""
-    from bookbrowser import VISIT_JS, new_offline_page, pages_showing
+def _read_from_disk(browser, pages: list[str]) -> list[str]:
+    """Each of ``pages`` opened straight from _build/html (file://, no server, no network): what did not read."""
+    from bookbrowser import VISIT_JS, new_offline_page
 
-    with_math = pages_showing(visit, "math")
     bad = []
-    for doc in with_math:
+    for doc in pages:
         page = new_offline_page(browser)
         errors = []
         page.on("pageerror", lambda e: errors.append(str(e)))
@@ -156,6 +155,24 @@ def test_reads_from_disk_offline(visit, browser):
         if not info["mathjaxLoaded"] or info["mathTypeset"] != info["math"] or errors:
             bad.append(f"{doc}: {info['mathTypeset']}/{info['math']} typeset, errors {errors}")
         page.context.close()
+    return bad
+
+
+def test_reads_from_disk_offline(visit, browser):
+    """Opened straight from _build/html (file://, no server, no network) the math still renders: the first page
+    with math in each folder (its depth decides its relative paths) and two more (``bookbrowser.share_of``)."""
+    from bookbrowser import pages_showing, share_of
+
+    bad = _read_from_disk(browser, share_of(pages_showing(visit, "math"), "read from disk")[0])
+    assert not bad, "pages that do not read offline from disk:\n" + "\n".join(bad)
+
+
+@pytest.mark.audit
+def test_every_page_reads_from_disk_offline(visit, browser):
+    """The same for every other page with math (make audit)."""
+    from bookbrowser import pages_showing, share_of
+
+    bad = _read_from_disk(browser, share_of(pages_showing(visit, "math"), "read from disk")[1])
     assert not bad, "pages that do not read offline from disk:\n" + "\n".join(bad)
 
 
@@ -183,12 +200,25 @@ def test_the_sidebar_buttons_open_and_close_the_navigation(site, browser, width)
     assert start["nav"] == (width > 960) and start["toc"] == (width > 1200), start
     assert start["searches"] == 1, f"{start['searches']} search controls shown at {width} px"
     page.locator(".header-article-item button.primary-toggle").click()
-    page.wait_for_timeout(400)   # the drawer's transition
-    assert page.evaluate(_SIDEBARS_JS)["nav"] != start["nav"], f"the menu button did nothing at {width} px"
+    # each state is waited for (the drawer's transition takes a while on a loaded machine), then read again
+    assert _sidebars_become(page, f"s => s.nav === {str(not start['nav']).lower()}")["nav"] != start["nav"], \
+        f"the menu button did nothing at {width} px"
     if width < 960:
         page.keyboard.press("Escape")   # the drawer is a modal dialog
-        page.wait_for_timeout(400)
+        _sidebars_become(page, "s => !s.nav")
         page.locator(".header-article-item button.secondary-toggle").click()
-        page.wait_for_timeout(400)
-        assert page.evaluate(_SIDEBARS_JS)["toc"], "the Contents button did not show the page's sections at 390 px"
+        assert _sidebars_become(page, "s => s.toc")["toc"], \
+            "the Contents button did not show the page's sections at 390 px"
     page.context.close()
+
+
+def _sidebars_become(page, condition: str, timeout_s: float = 60.0) -> dict:
+    """The sidebars' state (:data:`_SIDEBARS_JS`) once ``condition`` (JS, of that state) holds, or as it is after
+    ``timeout_s`` (the caller's assertion then says what did not happen)."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    try:
+        page.wait_for_function(f"() => ({condition})(({_SIDEBARS_JS})())", timeout=timeout_s * 1000, polling=50)
+    except PlaywrightTimeout:
+        pass
+    return page.evaluate(_SIDEBARS_JS)

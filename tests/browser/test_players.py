@@ -2,8 +2,9 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
-from bookbrowser import PAGES, new_offline_page, pages_showing
+from bookbrowser import PAGES, new_offline_page, pages_showing, share_of
 
 _STATE_JS = """
 root => ({
@@ -94,14 +95,28 @@ def test_player_mechanism(browser):
     page.context.close()
 
 
-def test_book_players_respond(visit, site, browser):
-    """Every frame player in the built book: each slider changes the figure and its label."""
+def _wiggle_pages(site, browser, pages: list[str]) -> list[str]:
     dead = []
-    for doc in pages_showing(visit, "explorers"):
+    for doc in pages:
         page = new_offline_page(browser)
         page.goto(site + doc + ".html", wait_until="load")
         dead += _wiggle_every_slider(page, doc)
         page.context.close()
+    return dead
+
+
+def test_book_players_respond(visit, site, browser):
+    """Frame players in the built book: each slider changes the figure and its label, on the first page with
+    players in each folder and two more (``bookbrowser.share_of``); the mechanism itself, every kind of control,
+    is :func:`test_player_mechanism`'s."""
+    dead = _wiggle_pages(site, browser, share_of(pages_showing(visit, "explorers"), "players respond")[0])
+    assert not dead, "dead sliders:\n" + "\n".join(dead)
+
+
+@pytest.mark.audit
+def test_every_book_player_responds(visit, site, browser):
+    """The same on every other page with players (make audit)."""
+    dead = _wiggle_pages(site, browser, share_of(pages_showing(visit, "explorers"), "players respond")[1])
     assert not dead, "dead sliders:\n" + "\n".join(dead)
 
 

@@ -1,10 +1,12 @@
 """Every figure readable on every screen, a phone's included, in Debian's Chromium over the built book.
 
-At 390 px (a phone), 768 px (a tablet) and 1280 px (a desktop), in the light and the dark theme: no element
-of a frame player wider than the player, figure text at least 12 CSS px on a desktop and 9 on a phone
-(computed from the frame's resolution, its smallest text and its displayed width), axe-core with no
-critical and no serious violation (390 and 1280 px, both themes), no page that scrolls sideways at 390 px, every page's own first load at most
-1.5 MB, and Enter in an exercise's text field checks it. What was measured goes to
+At 390 px (a phone), 768 px (a tablet; make audit) and 1280 px (a desktop), in the light and the dark theme: no
+element of a frame player wider than the player, figure text at least 12 CSS px on a desktop and 9 on a phone
+(computed from the frame's resolution, its smallest text and its displayed width); axe-core with no critical and
+no serious violation: the rules that read a page's own elements on every page, the colour rules in both themes
+at 390 and 1280 px on the pages whose styles differ (make audit: every rule on every page in both themes at both
+widths); no page that scrolls sideways at 390 px, every page's own first load at most 1.5 MB, and Enter in an
+exercise's text field checks it. What was measured goes to
 ``artifacts/readability/`` (``measurements.json``; with ``FLASHBOOK_SCREENSHOTS=1``, screenshots at the three
 widths).
 
@@ -18,7 +20,9 @@ import json
 
 import pytest
 
-from bookbrowser import PAGES, PLAYERS_FIT_JS, ROOT, SCREENSHOTS, axe_source, is_local, pages_showing, run_axe
+from bookbrowser import (PAGES, PLAYERS_FIT_JS, ROOT, SCREENSHOTS, axe_source, colour_audits, is_local, pages_showing,
+                         run_axe, share_of, style_cover)
+from tiers import sample
 
 ART = ROOT / "artifacts" / "readability"
 WIDTHS = (390, 768, 1280)
@@ -50,18 +54,22 @@ def _page(browser, width: int, theme: str):
 
 
 @pytest.fixture(scope="module")
-def at_width(site, browser, visit):
-    """``at_width(doc, width)`` -> ``{"fit", "sideways", "axe"}`` of ``doc`` at ``width`` px, each page loaded once
-    per width: its players' fit (:data:`bookbrowser.PLAYERS_FIT_JS`), whether it scrolls sideways
-    (:data:`_SIDEWAYS_JS`) and, at 390 px, axe-core's findings (``bookbrowser.run_axe``). At 1280 px the record
-    is :func:`visit`'s (its page, loaded at 1280 px); the page is loaded again only for screenshots."""
+def at_width(request, site, browser, visit):
+    """``at_width(doc, width, colours=False)`` -> ``{"fit", "sideways", "axe"}`` of ``doc`` at ``width`` px, each
+    page loaded once per width: its players' fit (:data:`bookbrowser.PLAYERS_FIT_JS`), whether it scrolls sideways
+    (:data:`_SIDEWAYS_JS`) and, at 390 px where a selected test audits the page's colours
+    (``bookbrowser.colour_audits``), axe-core's findings (``bookbrowser.run_axe``, both themes). At 1280 px the record is :func:`visit`'s (its page, loaded at 1280 px); the page is loaded
+    again only for screenshots, or for a colour audit :func:`visit` did not run. ``colours=True`` asks for the
+    colour rules' findings (loading the page again if its load ran without them)."""
     pages, cache, source = {}, {}, axe_source()
+    audited = colour_audits(request.session, 390)
 
-    def _load(doc: str, width: int) -> dict:
-        if width == 1280 and not SCREENSHOTS:
+    def _load(doc: str, width: int, colours: bool = False) -> dict:
+        if width == 1280 and not SCREENSHOTS and (not colours or visit(doc)["axe"]["dark"] is not None):
             v = visit(doc)
             return {"fit": v["fit"], "sideways": None, "axe": v["axe"]}
-        if (doc, width) not in cache:
+        stale = (doc, width) in cache and colours and (cache[doc, width]["axe"] or {}).get("dark") is None
+        if (doc, width) not in cache or stale:
             page = pages.get(width) or pages.setdefault(width, _page(browser, width, "light"))
             page.goto(site + doc + ".html", wait_until="load")
             rec = {"fit": page.evaluate(PLAYERS_FIT_JS), "sideways": page.evaluate(_SIDEWAYS_JS)}
@@ -69,7 +77,12 @@ def at_width(site, browser, visit):
                 page.screenshot(path=str(ART / f"{doc.replace('/', '__')}-{width}.png"))
                 page.locator(".fb-explorer").first.screenshot(
                     path=str(ART / f"{doc.replace('/', '__')}-{width}-figure.png"))
-            rec["axe"] = run_axe(page, source) if width == 390 else visit(doc)["axe"] if width == 1280 else None
+            if width == 1280:
+                rec["axe"] = visit(doc)["axe"] if not colours else run_axe(page, source, True)
+            elif colours or doc in audited:   # at 390 px axe runs only for a colour audit (the other rules: visit)
+                rec["axe"] = run_axe(page, source, True)
+            else:
+                rec["axe"] = None
             cache[doc, width] = rec
         return cache[doc, width]
 
@@ -78,7 +91,7 @@ def at_width(site, browser, visit):
         page.context.close()
 
 
-@pytest.mark.parametrize("width", WIDTHS)
+@pytest.mark.parametrize("width", sample(WIDTHS, keep=(390, 1280), label="player widths"))
 def test_players_fit_and_their_text_reads(visit, at_width, width):
     """At ``width``: every player inside the column, nothing in it wider than it, its figure's smallest text
     at least 12 CSS px (768, 1280) or 9 CSS px (390); with ``FLASHBOOK_SCREENSHOTS=1``, screenshots of each
@@ -115,27 +128,55 @@ _SIDEWAYS_JS = """() => {
 }"""
 
 
+def _serious(doc: str, axe: dict) -> list[str]:
+    """axe-core's critical and serious findings in ``axe`` (``bookbrowser.run_axe``'s record), one line each."""
+    return [f"{doc} ({theme}): {v['impact']} {v['id']} x{v['n']}: {v['where']}"
+            for theme in ("light", "dark") for v in axe[theme] or () if v["impact"] in ("critical", "serious")]
+
+
+def _counts(axe: dict) -> dict:
+    """axe-core's findings in ``axe`` counted by theme and impact (elements), for the measurements file."""
+    return {theme: {impact: sum(v["n"] for v in axe[theme] if v["impact"] == impact)
+                    for impact in sorted({v["impact"] for v in axe[theme]})}
+            for theme in ("light", "dark") if axe[theme] is not None}
+
+
+#: The pages whose colours make test audits (both themes, both widths): the style cover of the built book
+#: (``bookbrowser.style_cover``: together they show every element and class of every page, so the CSS rules
+#: that colour any page are all drawn). make audit runs the same test on every other page.
+COLOUR_PAGES = style_cover()
+
+
+@pytest.mark.parametrize("doc", sample(PAGES, keep=COLOUR_PAGES, label="colour audit"))
 @pytest.mark.parametrize("width", [390, 1280])
-def test_axe_finds_nothing_serious(at_width, width):
-    """axe-core (its WCAG 2.0 A and AA rules: a screen reader and a keyboard reach every page) on every page: every rule in the light
-    theme, then the rules that read colours (``bookbrowser.COLOUR_RULES``) in the dark one (the theme's own switch,
-    on the same loaded page; ``bookbrowser.run_axe``): no critical and no serious violation. Each page is loaded
-    once per width (:func:`at_width`; at 1280 px, :func:`visit`'s page). At 390 px, also: the page does not
-    scroll sideways (``document.scrollingElement.scrollWidth`` at most the window's width + 1; the widest
-    elements are named)."""
-    found, counts = [], {"light": {}, "dark": {}}
+def test_axe_finds_nothing_serious(at_width, width, doc):
+    """axe-core (its WCAG 2.0 A and AA rules, the audit of issue 23) on ``doc`` at ``width``: every rule in the
+    light theme, then the rules that read colours (``bookbrowser.COLOUR_RULES``) in the dark one (the theme's own
+    switch, on the same loaded page; ``bookbrowser.run_axe``): no critical and no serious violation. Each page is
+    loaded once per width (:func:`at_width`; at 1280 px, :func:`visit`'s page)."""
+    axe = at_width(doc, width, colours=True)["axe"]
+    _record(f"axe_{width}/{doc}", _counts(axe))
+    found = _serious(doc, axe)
+    assert not found, "\n".join(found)
+
+
+def test_axe_rules_of_the_page_itself_on_every_page(visit):
+    """axe-core's rules that read a page's own elements (every WCAG 2.0 A/AA rule but the colour rules: names,
+    labels, roles, alternative texts, structure) on every page at 1280 px in the light theme: no critical and no
+    serious violation. These depend on each page's content, so every page is audited; the colour rules depend on
+    the styles a page uses, audited on the pages that show every style (:func:`test_axe_finds_nothing_serious`)."""
+    found = [line for doc in PAGES for line in _serious(doc, {"light": visit(doc)["axe"]["light"], "dark": None})]
+    assert not found, "\n".join(found)
+
+
+def test_no_page_scrolls_sideways_on_a_phone(at_width):
+    """At 390 px no page scrolls sideways (``document.scrollingElement.scrollWidth`` at most the window's width +
+    1; the widest elements are named): a wide table, equation or code block is content, so every page."""
+    found = []
     for doc in PAGES:
-        rec = at_width(doc, width)
-        s = rec["sideways"]
-        if width == 390 and s["scrollWidth"] > s["W"] + 1:
+        s = at_width(doc, 390)["sideways"]
+        if s["scrollWidth"] > s["W"] + 1:
             found.append(f"{doc}: scrolls sideways at 390 px ({s['scrollWidth']} px wide): {s['widest']}")
-        for theme in ("light", "dark"):
-            for v in rec["axe"][theme]:
-                counts[theme][v["impact"]] = counts[theme].get(v["impact"], 0) + v["n"]
-                if v["impact"] in ("critical", "serious"):
-                    found.append(f"{doc} ({theme}): {v['impact']} {v['id']} x{v['n']}: {v['where']}")
-    for theme in ("light", "dark"):
-        _record(f"axe_{width}_{theme}", counts[theme])
     assert not found, "\n".join(found)
 
 
@@ -176,12 +217,12 @@ async root => {
 """
 
 
-def test_a_step_answers_quickly_and_says_what_it_shows(site, browser, visit):
-    """Moving a control fetches its frame (files in ``_static/frames/``) and changes the image's alt text;
-    the times from the move to the new frame's load are recorded (goals belong to bench/, not here)."""
+def _step_every_player(site, browser, pages: list[str], key: str) -> list[float]:
+    """Step the first slider of each player on ``pages`` four times; the times from each move to the new frame's
+    load go to the measurements file under ``key``; fails on a player whose alt text did not change."""
     page = _page(browser, 1280, "light")
     steps, stale = {}, []
-    for doc in pages_showing(visit, "explorers"):
+    for doc in pages:
         page.goto(site + doc + ".html", wait_until="load")
         players = page.locator(".fb-explorer")
         for k in range(players.count()):
@@ -195,8 +236,23 @@ def test_a_step_answers_quickly_and_says_what_it_shows(site, browser, visit):
                 stale.append(f"{doc}: {root.get_attribute('data-explorer')}: alt text did not change")
     page.context.close()
     flat = sorted(t for ts in steps.values() for t in ts)
-    _record("step_ms", {"median": flat[len(flat) // 2], "max": flat[-1], "each": steps})
-    assert flat and not stale, "\n".join(stale)
+    if flat:
+        _record(key, {"median": flat[len(flat) // 2], "max": flat[-1], "each": steps})
+    assert not stale, "\n".join(stale)
+    return flat
+
+
+def test_a_step_answers_quickly_and_says_what_it_shows(site, browser, visit):
+    """Moving a control fetches its frame (files in ``_static/frames/``) and changes the image's alt text, on the
+    first page with players and two more (``bookbrowser.share_of``); the times from the move to the new frame's
+    load are recorded (goals belong to bench/, not here)."""
+    assert _step_every_player(site, browser, share_of(pages_showing(visit, "explorers"), "steps")[0], "step_ms")
+
+
+@pytest.mark.audit
+def test_every_player_step_says_what_it_shows(site, browser, visit):
+    """The same on every other page with players (make audit)."""
+    _step_every_player(site, browser, share_of(pages_showing(visit, "explorers"), "steps")[1], "step_ms_rest")
 
 
 def test_enter_in_an_exercise_field_checks_it(site, browser):
