@@ -13,7 +13,9 @@ import pytest
 import cudalab
 from cudalab import Device, KernelFailure, KernelTimeout
 from cudalab.timing import modelled_time
+from labcore.hardware import get_gpu
 from labcore.hbm import flash_forward_io
+from labcore.waves import per_cta_bandwidth_cap
 from numba import cuda, float32
 
 THREADS = 8
@@ -313,13 +315,39 @@ def test_the_flash_forward_reference_moves_exactly_the_closed_form():
 def test_the_modelled_time_charges_bytes_in_waves_and_a_launch_overhead():
     A, B = np.arange(8, dtype=np.float32), np.zeros(8, dtype=np.float32)
     rec = cudalab.launch(reversed_in_shared, 1, THREADS, A, B)
-    t = modelled_time([rec], "A100", flops=[0], per_sm_bandwidth_cap=1e9, kernel_overhead=0.0)
+    t = modelled_time([rec], "A100", flops=[0], per_cta_cap=1e9, kernel_overhead=0.0)
     assert t["launches"][0]["bytes"] == 64 and t["total"] == pytest.approx(64 / 1e9)
     assert t["launches"][0]["bound"] == "memory"
     with pytest.raises(ValueError, match="flops"):
         modelled_time([rec], "A100", flops=[1, 2])
     with pytest.raises(ValueError, match="at least one"):
         modelled_time([], "A100")
+    with pytest.raises(ValueError, match="per_cta_cap"):
+        modelled_time([rec], "A100", per_cta_cap=0)
+
+
+def _record(ctas: int, nbytes: int, shared_bytes: int = 0, threads: int = 128) -> cudalab.Launch:
+    """A launch record of ``ctas`` blocks that each read ``nbytes`` bytes of one FP32 array (no simulation)."""
+    per_block = {b: {"reads": {"X": nbytes // 4}, "writes": {}, "atomics": {}} for b in range(ctas)}
+    return cudalab.Launch(name="k", grid=(ctas, 1, 1), block=(threads, 1, 1), per_block=per_block,
+                          shared_bytes=shared_bytes, threads=threads, itemsize={"X": 4})
+
+
+def test_the_modelled_time_shares_hbm_among_the_running_ctas():
+    """The physical rule, against the arithmetic by hand: every CTA resident at once gets min(cap, B / CTAs)."""
+    g = get_gpu("H100")
+    cap, nbytes = per_cta_bandwidth_cap(g), 1 << 20
+    few = modelled_time([_record(4, nbytes)], g, kernel_overhead=0.0)
+    assert few["total"] == pytest.approx(nbytes / cap, rel=1e-9)          # 4 CTAs: each at its cap
+    many = _record(g.num_sms, nbytes)
+    t = modelled_time([many], g, kernel_overhead=0.0)
+    assert t["total"] == pytest.approx(g.num_sms * nbytes / g.hbm_bandwidth, rel=1e-9)   # HBM shared by all
+    assert t["launches"][0]["waves"] == 1 and t["launches"][0]["hbm_bytes"] == g.num_sms * nbytes
+    # a block too big for two per SM: the slots halve, the CTAs no longer all run at once
+    big = modelled_time([_record(3 * g.num_sms, nbytes, shared_bytes=g.smem_per_sm // 2 + 4096)], g,
+                        kernel_overhead=0.0)["launches"][0]
+    assert big["ctas_per_sm"] == 1 and big["waves"] == 3
+    assert big["time"] == pytest.approx(3 * g.num_sms * nbytes / g.hbm_bandwidth, rel=1e-6)
 
 
 def test_the_gpu_face_says_there_is_no_gpu():

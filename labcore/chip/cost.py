@@ -7,32 +7,32 @@ Rules of the model (stated, not measured):
 - a CTA's HBM bytes are the elements it loaded and stored x ``dtype_bytes`` (2, FP16/BF16; the counting of :mod:`labcore.hbm`), plus the elements it
   added atomically x ``atomic_bytes`` (4: FP32 values sent to the L2 cache, where the add is done; the L2's atomic
   throughput, which is what limits them on a real GPU, is not modelled);
-- the CTAs of a launch are dealt to the SMs in waves by :func:`labcore.waves.waves_time` (the book's one wave
-  machinery): each CTA takes ``max(compute, bytes / its bandwidth share)`` with the share capped per SM at
-  ``per_sm_bandwidth_cap`` (the decode model's Little's-law default), every CTA charged as the slowest of its
-  launch, and the last wave charged as a full one (``last_wave="full"``);
+- the CTAs of a launch share the HBM bandwidth among the ones running, each capped at a per-CTA rate: the book's
+  physical memory-bound rule (:func:`labcore.waves.kernel_time`, the ``"shared"`` rule every new model uses), one
+  CTA per SM (a lab's tiles fill the SRAM budget $M$ of an SM), each CTA moving its own counted bytes and taking
+  ``max(compute, bytes / its share)``; the per-CTA cap is the generation's
+  (:func:`labcore.waves.per_cta_bandwidth_cap`: an A100 CTA about 82 GB/s, the lecture's 80 GB/s);
 - launches run one after the other, each adding ``kernel_overhead`` (the decode model's default, 5 µs).
 
 A single-CTA lab kernel is therefore modelled as one head on one SM, a lower bound on nothing and an
 illustration of what its traffic and FLOPs cost; the decode lab's grid is where the waves matter.
-Sources: Williams et al. 2009 (roofline); lecture §6.3-§6.4 (CTAs in waves, per-SM bandwidth share).
+Sources: Williams et al. 2009 (roofline); lecture §6.3-§6.4 (CTAs in waves, HBM a shared queue).
 """
 from __future__ import annotations
 
 from ..checks import positive_float, positive_int
 from ..decode_time import MODEL_DEFAULTS
 from ..hardware import get_gpu
-from ..waves import waves_time
+from ..waves import kernel_time
 
 __all__ = ["modelled_time", "TIME_DEFAULTS"]
 
 #: Assumptions of :func:`modelled_time` (SI units), taken from the decode model's defaults.
-TIME_DEFAULTS = dict(dtype_bytes=2, atomic_bytes=4, per_sm_bandwidth_cap=MODEL_DEFAULTS["per_sm_bandwidth_cap"],
-                     kernel_overhead=MODEL_DEFAULTS["kernel_overhead"])
+TIME_DEFAULTS = dict(dtype_bytes=2, atomic_bytes=4, kernel_overhead=MODEL_DEFAULTS["kernel_overhead"])
 
 
 def modelled_time(chip, gpu="A100", *, dtype_bytes: int = 2, atomic_bytes: int = 4,
-                  per_sm_bandwidth_cap: float = TIME_DEFAULTS["per_sm_bandwidth_cap"],
+                  per_cta_cap: float | None = None,
                   kernel_overhead: float = TIME_DEFAULTS["kernel_overhead"]) -> dict:
     """Modelled seconds of every launch a :class:`~labcore.chip.Chip` has run, on a GPU preset.
 
@@ -41,11 +41,12 @@ def modelled_time(chip, gpu="A100", *, dtype_bytes: int = 2, atomic_bytes: int =
         gpu: preset name or :class:`labcore.hardware.GPU` (needs an FP32 figure: ``fp32_flops`` not None).
         dtype_bytes: bytes per element (int >= 1).
         atomic_bytes: bytes per element added atomically (int >= 1; FP32 accumulation: 4).
-        per_sm_bandwidth_cap: most bytes/s one SM can pull (> 0).
+        per_cta_cap: most bytes/s one CTA can pull (> 0); default the GPU generation's
+            (:func:`labcore.waves.per_cta_bandwidth_cap`).
         kernel_overhead: seconds per launch (>= 0).
     Returns:
         dict: ``total`` (s), ``launches`` (list of per-launch dicts: ``name``, ``ctas``, ``waves``,
-        ``cta_time`` (s), ``time`` (s)), ``matmul_flops``, ``nonmatmul_flops``, ``hbm_bytes`` (plain traffic),
+        ``cta_time`` (s, the longest CTA), ``time`` (s)), ``matmul_flops``, ``nonmatmul_flops``, ``hbm_bytes`` (plain traffic),
         ``atomic_bytes`` (atomic adds), ``gpu`` (name).
     Raises:
         ValueError: a chip that ran nothing, a preset without an FP32 figure, bad assumptions.
@@ -53,7 +54,7 @@ def modelled_time(chip, gpu="A100", *, dtype_bytes: int = 2, atomic_bytes: int =
     g = get_gpu(gpu)
     dtype_bytes = positive_int(dtype_bytes, "dtype_bytes", maximum=64)
     atomic_bytes = positive_int(atomic_bytes, "atomic_bytes", maximum=64)
-    cap = positive_float(per_sm_bandwidth_cap, "per_sm_bandwidth_cap")
+    cap = None if per_cta_cap is None else positive_float(per_cta_cap, "per_cta_cap")
     overhead = positive_float(kernel_overhead, "kernel_overhead", allow_zero=True)
     if g.fp32_flops is None:
         raise ValueError(f"{g.name} has no published FP32 figure; the chip's time model needs one")
@@ -64,13 +65,12 @@ def modelled_time(chip, gpu="A100", *, dtype_bytes: int = 2, atomic_bytes: int =
     tensor_sm, fp32_sm = g.tensor_flops_per_sm, g.fp32_flops / g.num_sms
     out, total = [], 0.0
     for rec in chip.launches:
-        compute = max(m / tensor_sm + n / fp32_sm for m, n in zip(rec.matmul, rec.nonmatmul))
-        cta_bytes = max(e * dtype_bytes + a * atomic_bytes for e, a in zip(rec.elements, rec.atomics))
-        w = waves_time(rec.grid, g.num_sms, compute, cta_bytes, g.hbm_bandwidth,
-                       per_sm_bandwidth_cap=cap, last_wave="full")
-        t = float(w["total"]) + overhead
-        out.append({"name": rec.name, "ctas": rec.grid, "waves": int(w["waves"]),
-                    "cta_time": float(w["cta_time_full"]), "time": t})
+        compute = [m / tensor_sm + n / fp32_sm for m, n in zip(rec.matmul, rec.nonmatmul)]
+        cta_bytes = [e * dtype_bytes + a * atomic_bytes for e, a in zip(rec.elements, rec.atomics)]
+        k = kernel_time(g, cta_bytes, compute_time=compute, ctas_per_sm=1, per_cta_cap=cap)
+        t = float(k["total"]) + overhead
+        out.append({"name": rec.name, "ctas": rec.grid, "waves": -(-rec.grid // k["slots"]),
+                    "cta_time": float(max(k["schedule"].end - k["schedule"].start)), "time": t})
         total += t
     fl = chip.flops
     return {"total": total, "launches": out, "matmul_flops": fl["matmul"], "nonmatmul_flops": fl["nonmatmul"],
