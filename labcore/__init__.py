@@ -52,4 +52,4 @@ __all__ = sorted({name for mod in (hbm, attention, softmax, flops, precision, fp
 # labcore.published (the store of published figures) stays a module: ``from labcore.published import published``.
 
 #: The book's version (one home: pyproject.toml, the footer and CITATION.cff read or are checked against it).
-__version__ = "0.3.0"
+__version__ = "0.4.0"

@@ -227,7 +227,9 @@ def flashinfer_decode_ctas_per_sm(gpu, *, group_size: int = 1, head_dim: int = 1
     occ = kernel_occupancy(gpu, smem_per_cta=smem, threads_per_cta=threads,
                            registers_per_thread=registers_per_thread)["ctas_per_sm"]
     if occ < 1:
-        raise ValueError("FlashInfer's decode kernel does not fit on one SM at these sizes")
+        raise ValueError(f"FlashInfer's decode kernel does not fit on one SM at group_size={g}, head_dim={d}, "
+                         f"dtype_bytes={eb} ({threads} threads, {smem} bytes of shared memory per CTA): use a "
+                         "smaller group_size or head_dim")
     return occ
 
 

@@ -85,9 +85,9 @@ STUDENT_TEXT = (
      " (which keeps the whole set and the worked solutions).",
      " (which keeps the whole set)."),
     ("book/12_exercises.ipynb",
-     "In a live notebook (rocket icon: Binder, Colab or Thebe; or `make lab`), replace the stub",
+     "In a live notebook (rocket icon: Binder, Colab or Thebe; or `make lab`) each exercise",
      "In a live notebook (this page's notebook, downloaded with the download icon at the top of the page and "
-     "opened in JupyterLab), replace the stub"),
+     "opened in JupyterLab) each exercise"),
     ("book/12_exercises.ipynb",
      " Solutions are folded under each exercise; their numbers are computed by `labcore` when the page is built. "
      "In JupyterLab the solution's text is a closed box and its code cells are collapsed (click the bar or the "
