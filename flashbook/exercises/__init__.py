@@ -1,4 +1,5 @@
-"""The exercises of lecture §12 (and one on §4b), self-graded in a live kernel and in the static HTML book.
+"""The exercises of lecture §12 and the book's own on §4b, §5b and §6b, self-graded in a live kernel and in the
+static HTML book.
 
 One definition per exercise drives everything, over parameters (variant 0 = the lecture's numbers). The
 package has one module per job, imported one way (each module imports only those above it):

@@ -90,7 +90,7 @@ class Mistake:
 
 @dataclass(frozen=True)
 class Exercise:
-    """One exercise of lecture §12 (exercise 13: §4b), defined over parameters.
+    """One exercise of lecture §12 (1-12) or of the book's own (13-20, on §4b, §5b, §6b), over parameters.
 
     Args:
         number: 1..len(EXERCISES).

@@ -76,6 +76,11 @@ STUDENT_TEXT = (
      "cells in the page with Thebe).",
      "download a page's notebook (the download icon at the top of the page, `.ipynb`) and open it in the JupyterLab "
      "your course provides, with `flashbook` and its MyST renderer (`jupyterlab-myst`) installed."),
+    # the pointer to the instructors' page, which this edition leaves out
+    ("book/intro.md",
+     "Teaching from the book? {doc}`instructors` maps each learning goal to its sections, exercises and labs, and "
+     "says how to grade a class.",
+     ""),
     ("book/intro.md",
      " Locally, from a clone of the repository: `make lab` installs JupyterLab with its MyST renderer into "
      "`.venv` and opens the notebooks (the README's \"Run it live\" section says what works where).",
