@@ -171,11 +171,14 @@ _PLAYER_JS = """
   }
   controls.forEach(function (c) { c.addEventListener('input', update); c.addEventListener('change', update); });
   if (data.dark) {
-    // the theme's switch sets data-theme on <html>: show the frame of the theme now in force
-    new MutationObserver(update).observe(html, {attributes: true, attributeFilter: ['data-theme']});
-    window.addEventListener('beforeprint', function () { printing = true; update(); });
-    window.addEventListener('afterprint', function () { printing = false; update(); });
-    if (dark()) { update(); }
+    // the theme's switch sets data-theme on <html>: show the frame of the theme now in force. The theme also
+    // sets it while the page loads; only a change of theme swaps the frame (and fetches its neighbours)
+    var shownDark = false;
+    function themed() { if (dark() !== shownDark) { shownDark = dark(); update(); } }
+    new MutationObserver(themed).observe(html, {attributes: true, attributeFilter: ['data-theme']});
+    window.addEventListener('beforeprint', function () { printing = true; themed(); });
+    window.addEventListener('afterprint', function () { printing = false; themed(); });
+    themed();
   }
   function early() { neighbours(controls.map(index)); }
   root.addEventListener('pointerenter', early, {once: true});
