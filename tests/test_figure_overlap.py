@@ -141,18 +141,10 @@ def _hidden(name, every=False):
     return bad
 
 
-#: The figures of §5b and §6b, whose legends sit on their curves and whose tick labels run together (found by this
-#: check; those two figure modules are being redrawn apart from this change): a strict xfail, which fails as soon
-#: as one of them hides nothing, so that it is taken off this list then.
-KNOWN_HIDING = {"sched_dq_bits", "sched_dq_chain", "sched_causal", "sched_varlen", "split_plans", "mla_roofline",
-                "mixed_batch"}
-
-
 def _names():
     from flashbook.explorer import all_explorers
 
-    return [pytest.param(n, marks=pytest.mark.xfail(strict=True, reason="known to hide data: KNOWN_HIDING"))
-            if n in KNOWN_HIDING else n for n in sorted(all_explorers())]
+    return sorted(all_explorers())
 
 
 @pytest.mark.parametrize("name", _names())

@@ -33,6 +33,7 @@ from labcore.split_plans import SPLIT_PLANS, make_split_plan, plan_stats, plan_t
 from labcore.units import fmt_intensity, fmt_seconds, unit_label
 from ..explorer import Explorer, Slider, register
 from .base import new_figure
+from .overlap import legend_below
 
 __all__ = ["PLAN_LABELS", "SKEWS", "PAGE_SWEEP", "MLA_GPUS", "CHUNKS", "split_plans_data", "page_waste_data",
            "mla_roofline_data", "mixed_batch_data", "mla_rates"]
@@ -119,7 +120,7 @@ def split_plans_data(gpu="H100", *, batch: int = 64, mean: int = 1024, skew: int
 
 
 def _plans_setup(**_):
-    fig, axes = new_figure(5, 1, width=7.2, height=8.0, gridspec_kw=dict(height_ratios=[1, 1, 1, 1, 1.7]))
+    fig, axes = new_figure(5, 1, width=7.2, height=8.8, gridspec_kw=dict(height_ratios=[1, 1, 1, 1, 1.7]))
     for ax in axes[:4]:
         ax.set_ylabel("keys", fontsize=9)
         ax.tick_params(labelsize=9)
@@ -156,7 +157,7 @@ def _plans_content(fig, d, **_):
     ax.set_ylim(every.min() / 1.15, every.max() * 1.15)         # set, not autoscaled: a live update draws the same
     ax.set_title(f"{d['gpu']}, {d['lengths'].size} requests, mean {d['lengths'].mean():,.0f} keys: time over the floor",
                  fontsize=9)
-    ax.legend(fontsize=9, loc="upper left")
+    legend_below(fig, ax, ncols=3)   # in the sweep's axes it sat on the curves, which rise into every corner
 
 
 register(Explorer(
@@ -283,7 +284,7 @@ def mla_roofline_data(gpu=MLA_GPUS[0], *, s_q: int = 1, group: int = 8, head_dim
 
 
 def _mla_setup(**_):
-    fig, ax = new_figure(width=6.8, height=3.8)
+    fig, ax = new_figure(width=6.8, height=4.8)
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
     ax.set_xlabel("query rows per step and layer, h_q x s_q")
@@ -299,7 +300,7 @@ def _mla_content(fig, d, **_):
     ax.plot(r, _ns(d["mla"]), "-", color="#1b9e77", lw=2, label="MLA absorbed (576-dim shared row)")
     ax.axvline(t["exact"], color="#1b9e77", ls="--", lw=1,
                label=f"MLA compute-bound from {t['exact']:.0f} rows (FlashMLA: {t['stated']:.0f})")
-    ax.legend(fontsize=9, loc="upper left")
+    legend_below(fig)   # the three lines fall from the upper left and the MLA line crosses the axes
     ax.set_title(f"{d['gpu']}: ridge {fmt_intensity(d['ridge'])}; MLA at 1 row: "
                  f"{fmt_intensity(d['intensity']['mla'][0], digits=2)}", fontsize=9)
 
@@ -341,14 +342,13 @@ def mixed_batch_data(gpu="A100-80GB-SXM", *, shape="Llama-3.1-8B", context: int 
 
 
 def _mixed_setup(**_):
-    fig, (ax, ax2) = new_figure(2, 1, width=7.0, height=5.0, sharex=True, gridspec_kw=dict(height_ratios=[3, 2]))
+    fig, (ax, ax2) = new_figure(2, 1, width=7.0, height=6.8, sharex=True, gridspec_kw=dict(height_ratios=[3, 2]))
     ax.set_xscale("log", base=2)
     ax.set_ylabel(unit_label("attention time per iteration", "µs"))
     ax2.set_ylabel("serial / fused - 1 (%)")
-    ax2.set_xlabel("prefill chunk (tokens)")
+    ax2.set_xlabel("prefill chunk (tokens); grey: POD's chunk sizes")
     for a in (ax, ax2):
         a.axvspan(512, 2048, color="#eeeeee", lw=0)
-    ax2.text(0.01, 0.04, "grey: POD's chunk sizes", transform=ax2.transAxes, fontsize=9, color="#555555")
     return fig
 
 
@@ -361,14 +361,13 @@ def _mixed_content(fig, d, **_):
     ax.plot(c, d["prefill"] * us, "--", color="#7570b3", lw=1, label="prefill chunk alone")
     ax.plot(c, d["decode"] * us, "--", color="#999999", lw=1, label="decodes alone")
     ax.set_ylim(0, None)
-    ax.legend(fontsize=9, loc="upper left")
-    ax.set_title(f"{d['gpu']}, {d['shape']}: {d['decode_batch']} decodes of {d['context']:,} keys\n"
+    ax.set_title(f"{d['gpu']}, {d['shape']}:\n{d['decode_batch']} decodes of {d['context']:,} keys\n"
                  f"+ one chunk after {d['context']:,} cached tokens", fontsize=9)
-    ax2.plot(c, 100 * d["gain"], "o-", color="#1b9e77", label="model")
+    ax2.plot(c, 100 * d["gain"], "o-", color="#1b9e77", label="lower panel: the model's gain")
     ax2.axhline(100 * d["pod_mean"], color="k", ls="--", lw=0.8, label=f"POD, mean {d['pod_mean']:.0%}")
     ax2.axhline(100 * d["pod_max"], color="k", ls=":", lw=0.8, label=f"POD, max {d['pod_max']:.0%}")
     ax2.set_ylim(0, 100 * max(d["pod_max"], d["gain"].max()) * 1.15)
-    ax2.legend(fontsize=9, loc="upper right", ncol=1)
+    legend_below(fig)   # both panels' entries under the figure: the curves reach every corner of both axes
 
 
 register(Explorer(

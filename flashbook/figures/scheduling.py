@@ -25,6 +25,7 @@ from labcore.published import published
 from labcore.split_plans import zipf_lengths
 from ..explorer import Explorer, Slider, register
 from .base import new_figure
+from .overlap import legend_below
 
 __all__ = ["BWD_SEQLENS", "CAUSAL_ORDERS", "DQ_DESIGNS", "dq_bits_data", "dq_add_share", "dq_chain_data",
            "causal_data", "causal_sweep", "varlen_lengths", "varlen_data"]
@@ -78,8 +79,8 @@ def dq_bits_data(N: int = 256, *, d: int = 64, block: int = 32, causal: bool = T
 
 
 def _bits_setup(**_):
-    fig, ax = new_figure(width=6.4, height=3.2)
-    ax.set_xlabel("distance from the deterministic dQ (float32 units in the last place)")
+    fig, ax = new_figure(width=6.4, height=3.8)
+    ax.set_xlabel("float32 ulps from the deterministic dQ\n(each bar: from its label up to the next bar's)")
     ax.set_ylabel("share of dQ elements")
     return fig
 
@@ -89,7 +90,8 @@ def _bits_content(fig, data, **_):
     u = data["ulp"]
     edges = np.array([0, 1, 2, 4, 8, 16, 32, 64, 128, 256, 1 << 30])
     counts = np.histogram(u, bins=edges)[0] / u.size
-    labels = ["0"] + [f"{a}" if b - a == 1 else f"{a}-{b - 1}" for a, b in zip(edges[1:-2], edges[2:-1])] + ["≥ 256"]
+    # each bar named by its lower edge: "128-255" and its neighbours ran into each other at the column's width
+    labels = [f"{a}" for a in edges[:-2]] + [f"≥ {edges[-2]}"]
     x = np.arange(counts.size)
     ax.bar(x, counts, color=["#999999"] + ["#d95f02"] * (counts.size - 1))
     ax.set_xticks(x)
@@ -220,7 +222,7 @@ def _gantt(ax, s, norm_max):
 
 
 def _causal_setup(**_):
-    fig = new_figure(4, 1, width=7.4, height=8.2, gridspec_kw=dict(height_ratios=[1, 1, 1, 1.1]))[0]
+    fig = new_figure(4, 1, width=7.4, height=9.0, gridspec_kw=dict(height_ratios=[1, 1, 1, 1.1]))[0]
     for ax in fig.axes[:3]:
         ax.set_ylabel("slot")
         ax.set_yticks([])
@@ -247,7 +249,7 @@ def _causal_content(fig, d, **_):
         ax.plot(sw["seqlen"], sw[f"ratio_{o}"], "o-" if o != "fa3_sections" else "x--", color=_C[o],
                 label=_ORDER_NAMES[o])
     ax.axvline(d["seqlen"], color="#bbbbbb", lw=3, zorder=0)
-    ax.legend(fontsize=9, loc="upper left", framealpha=0.9)
+    legend_below(fig, ax)   # inside the sweep's axes it sat on the launch-order curve at every setting
     gains = sw["sections_gain"]
     ax.set_title(f"{d['gpu']}, {d['ctas_per_sm']} CTA(s) per SM: the kernels' order gains {gains.min():.1%}-"
                  f"{gains.max():.1%} over launch order (FlashAttention-4 measured {lo_hi[0]:.0%}-{lo_hi[1]:.0%} for MHA "
@@ -297,7 +299,9 @@ def _varlen_content(fig, d, **_):
     x = np.arange(n.size)
     a.bar(x, np.full(n.size, n.max()), color="#eeeeee", edgecolor="#bbbbbb", lw=0.5, label="padding")
     a.bar(x, n, color="#1b9e77", label="real tokens")
-    a.legend(fontsize=9, loc="center right")
+    # every padding bar is as tall as the longest sequence: the legend goes in a band of headroom above them all
+    a.set_ylim(0, n.max() * 1.3)
+    a.legend(fontsize=9, loc="upper right", ncols=2, frameon=False)
     s, g = d["savings"], d["grid"]
     a.set_title(f"{d['kind']} lengths, mean {n.mean():.0f}, longest {n.max():,}: FA2 launches {g['launched']:,} CTAs "
                 f"for {g['working']:,} with work", fontsize=9)

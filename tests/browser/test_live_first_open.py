@@ -43,12 +43,8 @@ def book_labels() -> set[str]:
     return out
 
 
-#: 6b's references to §6's merge equation and its theorem carry no text of their own: left to that notebook's next
-#: revision, which the strict xfail below holds to it (it fails once they show names)
-_KNOWN_BARE = {"06b_scheduling_decode.ipynb"}
-REFERRING = [pytest.param(n, marks=pytest.mark.xfail(strict=True, reason="bare labels, see _KNOWN_BARE"))
-             if n in _KNOWN_BARE else n
-             for n in sorted(p.relative_to(BOOK).as_posix() for p in BOOK.glob("*.ipynb") if _ROLE.search(_markdown(p)))]
+#: every notebook whose Markdown refers to a label with a role
+REFERRING = sorted(p.relative_to(BOOK).as_posix() for p in BOOK.glob("*.ipynb") if _ROLE.search(_markdown(p)))
 
 
 def _fresh_page(browser):
