@@ -29,6 +29,7 @@ def test_each_reference_passes_every_shape(key):
     assert report.time["total"] > 0 and report.score == 1.0
 
 
+@pytest.mark.slow   # whole grades in the simulator: make test
 @pytest.mark.parametrize("key, name", MISTAKE_CASES, ids=[f"{k}-{n}" for k, n in MISTAKE_CASES])
 def test_each_named_mistake_fails_with_its_own_line_and_no_other(key, name):
     lab = CUDA_LABS[key]
@@ -39,6 +40,7 @@ def test_each_named_mistake_fails_with_its_own_line_and_no_other(key, name):
     assert report.mistakes == {expected}, str(report)
 
 
+@pytest.mark.slow   # whole grades in the simulator: make test
 def test_a_correct_kernel_with_other_tile_sizes_passes():
     for bq, bkv in ((8, 16), (32, 8)):
         (k,) = variant(ref_forward, f"fa2_{bq}x{bkv}", [("BLOCK_Q = 16 ", f"BLOCK_Q = {bq} "),
@@ -99,6 +101,7 @@ def test_each_starter_runs_and_is_graded_not_yet_without_blame(page):
             assert all(s.raised is None and not s.races and not s.findings for s in report.shapes), str(report)
 
 
+@pytest.mark.slow   # whole grades in the simulator: make test
 @pytest.mark.parametrize("key", ["cuda_softmax_online", "cuda_fa2", "cuda_decoding", "cuda_backward_atomic",
                                  "cuda_backward_deterministic"])
 def test_the_shown_solution_passes_when_pasted_into_the_kernel_cell(key):
@@ -110,6 +113,7 @@ def test_the_shown_solution_passes_when_pasted_into_the_kernel_cell(key):
     assert grade(lab, *kernels, seed=4, **params).passed
 
 
+@pytest.mark.slow   # whole grades in the simulator: make test
 def test_the_atomic_dq_depends_on_the_block_order_and_the_deterministic_one_does_not():
     atomic, det = order_dependence("9a"), order_dependence("9b")
     assert not atomic["identical"] and atomic["differing"]["dQ"] > 0
@@ -117,6 +121,7 @@ def test_the_atomic_dq_depends_on_the_block_order_and_the_deterministic_one_does
     assert det["identical"] and det["differing"] == {"dQ": 0, "dK": 0, "dV": 0}
 
 
+@pytest.mark.slow   # whole grades in the simulator: make test
 def test_a_fresh_seed_is_drawn_and_not_shown_unless_the_caller_fixes_one():
     lab = get_cuda_lab("6b")
     a = grade(lab, *lab.reference.values())
@@ -125,6 +130,7 @@ def test_a_fresh_seed_is_drawn_and_not_shown_unless_the_caller_fixes_one():
     assert b.seed == 9 and "seed 9" in str(b)
 
 
+@pytest.mark.slow   # whole grades in the simulator: make test
 def test_the_report_as_a_gradebook_row():
     lab = get_cuda_lab("8")
     row = grade(lab, *MISTAKES["cuda_decoding"]["mean_combine"], seed=1).as_dict()
@@ -184,6 +190,7 @@ def test_a_kernel_reaching_past_its_arrays_is_refused_before_it_runs(what):
     assert grade_text(lab, text).source                       # the class grader refuses it too
 
 
+@pytest.mark.slow   # whole grades in the simulator: make test
 def test_grade_text_takes_the_kernels_and_their_constants_from_a_file_and_runs_nothing_else(tmp_path):
     lab = get_cuda_lab("7")
     marker = tmp_path / "ran"

@@ -66,6 +66,7 @@ def test_a_figure_turned_dark_keeps_its_places_and_its_colour_maps():
     assert find_overlaps(fig) == []
 
 
+@pytest.mark.slow   # draws every explorer twice
 def test_every_explorer_default_frame_has_a_dark_twin_on_the_panel():
     """The default frame of one explorer per figure module, turned dark: its corner is the panel, most of its
     pixels are dark, and it hides nothing the light frame did not."""

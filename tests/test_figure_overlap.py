@@ -147,6 +147,7 @@ def _names():
     return sorted(all_explorers())
 
 
+@pytest.mark.slow   # draws every explorer
 @pytest.mark.parametrize("name", _names())
 def test_each_explorer_default_frame_hides_nothing(name):
     """The frame a reader of the static book sees first: no text on data or on text, titles not the smallest."""
@@ -154,6 +155,7 @@ def test_each_explorer_default_frame_hides_nothing(name):
     assert not bad, "\n".join(bad)
 
 
+@pytest.mark.slow   # draws every explorer
 def test_the_figures_outside_the_players_hide_nothing():
     """The figures a page shows without a player: §5's comparison with the FlashAttention paper and each lab's
     ledger figure."""

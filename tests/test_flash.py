@@ -239,6 +239,7 @@ def test_tile_schedule_steps():
 @settings(max_examples=20, deadline=None)
 @given(N=st.integers(1, 5000), N_k=st.integers(1, 5000), d=st.integers(1, 256),
        br=st.integers(1, 300), bc=st.integers(1, 300))
+@pytest.mark.slow   # a property test over the ledger
 def test_closed_form_properties(N, N_k, d, br, bc):
     for lo in ("fa1", "fa2"):
         full = flash_forward_io(N, d, block_q=br, block_kv=bc, loop_order=lo, N_k=N_k)

@@ -12,6 +12,9 @@ from flashbook.grading import cli
 from flashbook.grading.demo import KINDS, make_class
 from flashbook.grading.submissions import find_submissions, items_in
 
+# each test grades whole classes in processes of their own: make test runs them, make check does not
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory):

@@ -327,6 +327,7 @@ def _assumptions(draw):
 @settings(max_examples=40, deadline=None)
 @given(st.sampled_from(("GPT-2-medium", "Llama-3.2-1B")), st.sampled_from(("A100", "H100", "B200")),
        st.sampled_from(("multi-kernel", "megakernel")), st.booleans(), _assumptions())
+@pytest.mark.slow   # a property test over the model
 def test_breakdown_terms_are_non_negative_and_sum_to_the_total(model, gpu, mode, decompose, a):
     tl = timeline(model, gpu, mode=mode, decompose=decompose, **a)
     bd = tl.breakdown()
