@@ -8,7 +8,7 @@ other frame is a PNG file under the HTML output's ``_static/frames/``, fetched w
 its neighbours prefetched), so a page carries one frame per figure (a light page loads fast on a phone); without it (a notebook, a
 test) every frame is inlined. The image's ``alt`` text names the setting shown and changes with it.
 
-In the book build each frame is also drawn for the dark theme (:func:`flashbook.figures.dark.to_dark`: the same
+In the book build each frame is also drawn for the dark theme (:func:`flashbook.dark.to_dark`: the same
 figure, its colours turned for a dark panel), as files only: while the page's ``<html data-theme>`` is ``dark``
 the player shows those, and switches set when the reader switches the theme (a light page fetches none of them;
 printing always takes the light set).
@@ -234,7 +234,7 @@ def _drawn_frame(explorer: Explorer, params: dict, dpi: int, text: bool,
     """``(compact PNG, smallest text in PNG px or None, the dark theme's compact PNG or None)`` of ``explorer`` at
     ``params``: from the frame cache (:data:`FRAME_CACHE_ENV`) when it holds this frame of this source, else drawn
     (and kept there). With ``dark``, also the frame drawn for the dark theme: the same figure, drawn once, its
-    colours then turned by :func:`flashbook.figures.dark.to_dark` and encoded again (about half a frame's cost:
+    colours then turned by :func:`flashbook.dark.to_dark` and encoded again (about half a frame's cost:
     no second compute, layout or figure).
 
     Only a registered explorer (the one :data:`~flashbook.explorer.EXPLORERS` holds under its name, as
@@ -257,7 +257,7 @@ def _drawn_frame(explorer: Explorer, params: dict, dpi: int, text: bool,
     text_px = smallest_text(fig) * dpi / 72 if text else None
     dark_png = None
     if dark:
-        from .figures.dark import to_dark
+        from .dark import to_dark
 
         to_dark(fig)
         dark_png = _compact(encode_png(fig, dpi, False)[0], fig)

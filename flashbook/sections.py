@@ -31,7 +31,7 @@ __all__ = ["PLUMBING", "section_for", "toc_pages", "page_uses"]
 
 ROOT = Path(__file__).resolve().parents[1]
 #: Presentation modules (below ``flashbook``) whose names no section explains: they map to None.
-PLUMBING = ("display", "explorer", "live", "player", "prefetch", "drawing", "mode", "sections", "figures",
+PLUMBING = ("display", "explorer", "live", "player", "prefetch", "drawing", "dark", "mode", "sections", "figures",
             "figures.base")
 #: The folder of pages that are not explanations (the API reference links to the others).
 _NOT_SCANNED = "book/api/"

@@ -44,7 +44,7 @@ import numpy as np
 from .attention import masked_scores
 from .checks import (MAX_ITEMS, array_list, as_real, at_most, cdiv, choice, flag, instance, int_vector,
                      positive_float, positive_int, real_array, resolve_scale)
-from .decode_time import MODEL_DEFAULTS
+from .decode_time import MODEL_DEFAULTS, decode_ctas_per_sm
 from .hardware import get_gpu
 from .splits import MAX_SEQLEN, flash_attn_block_n, num_splits_heuristic
 from .scheduler import Schedule, list_schedule
@@ -52,7 +52,7 @@ from .softmax import merge_state, row_softmax
 from .waves import MEMORY_RULES, kernel_occupancy, per_cta_bandwidth_cap, shared_bandwidth_schedule
 
 __all__ = ["SPLIT_PLANS", "PLANNERS", "SplitPlan", "plan_flash_attn", "plan_flashinfer", "plan_lean", "plan_flashmla",
-           "flashinfer_decode_ctas_per_sm", "make_split_plan", "run_split_plan", "plan_stats", "plan_time",
+           "flashinfer_decode_ctas_per_sm", "plan_ctas_per_sm", "make_split_plan", "run_split_plan", "plan_stats", "plan_time",
            "zipf_lengths"]
 
 #: The plans by name (:func:`make_split_plan`).
@@ -231,6 +231,40 @@ def flashinfer_decode_ctas_per_sm(gpu, *, group_size: int = 1, head_dim: int = 1
                          f"dtype_bytes={eb} ({threads} threads, {smem} bytes of shared memory per CTA): use a "
                          "smaller group_size or head_dim")
     return occ
+
+
+def plan_ctas_per_sm(name: str, gpu, *, group_size: int = 1, head_dim: int = 128) -> int:
+    """CTAs per SM of the kernel that runs plan ``name``: what its grid limit and its resident slots rest on.
+
+    flash-attn's split kernel and FlashInfer's decode kernel hold as many CTAs per SM as their resources allow
+    (:func:`labcore.decode_ctas_per_sm` with ``method="flash_decoding"``; :func:`flashinfer_decode_ctas_per_sm`);
+    Lean runs one persistent CTA per SM (Stream-K's grid), and FlashMLA one per SM part (``num_sm_parts``: the SMs
+    over the KV heads, one KV head here).
+
+    Args:
+        name: one of :data:`SPLIT_PLANS`.
+        gpu: preset name or :class:`labcore.hardware.GPU`.
+        group_size: g, query heads per KV head (int >= 1).
+        head_dim: d (int >= 1).
+    Returns:
+        int >= 1.
+    Raises:
+        TypeError/ValueError: an unknown plan name or GPU, bad sizes, a kernel that does not fit on an SM.
+    Source:
+        flash-attn ``flash_fwd_launch_template.h`` (split-KV kernel's resources), FlashInfer ``scheduler.cuh``,
+        LeanAttention (Sanovar et al. 2024: persistent CTAs, one per SM, as Stream-K), FlashMLA ``get_mla_metadata`` (``num_sm_parts``).
+    """
+    name = choice(name, "name", SPLIT_PLANS)
+    g = get_gpu(gpu)
+    if name == "flash_attn":
+        positive_int(group_size, "group_size")
+        return int(decode_ctas_per_sm(g, method="flash_decoding", head_dim=positive_int(head_dim, "head_dim"))
+                   ["ctas_per_sm"])
+    if name == "flashinfer":
+        return flashinfer_decode_ctas_per_sm(g, group_size=group_size, head_dim=head_dim)
+    positive_int(group_size, "group_size")
+    positive_int(head_dim, "head_dim")
+    return 1
 
 
 def plan_flashinfer(lengths, *, num_ctas: int, chunk_size: int | None = None, page_size: int = 16,

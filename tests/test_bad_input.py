@@ -316,6 +316,8 @@ CASES = [
         lengths=Ints(), num_sm_parts=SIZE, block_n=SIZE, fixed_overhead_blocks=SIZE0)),
     Case(split_plans.flashinfer_decode_ctas_per_sm, (GPU,), dict(group_size=4), kinds=dict(
         gpu=GPU_KIND, group_size=Count(maximum=64), head_dim=COUNT, dtype_bytes=COUNT, registers_per_thread=COUNT)),
+    Case(split_plans.plan_ctas_per_sm, ("flash_attn", GPU), dict(group_size=4), kinds=dict(
+        name=Choice(split_plans.SPLIT_PLANS), gpu=GPU_KIND, group_size=COUNT, head_dim=COUNT)),
     Case(split_plans.make_split_plan, ("flashinfer", [5, 0, 300]), dict(num_sms=2, ctas_per_sm=2), kinds=dict(
         name=Choice(split_plans.SPLIT_PLANS), lengths=Ints(), num_sms=SIZE, ctas_per_sm=SIZE,
         group_size=Count(maximum=64), head_dim=COUNT, page_size=SIZE, cache_len=Count(size=True, none=True))),

@@ -1,4 +1,4 @@
-"""Figures drawn for the dark theme (``flashbook.figures.dark``) and the players' dark frame set (``flashbook.player``)."""
+"""Figures drawn for the dark theme (``flashbook.dark``) and the players' dark frame set (``flashbook.player``)."""
 from __future__ import annotations
 
 import json
@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from flashbook.figures.base import new_figure
-from flashbook.figures.dark import INK, MIN_CONTRAST, PANEL, contrast, dark_colour, to_dark
+from flashbook.dark import INK, MIN_CONTRAST, PANEL, contrast, dark_colour, to_dark
 
 
 def test_greys_swap_and_colours_keep_their_hue_and_stand_out():

@@ -29,7 +29,7 @@ from labcore.mla import gqa_decode_intensity, mla_compute_bound_threshold, mla_d
 from labcore.paged import page_waste
 from labcore.published import published
 from labcore.decode import kv_cache_bytes as _kv_bytes
-from labcore.split_plans import SPLIT_PLANS, make_split_plan, plan_stats, plan_time, zipf_lengths
+from labcore.split_plans import SPLIT_PLANS, make_split_plan, plan_ctas_per_sm, plan_stats, plan_time, zipf_lengths
 from labcore.units import fmt_intensity, fmt_seconds, unit_label
 from ..explorer import Explorer, Slider, register
 from .base import new_figure
@@ -64,8 +64,6 @@ def _ns(x):
 @lru_cache(maxsize=64)
 def _plan_runs(gpu: str, batch: int, mean: int, group_size: int, head_dim: int, seed: int, skews: tuple) -> dict:
     """``{skew: (lengths, {plan: stats})}`` for one batch at every skew (cached: a skew move reuses the sweep)."""
-    from ..pages.scheduling_decode import plan_occupancy
-
     g, out = get_gpu(gpu), {}
     key_bytes = _kv_bytes(seqlen=1, num_kv_heads=1, head_dim=head_dim)
     for f in skews:
@@ -73,7 +71,7 @@ def _plan_runs(gpu: str, batch: int, mean: int, group_size: int, head_dim: int, 
         floor = float(L.sum()) * key_bytes / g.hbm_bandwidth
         plans = {}
         for name in SPLIT_PLANS:
-            occ = plan_occupancy(name, g, group_size=group_size, head_dim=head_dim)
+            occ = plan_ctas_per_sm(name, g, group_size=group_size, head_dim=head_dim)
             p = make_split_plan(name, L, num_sms=g.num_sms, ctas_per_sm=occ, group_size=group_size, head_dim=head_dim)
             st = plan_stats(p, group_size=group_size, head_dim=head_dim)
             sh = plan_time(p, g, group_size=group_size, head_dim=head_dim)

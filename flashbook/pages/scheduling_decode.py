@@ -11,7 +11,7 @@ from labcore.split_plans import zipf_lengths
 
 from . import Numbers, published_value, published_values
 
-__all__ = ["numbers", "plan_occupancy", "PLAN_SETTING", "PAGED_SETTING"]
+__all__ = ["numbers", "PLAN_SETTING", "PAGED_SETTING"]
 
 #: The ragged batch of the split-plan section: requests (one sequence's KV head each), their mean length
 #: (FlashInfer Fig. 8's "Zipf, mean 1024"), the clip of the Zipf tail (times the mean), the GQA group and d
@@ -19,17 +19,6 @@ __all__ = ["numbers", "plan_occupancy", "PLAN_SETTING", "PAGED_SETTING"]
 PLAN_SETTING = {"batch": 64, "mean": 1024, "skew": 16, "group_size": 4, "head_dim": 128, "gpu": "H100"}
 #: The paged-cache section's batch of Zipf requests.
 PAGED_SETTING = {"batch": 256, "mean": 1024}
-
-
-def plan_occupancy(name: str, gpu, *, group_size: int, head_dim: int) -> int:
-    """CTAs per SM of each plan's kernel: flash-attn's split kernel and FlashInfer's decode kernel from their resources
-    (:func:`labcore.decode_ctas_per_sm`, :func:`labcore.flashinfer_decode_ctas_per_sm`), one persistent CTA per SM
-    for Lean (Stream-K's grid) and FlashMLA (``num_sm_parts`` = SMs with one KV head)."""
-    if name == "flash_attn":
-        return lc.decode_ctas_per_sm(gpu, method="flash_decoding", head_dim=head_dim)["ctas_per_sm"]
-    if name == "flashinfer":
-        return lc.flashinfer_decode_ctas_per_sm(gpu, group_size=group_size, head_dim=head_dim)
-    return 1
 
 
 def _plans() -> dict:
@@ -44,7 +33,7 @@ def _plans() -> dict:
            "sp_gpu": g.name, "key_ns": key_s * 1e9, "cap_GBs": lc.per_cta_bandwidth_cap(g) / 1e9,
            "cap_a100_GBs": lc.per_cta_bandwidth_cap("A100") / 1e9}
     for tag, name in (("fa", "flash_attn"), ("fi", "flashinfer"), ("lean", "lean"), ("mla", "flashmla")):
-        occ = plan_occupancy(name, g, **kw)
+        occ = lc.plan_ctas_per_sm(name, g, **kw)
         p = lc.make_split_plan(name, L, num_sms=g.num_sms, ctas_per_sm=occ, **kw)
         st = lc.plan_stats(p, **kw)
         t = {r: lc.plan_time(p, g, memory_rule=r, **kw) for r in lc.MEMORY_RULES}
