@@ -150,8 +150,8 @@ COLOUR_PAGES = style_cover()
 @pytest.mark.parametrize("doc", sample(PAGES, keep=COLOUR_PAGES, label="colour audit"))
 @pytest.mark.parametrize("width", [390, 1280])
 def test_axe_finds_nothing_serious(at_width, width, doc):
-    """axe-core (its WCAG 2.0 A and AA rules: a screen reader and a keyboard reach every page) on ``doc`` at ``width``: every rule in the
-    light theme, then the rules that read colours (``bookbrowser.COLOUR_RULES``) in the dark one (the theme's own
+    """axe-core (its WCAG 2.0 A and AA rules: a screen reader and a keyboard reach every page) on ``doc`` at
+    ``width``: every rule in the light theme, then the rules that read colours (``bookbrowser.COLOUR_RULES``) in the dark one (the theme's own
     switch, on the same loaded page; ``bookbrowser.run_axe``): no critical and no serious violation. Each page is
     loaded once per width (:func:`at_width`; at 1280 px, :func:`visit`'s page)."""
     axe = at_width(doc, width, colours=True)["axe"]
