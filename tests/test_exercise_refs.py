@@ -36,7 +36,8 @@ def test_no_ref_role_to_an_exercise_label(path):
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
 def test_written_exercise_references_match_the_definitions(path):
     for number, title in DOC_REF.findall(markdown(path)):
-        expected = exercise(int(number)).title
+        # a link's text holds no maths (a live notebook shows it raw), so a title's $dQ$ is written dQ there
+        expected = exercise(int(number)).title.replace("$", "")
         assert title[:1].lower() + title[1:] == expected[:1].lower() + expected[1:], (path.name, number, title)
 
 
