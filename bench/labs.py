@@ -9,6 +9,7 @@ from __future__ import annotations
 import time
 
 from flashbook.labs import LABS, grade
+from flashbook.labs.grader import _grade
 from flashbook.labs.mistakes import mistake_functions
 from flashbook.labs.solutions import lab5_flash_decoding
 
@@ -26,7 +27,7 @@ def main():
         for name in lab.mistakes:                     # warm the rebuilt mistakes (cached for a session)
             mistake_functions(key, name)
         rows = [("reference", lambda: grade(lab, lab.reference, seed=1, **kw))]
-        rows += [(name, lambda name=name: grade(lab, mistake_functions(key, name)["kernel"], seed=1, rebuilt=True,
+        rows += [(name, lambda name=name: _grade(lab, mistake_functions(key, name)["kernel"], seed=1, rebuilt=True,
                                                **kw)) for name in lab.mistakes]
         for name, run in rows:
             t = _time(run)

@@ -7,6 +7,7 @@ from hypothesis import given, settings, strategies as st
 
 import labcore
 from flashbook.labs import FEEDBACK, LABS, TOLERANCE, decode_race, get_lab, grade, run_kernel
+import flashbook.labs.grader as grader_module
 from flashbook.labs.mistakes import mistake_functions
 from flashbook.labs.solutions import lab5_flash_decoding
 
@@ -76,7 +77,7 @@ MISTAKES = [(key, name) for key, lab in LABS.items() for name in lab.mistakes]
 @pytest.mark.parametrize("key,name", MISTAKES, ids=[f"{k}-{n}" for k, n in MISTAKES])
 def test_each_mistake_fails_with_its_own_line_and_only_that_one(key, name):
     lab = LABS[key]
-    r = grade(lab, mistake_functions(key, name)["kernel"], rebuilt=True, **_extra(lab))
+    r = grader_module._grade(lab, mistake_functions(key, name)["kernel"], rebuilt=True, **_extra(lab))
     assert not r.passed
     assert r.mistakes == {name}
     assert FEEDBACK[name] in str(r)

@@ -442,7 +442,7 @@ def _program_helpers(kernel):
     return [g[n] for n in sorted(names) if callable(g.get(n)) and hasattr(g.get(n), "__code__")]
 
 
-def grade(lab, kernel, *, seed: int | None = None, gpu="A100", choose_splits=None, rebuilt: bool = False,
+def grade(lab, kernel, *, seed: int | None = None, gpu="A100", choose_splits=None,
           max_steps: int = DEFAULT_STEPS, max_seconds: float = DEFAULT_SECONDS, **params) -> Report:
     """Grade a reader's kernel on one lab (see the module docstring for what is checked).
 
@@ -456,8 +456,6 @@ def grade(lab, kernel, *, seed: int | None = None, gpu="A100", choose_splits=Non
             report shows it only when given.
         gpu: preset for the modelled time (default A100).
         choose_splits: lab 5 only, ``(gpu, *, batch, seqlen, num_q_heads, num_kv_heads, head_dim) -> int``.
-        rebuilt: True when ``kernel`` and ``choose_splits`` were already rebuilt (by
-            :func:`labcore.chip.rebuild_from_text` in the batch grader): they run as given.
         max_steps, max_seconds: the step and wall-clock budget of each kernel run (one shape), past which the kernel
             is stopped (:func:`labcore.chip.run_limits`; defaults generous: a loaded machine never reaches them).
         params: the kernel's parameters (``block_q``, ``block_kv``), default the lab's.
@@ -467,6 +465,15 @@ def grade(lab, kernel, *, seed: int | None = None, gpu="A100", choose_splits=Non
         TypeError/ValueError: unknown lab, a kernel that is not callable, unknown or bad parameters. What the
         kernel's source may not do, and errors the kernel raises, are reported, not raised.
     """
+    return _grade(lab, kernel, seed=seed, gpu=gpu, choose_splits=choose_splits, rebuilt=False, max_steps=max_steps,
+                  max_seconds=max_seconds, **params)
+
+
+def _grade(lab, kernel, *, seed=None, gpu="A100", choose_splits=None, rebuilt: bool = False,
+           max_steps: int = DEFAULT_STEPS, max_seconds: float = DEFAULT_SECONDS, **params) -> Report:
+    # rebuilt=True runs kernel and choose_splits as given: only for functions this package rebuilt from a file's
+    # text (grade_text) or its own mistaken kernels. It is not a keyword of the public grade(), so a notebook
+    # cannot switch the source checks off.
     lab = get_lab(lab)
     if not callable(kernel):
         raise TypeError(f"kernel must be a function, got {type(kernel).__name__}")
@@ -561,4 +568,4 @@ def grade_text(lab, text: str, *, filename: str = "<submission>", **kwargs) -> R
             findings += [f"choose_splits: {f}" for f in exc.findings]
     if findings:
         return Report(lab, False, np.inf, [], None, [], findings=findings)
-    return grade(lab, fns["kernel"], choose_splits=fns.get("choose_splits"), rebuilt=True, **kwargs)
+    return _grade(lab, fns["kernel"], choose_splits=fns.get("choose_splits"), rebuilt=True, **kwargs)

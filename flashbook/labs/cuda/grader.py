@@ -209,7 +209,7 @@ def _source_report(lab, params, findings, seed):
     return CudaReport(lab, False, float("inf"), [], params, feedback=[], seed=seed, source=list(findings))
 
 
-def grade(lab, *kernels, seed: int | None = None, gpu="H100", rebuilt: bool = False, **params) -> CudaReport:
+def grade(lab, *kernels, seed: int | None = None, gpu="H100", **params) -> CudaReport:
     """Grade a reader's CUDA kernels on one lab item.
 
     Args:
@@ -219,7 +219,6 @@ def grade(lab, *kernels, seed: int | None = None, gpu="H100", rebuilt: bool = Fa
         seed: seed of the random inputs (int >= 0). None (the default) draws a fresh one that the kernels cannot
             learn; the report shows the seed only when the caller fixed it.
         gpu: preset for the modelled time (default H100).
-        rebuilt: True when the kernels were already rebuilt from their source (:func:`grade_text` does that).
         params: the launch parameters the lab takes (``block_q``, ``block_kv``; ``threads``), default the lab's.
     Returns:
         a :class:`~flashbook.labs.cuda.report.CudaReport` (passed, errors, traffic against the closed form,
@@ -229,6 +228,12 @@ def grade(lab, *kernels, seed: int | None = None, gpu="H100", rebuilt: bool = Fa
         TypeError/ValueError: an unknown lab, the wrong number of kernels, a function that is not a
         ``@cuda.jit`` kernel, unknown or bad parameters. What the kernels themselves do wrong is reported.
     """
+    return _grade(lab, *kernels, seed=seed, gpu=gpu, rebuilt=False, **params)
+
+
+def _grade(lab, *kernels, seed=None, gpu="H100", rebuilt: bool = False, **params) -> CudaReport:
+    # rebuilt=True runs the kernels as given: only for kernels grade_text rebuilt from a file's text. It is not a
+    # keyword of the public grade(), so a notebook cannot switch the source checks off.
     lab = get_cuda_lab(lab)
     if len(kernels) != len(lab.kernels):
         raise TypeError(f"lab {lab.label} grades {len(lab.kernels)} kernel(s), {', '.join(lab.kernels)}; got "
@@ -343,6 +348,6 @@ def grade_text(lab, text: str, *, filename: str = "<submission>", seed: int | No
     except KernelSourceError as exc:
         return _source_report(lab, dict(lab.params, **params), [str(f) for f in exc.findings], seed)
     try:
-        return grade(lab, *(kernels[n] for n in lab.kernels), seed=seed, gpu=gpu, rebuilt=True, **params)
+        return _grade(lab, *(kernels[n] for n in lab.kernels), seed=seed, gpu=gpu, rebuilt=True, **params)
     except (TypeError, ValueError) as exc:
         return _source_report(lab, dict(lab.params), [f"the file's launch parameters: {exc}"], seed)
