@@ -101,14 +101,31 @@ def test_the_folder_layout_and_the_lab_of_each_file(tmp_path):
     (tmp_path / "alice" / "answers.csv").write_text("exercise,part,answer\n")
     (tmp_path / "bob_lab3.py").write_text("def kernel(cta): pass\n")
     (tmp_path / "carol.py").write_text("@cuda.jit\ndef split_kernel(q):\n    pass\ndef combine_kernel(O):\n    pass\n")
-    (tmp_path / "notes.txt").write_text("ignored")
+    (tmp_path / "dave_lab6.txt").write_text("not a notebook")
+    (tmp_path / "ahmed_lab6.py").write_text("")
+    (tmp_path / "ahmed_labib_lab6.py").write_text("")
+    (tmp_path / "x y_lab6.py").write_text("")
+    (tmp_path / ".DS_Store").write_text("")
     subs = {s.student: s for s in find_submissions(tmp_path)}
-    assert set(subs) == {"alice", "bob", "carol"}
+    assert set(subs) == {"alice", "bob", "carol", "dave", "ahmed", "ahmed_labib", "x y"}
+    # a name with "_lab" in it is one student, never merged with another's
+    assert [p.name for p in subs["ahmed"].paths] == ["ahmed_lab6.py"]
+    assert [p.name for p in subs["ahmed_labib"].paths] == ["ahmed_labib_lab6.py"]
+    # a file that is not a notebook, .py or .csv is a problem of its student's, not dropped without a word
+    assert subs["dave"].paths == [] and "dave_lab6.txt is not graded" in subs["dave"].problems[0]
+    # an id that is not valid is reported and nothing of it is graded
+    assert subs["x y"].paths == [] and "nothing of it was graded" in subs["x y"].problems[0]
+    assert all(not s.problems for k, s in subs.items() if k not in ("dave", "x y"))
     assert sorted(i.item for p in subs["alice"].paths for i in items_in(p)) == ["exercises", "lab7_cuda_fa2"]
     assert [i.item for i in items_in(subs["bob"].paths[0])] == ["lab3_fa2_causal"]
     assert [i.item for i in items_in(subs["carol"].paths[0])] == ["lab8_cuda_decoding"]
     with pytest.raises(ValueError, match="no submission"):
         find_submissions(_empty(tmp_path))
+    only_notes = tmp_path / "only_notes"
+    only_notes.mkdir()
+    (only_notes / "readme.txt").write_text("")
+    with pytest.raises(ValueError, match="no submission"):
+        find_submissions(only_notes)
     with pytest.raises(FileNotFoundError):
         find_submissions(tmp_path / "missing")
 

@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = ["Submission", "Item", "find_submissions", "items_in", "ITEMS", "STUDENT_ID"]
+__all__ = ["Submission", "Item", "find_submissions", "items_in", "student_of", "ITEMS", "STUDENT_ID"]
 
 #: A student id: 1-64 letters, digits, ``.``, ``_``, ``-`` (it names files).
 STUDENT_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
@@ -76,25 +76,37 @@ def find_submissions(folder) -> list:
     for entry in sorted(root.iterdir()):
         if entry.name.startswith("."):
             continue
+        problem = None
         if entry.is_dir():
             student = entry.name
             paths = sorted(p for p in entry.rglob("*") if p.is_file() and p.suffix in (".py", ".ipynb", ".csv")
                            and not any(part.startswith(".") for part in p.relative_to(entry).parts))
-        elif entry.suffix in (".py", ".ipynb", ".csv"):
-            student = entry.stem.split("_lab")[0] if "_lab" in entry.stem else entry.stem
-            if student.endswith("_answers"):
-                student = student[: -len("_answers")]
-            paths = [entry]
         else:
-            continue
+            student = student_of(entry.stem)
+            paths = [entry] if entry.suffix in (".py", ".ipynb", ".csv") else []
+            if not paths:
+                problem = (f"{entry.name} is not graded: a submission is a notebook (.ipynb), a .py file or an "
+                           "answers .csv (or a folder of them)")
         sub = subs.setdefault(student, Submission(student))
-        sub.paths += paths
         if not STUDENT_ID.match(student):
+            # an id that cannot name the student's files and rows is reported, and nothing of it is graded
             sub.problems.append(f"the student id {student!r} (from {entry.name}) is not 1-64 letters, digits, "
-                                "'.', '_' or '-'")
-    if not subs:
+                                "'.', '_' or '-': rename the file or folder; nothing of it was graded")
+            continue
+        sub.paths += paths
+        if problem:
+            sub.problems.append(problem)
+    if not any(sub.paths for sub in subs.values()):
         raise ValueError(f"{root} holds no submission (.ipynb, .py or answers .csv files, or a folder per student)")
     return [subs[k] for k in sorted(subs)]
+
+
+def student_of(stem: str) -> str:
+    """The student a file's stem names: the part before its last ``_lab<N>`` (``ahmed_labib_lab6`` is student
+    ``ahmed_labib``), less an ``_answers`` suffix; the whole stem when it names no lab."""
+    found = list(re.finditer(r"_lab\d", stem))
+    student = stem[: found[-1].start()] if found else stem
+    return student[: -len("_answers")] if student.endswith("_answers") else student
 
 
 def _lab_numbers_in_name(name: str) -> list:
