@@ -55,7 +55,7 @@ class Item:
 @dataclass
 class Submission:
     """One student's files: ``student`` (id), ``paths`` (files to grade), ``problems`` (lines: files that could not
-    be attributed to a lab, an id that is not valid)."""
+    be attributed to a lab or are of another kind, an id that is not valid)."""
 
     student: str
     paths: list = field(default_factory=list)
