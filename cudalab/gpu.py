@@ -5,8 +5,11 @@ CUDA events.
 ``launch``, ``read``), backed by numba's device arrays, so a lab's host program runs unchanged on either. Every
 launch runs once for the results; :meth:`GpuDevice.time` then replays each launch (warm-up runs, then the median of
 ``repeats`` timed runs, each between two CUDA events) and reports seconds per launch. What a time includes: the
-kernel's execution on the GPU from its first to its last instruction as the events see it, not the host's launch
-call, not copies between host and device.
+kernel's execution on the GPU between the two events, not the host's launch call, not copies between host and
+device. A launch from Python takes the host tens of microseconds, longer than a lab-sized kernel runs, so events
+recorded around it would time the host: each timed run is therefore queued behind a short kernel that keeps the GPU
+busy (a chain of dependent multiply-adds, a few hundred microseconds) while the host queues the first event, the
+kernel and the second event, which then run back to back.
 
 Only usable when numba drives a real GPU (``cudalab.simulator()`` is False); without one, :func:`time_program`
 raises a RuntimeError that says so.
@@ -74,8 +77,10 @@ class GpuDevice:
         self.recorded.append((kernel, grid, block, real))
 
     def time(self, *, repeats: int = 20, warmup: int = 3) -> list:
-        """Seconds of each recorded launch: the median of ``repeats`` runs between CUDA events, after ``warmup``
-        untimed runs. Replays overwrite the outputs (an atomic kernel adds again): read results before."""
+        """Seconds of each recorded launch: the median of ``repeats`` runs between CUDA events, each queued behind
+        the hold kernel (see the module's docstring), after ``warmup`` untimed runs. Replays overwrite the outputs
+        (an atomic kernel adds again): read results before."""
+        hold, hold_buf = _hold_kernel(self.cuda), self.cuda.to_device(np.ones(1, dtype=np.float32))
         out = []
         for kernel, grid, block, args in self.recorded:
             for _ in range(warmup):
@@ -83,6 +88,7 @@ class GpuDevice:
             times = []
             for _ in range(repeats):
                 start, stop = self.cuda.event(), self.cuda.event()
+                hold[1, 1](hold_buf, HOLD_STEPS)
                 start.record()
                 kernel[grid, block](*args)
                 stop.record()
@@ -90,6 +96,29 @@ class GpuDevice:
                 times.append(self.cuda.event_elapsed_time(start, stop) * 1e-3)
             out.append(float(np.median(times)))
         return out
+
+
+#: Dependent multiply-adds of the hold kernel: about 4 cycles each, so a few hundred microseconds at 2 GHz, longer
+#: than the host takes to queue an event, a launch and an event.
+HOLD_STEPS = 200_000
+
+
+def _hold_kernel(cuda):
+    """A one-thread kernel that keeps the GPU busy for ``steps`` dependent multiply-adds (compiled once)."""
+    global _HOLD
+    if _HOLD is None:
+        @cuda.jit
+        def hold(buf, steps):
+            x = buf[0]
+            for _ in range(steps):
+                x = x * 0.9999999 + 1e-7
+            buf[0] = x
+
+        _HOLD = hold
+    return _HOLD
+
+
+_HOLD = None
 
 
 def time_program(lab, kernels, shape_index: int, *, seed: int, params: dict, repeats: int = 20) -> dict:

@@ -65,9 +65,14 @@ def _unwrap(obj):
 
 
 def _rewrap(fn, original):
+    # A function rebuilt from an object keeps its kind: a kernel stays a kernel, a device function or a plain helper
+    # becomes a device function (on a GPU a kernel can call nothing else). From a file's text there is no object:
+    # the wanted kernels come back with ``original`` the rebuilt function itself, their helpers with None.
     from numba import cuda
 
-    if getattr(original, "py_func", None) is not None and not is_device_function(original):
+    if original is fn:
+        return cuda.jit(fn)
+    if original is not None and getattr(original, "py_func", None) is not None and not is_device_function(original):
         return cuda.jit(fn)
     return cuda.jit(device=True)(fn)
 
@@ -103,8 +108,8 @@ def rebuild_kernel(kernel):
 
 def kernels_from_text(text: str, names, *, filename: str = "<submission>") -> dict:
     """The kernels ``names`` taken from a file's text (``.py`` or a notebook's JSON) and rebuilt, running none of the
-    file's other code; each comes back as a ``@cuda.jit`` kernel, the device functions it calls as plain functions
-    in its namespace (the simulator runs them as written).
+    file's other code; each comes back as a ``@cuda.jit`` kernel, and the helpers it calls as
+    ``@cuda.jit(device=True)`` functions in its namespace (so the same kernels compile for a GPU).
 
     Raises:
         TypeError: bad arguments. KernelSourceError: a missing kernel, and every finding of the checks.
@@ -112,7 +117,8 @@ def kernels_from_text(text: str, names, *, filename: str = "<submission>") -> di
     from numba import cuda
 
     built = rebuild_from_text(text, names, CUDA_PROFILE, filename=filename)
-    return {n: (f if getattr(f, "py_func", None) is not None else cuda.jit(f)) for n, f in built.items()}
+    return {n: (f if getattr(f, "py_func", None) is not None and not is_device_function(f) else
+                cuda.jit(getattr(f, "py_func", f))) for n, f in built.items()}
 
 
 __all__ += ["KernelSourceError"]

@@ -147,6 +147,12 @@ def _device(**kw):
     return Device(**kw)
 
 
+#: On a machine with an NVIDIA GPU (bench/gpu/run_device.sh runs these tests there) the simulator is not in use.
+without_gpu = pytest.mark.skipif(not cudalab.simulator(), reason="a GPU is present: numba compiles for it")
+on_gpu = pytest.mark.skipif(cudalab.simulator(), reason="needs an NVIDIA GPU (numba-cuda's simulator is in use)")
+
+
+@without_gpu
 def test_the_simulator_is_on_without_a_gpu():
     assert cudalab.simulator() is True
     assert cudalab.gpu_present() is False
@@ -350,11 +356,23 @@ def test_the_modelled_time_shares_hbm_among_the_running_ctas():
     assert big["time"] == pytest.approx(3 * g.num_sms * nbytes / g.hbm_bandwidth, rel=1e-6)
 
 
+@without_gpu
 def test_the_gpu_face_says_there_is_no_gpu():
     from cudalab.gpu import GpuDevice
 
     with pytest.raises(RuntimeError, match="simulator"):
         GpuDevice()
+
+
+@on_gpu
+def test_on_a_gpu_every_reference_compiles_passes_and_is_timed():
+    from flashbook.labs.cuda import CUDA_LABS, grade
+
+    for key, lab in CUDA_LABS.items():
+        r = grade(lab, *lab.reference.values(), seed=3, gpu="H200")
+        assert r.passed, key
+        assert r.measured is not None and r.measured["repeats"] >= 20, key
+        assert all(0 < s < 1e-2 for s in r.measured["launches"]), (key, r.measured)
 
 
 @cuda.jit

@@ -177,7 +177,8 @@ class Profile:
         unwrap: ``obj -> python function or None``: the function to rebuild from a decorated helper (None:
             :func:`labcore.chip.kernel_source.plain_function`).
         rewrap: ``(rebuilt function, original object) -> object``: what the kernel's namespace gets for it (None:
-            :func:`labcore.chip.kernel_source.same_function`).
+            :func:`labcore.chip.kernel_source.same_function`). From a file's text there is no original object: the
+            wanted functions are rewrapped with the rebuilt function itself as ``original``, their helpers with None.
         advice: a sentence added to messages about names (what the profile offers).
         private_advice: what to use instead of a private name (for messages).
     Raises:
@@ -785,6 +786,9 @@ def rebuild_from_text(text: str, names, profile: Profile, *, filename: str = "<s
             built[n] = out[n]
     if r.findings:
         raise KernelSourceError(r.findings, ", ".join(names))
+    for n in needed:                     # the helpers, as the kernels will call them (rewrap with no original)
+        if n not in names:
+            env[n] = profile.rewrap(built[n], None)
     return {n: profile.rewrap(built[n], built[n]) for n in names}
 
 

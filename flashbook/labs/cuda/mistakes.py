@@ -119,17 +119,17 @@ MISTAKES = {
                                                    "            m_s[t] = m_ab\n")),
     },
     "cuda_backward_atomic": {
-        "dq_plain": _bwd("bwd_dq_plain", ("                    cuda.atomic.add(dQ, (r0 + r, k), a * scale)",
-                                          "                    dQ[r0 + r, k] += a * scale")),
+        "dq_plain": _bwd("bwd_dq_plain", ("                    cuda.atomic.add(dQ_t, (r0 + r, k), a * scale)",
+                                          "                    dQ_t[r0 + r, k] += a * scale")),
         "missing_barrier": _bwd("bwd_no_barrier", (
             "            dS_s[r, t] = ds\n        cuda.syncthreads()\n", "            dS_s[r, t] = ds\n")),
         "no_lse": _bwd("bwd_no_lse", ("                p = math.exp(s * scale - lse_s[r])",
                                       "                p = math.exp(s * scale) / math.exp(lse_s[r])")),
     },
     "cuda_backward_deterministic": {
-        "dq_plain": _bwd("bwd_det_dq_plain", ("                    dQ_part[cuda.blockIdx.x, r0 + r, k] = a * scale",
-                                              "                    dQ_part[0, r0 + r, k] += a * scale"),
-                         kernel="bwd_deterministic"),
+        "dq_plain": _bwd("bwd_det_dq_plain", ("                    dQ_t[r0 + r, k] = a * scale",
+                                              "                    dQ_t[r0 + r, k] += a * scale"),
+                         ("dQ_part[cuda.blockIdx.x], dK", "dQ_part[0], dK"), kernel="bwd_deterministic"),
     },
 }
 

@@ -38,8 +38,10 @@ def bwd_preprocess(O, dO, D, dQ, N, clear_dq):
 
 
 @cuda.jit(device=True)
-def key_block_grads(Q, K, V, dO, lse, D, dQ, dK, dV, dQ_part, N, N_k, scale, causal, atomic):
-    """The body of both backward kernels; ``atomic`` picks how dQ is accumulated."""
+def key_block_grads(Q, K, V, dO, lse, D, dQ_t, dK, dV, N, N_k, scale, causal, atomic):
+    """The body of both backward kernels. ``dQ_t`` is where this key block's dQ contributions go: dQ itself, by
+    atomic adds (``atomic``), or the block's own slice of dQ_part, by plain stores. One 2-D target for both keeps
+    the body compilable for a GPU: numba types both branches of ``if atomic`` whichever one runs."""
     K_s = cuda.shared.array((BLOCK_KV, HEAD_DIM), float32)
     Q_s = cuda.shared.array((BLOCK_Q, HEAD_DIM), float32)
     dO_s = cuda.shared.array((BLOCK_Q, HEAD_DIM), float32)
@@ -99,9 +101,9 @@ def key_block_grads(Q, K, V, dO, lse, D, dQ, dK, dV, dQ_part, N, N_k, scale, cau
                 for c in range(BLOCK_KV):
                     a += dS_s[r, c] * K_s[c, k]
                 if atomic:
-                    cuda.atomic.add(dQ, (r0 + r, k), a * scale)
+                    cuda.atomic.add(dQ_t, (r0 + r, k), a * scale)
                 else:
-                    dQ_part[cuda.blockIdx.x, r0 + r, k] = a * scale
+                    dQ_t[r0 + r, k] = a * scale
     if j < N_k:
         for k in range(HEAD_DIM):
             dK[j, k] = dk[k]
@@ -110,12 +112,12 @@ def key_block_grads(Q, K, V, dO, lse, D, dQ, dK, dV, dQ_part, N, N_k, scale, cau
 
 @cuda.jit
 def bwd_atomic(Q, K, V, dO, lse, D, dQ, dK, dV, N, N_k, scale, causal):
-    key_block_grads(Q, K, V, dO, lse, D, dQ, dK, dV, dQ, N, N_k, scale, causal, True)
+    key_block_grads(Q, K, V, dO, lse, D, dQ, dK, dV, N, N_k, scale, causal, True)
 
 
 @cuda.jit
 def bwd_deterministic(Q, K, V, dO, lse, D, dQ_part, dK, dV, N, N_k, scale, causal):
-    key_block_grads(Q, K, V, dO, lse, D, dQ_part, dK, dV, dQ_part, N, N_k, scale, causal, False)
+    key_block_grads(Q, K, V, dO, lse, D, dQ_part[cuda.blockIdx.x], dK, dV, N, N_k, scale, causal, False)
 
 
 @cuda.jit
