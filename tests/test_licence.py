@@ -24,7 +24,9 @@ def test_licence_files_name_both_licences():
 
 def test_pyproject_names_the_licences_and_reads_the_version_from_labcore():
     meta = tomllib.loads((ROOT / "pyproject.toml").read_text())
-    assert meta["project"]["license"]["text"] == "CC-BY-4.0 AND MIT"
+    assert meta["project"]["license"] == "CC-BY-4.0 AND MIT"        # SPDX (PEP 639), no licence classifier
+    assert not any(c.startswith("License ::") for c in meta["project"].get("classifiers", []))
+    assert meta["project"]["license-files"] == ["LICENSE", "LICENSE-CC-BY-4.0", "LICENSE-MIT"]
     assert meta["project"]["dynamic"] == ["version"]
     assert meta["tool"]["setuptools"]["dynamic"]["version"] == {"attr": "labcore.__version__"}
 
