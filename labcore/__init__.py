@@ -41,7 +41,7 @@ from .mixed_batch import *  # noqa: F401,F403
 
 from . import chip  # noqa: F401  (the labs' simulated chip: ``labcore.chip.Chip``)
 from . import (attention, blocks, decode, decode_model, decode_time, flash, flops, forward_timeline, forward_work, fp8, hardware, hbm,
-               megakernel, models, precision, prefill, published, roofline, softmax, splits, units, waves,
+               megakernel, measured, models, precision, prefill, published, roofline, softmax, splits, units, waves,
                scheduler, backward_schedule, causal_schedule, varlen, split_plans, paged, mla, mixed_batch)
 
 #: Every public name of the engine (the union of its modules' ``__all__``).
@@ -49,7 +49,8 @@ __all__ = sorted({name for mod in (hbm, attention, softmax, flops, precision, fp
                                    decode_time, decode_model, models, waves, forward_work, forward_timeline,
                                    megakernel, roofline, prefill, units, scheduler, backward_schedule, causal_schedule, varlen, split_plans, paged, mla, mixed_batch)
            for name in mod.__all__})
-# labcore.published (the store of published figures) stays a module: ``from labcore.published import published``.
+# labcore.published (the store of published figures) stays a module: ``from labcore.published import published``;
+# so does labcore.measured (the timings taken on a real GPU).
 
 #: The book's version (one home: pyproject.toml, the footer and CITATION.cff read or are checked against it).
 __version__ = "0.4.0"
