@@ -7,10 +7,13 @@ from functools import cache
 import numpy as np
 
 import labcore as lc
+from labcore.units import unit_label
 
+from ..display import Table
 from . import Numbers
 
-__all__ = ["numbers", "last_wave_summary", "occupancy_comparisons", "occupancy_summary", "kernel_gap_summary"]
+__all__ = ["numbers", "last_wave_summary", "occupancy_comparisons", "occupancy_summary", "kernel_gap_summary",
+           "measured_decode_table", "measured_decode_numbers"]
 
 @cache
 def numbers() -> Numbers:
@@ -287,3 +290,72 @@ def kernel_gap_summary(gpu="A100") -> dict:
                 fd_share_hi=float(share.max()), fd_mae_lecture=mae(c, "err_model_fd"),
                 fd_mae_graph=mae(cg, "err_model_fd"), fd_ref_mae_lecture=mae(c, "err_refined_fd"),
                 fd_ref_mae_graph=mae(cg, "err_refined_fd"), fa2_max_graph=float(np.abs(cg["err_model_fa2"]).max()))
+
+
+# ------------------------------------------------------------------ measured on an H200 (§6.5)
+
+@cache
+def _decode_measured() -> dict:
+    from labcore.measured import compare_decode_measured
+
+    return compare_decode_measured()
+
+
+def measured_decode_table() -> Table:
+    """§6.5's table: decode attention at the post's ten shapes, measured on an H200, beside the model.
+
+    Columns: batch, keys, PyTorch eager (µs), the flash backend (µs), the kernels it ran (split-KV and combine, or
+    one kernel), the model's split count (flash-attn's heuristic with the SM count doubled) and time (µs), and the
+    model's time against the measured (%).
+    Source: :func:`labcore.measured.compare_decode_measured`.
+    """
+    d = _decode_measured()
+    rows = [(int(b), int(n), 1e6 * e, 1e6 * f, "split + combine" if s else "one kernel", int(k), 1e6 * m,
+             100 * err)
+            for b, n, e, f, s, k, m, err in zip(d["batch"], d["seqlen"], d["eager"], d["flash"], d["split_kv"],
+                                               d["splits"], d["model_fd"], d["err_fd"])]
+    return Table(rows, ("batch", "keys", unit_label("eager", "µs"), unit_label("flash", "µs"), "kernels seen",
+                        "model splits", unit_label("model", "µs"), unit_label("model vs measured", "%")),
+                 (",d", ",d", ".1f", ".1f", None, "d", ".1f", "+.0f"),
+                 caption="Decode attention on an H200: 16 query heads, 2 KV heads, d = 128, FP16 (the post's shape); "
+                         "measured (PyTorch's eager attention and its flash backend with enable_gqa) beside "
+                         "labcore.decode_time_grid on the H200 preset (labcore/data/measured_h200.csv)")
+
+
+@cache
+def measured_decode_numbers() -> Numbers:
+    """The numbers §6.5 quotes about the H200 decode measurements.
+
+    Fields: ``n_rows``; ``n_split`` (rows where the flash backend ran split-KV and combine kernels), ``first_split_batch``
+    and ``first_split_keys`` (the first such row); ``agree_doubled`` / ``agree_plain`` (rows where the model's
+    heuristic with the SM count doubled / as in flash-attn before 2.5.7 splits exactly when the kernel did);
+    ``plain_row_ctas`` (CTAs without a split on the row where only the doubled count splits) and ``sms``;
+    ``flash_lo_us``/``flash_hi_us`` (measured range); ``eager_over_flash_longest`` (at the longest row);
+    ``err_lo``/``err_hi`` (% model vs measured, most and least negative), ``worst_batch``/``worst_keys``;
+    ``kv_GBs_longest`` (KV-cache bytes over the flash time at the longest row, GB/s) and its share of the measured
+    copy bandwidth, ``kv_pct_copy``.
+    Source: :mod:`labcore.measured`.
+    """
+    from labcore.measured import ceiling_check, compare_decode_measured
+
+    d = _decode_measured()
+    plain = compare_decode_measured(num_splits="heuristic")
+    split, n = d["split_kv"], len(d["batch"])
+    first = int(np.argmax(split))
+    disagree = np.flatnonzero((plain["splits"] > 1) != split)
+    g = lc.get_gpu("H200")
+    plain_ctas = int(d["batch"][disagree[0]]) * d["num_kv_heads"] if len(disagree) else 0
+    worst = int(np.argmin(d["err_fd"]))
+    longest = int(np.argmax(d["seqlen"]))
+    return Numbers(
+        n_rows=n, n_split=int(split.sum()), first_split_batch=int(d["batch"][first]),
+        first_split_keys=int(d["seqlen"][first]),
+        agree_doubled=int(np.sum((d["splits"] > 1) == split)), agree_plain=int(np.sum((plain["splits"] > 1) == split)),
+        plain_row_ctas=plain_ctas, sms=g.num_sms,
+        flash_lo_us=float(1e6 * d["flash"].min()), flash_hi_us=float(1e6 * d["flash"].max()),
+        eager_over_flash_longest=float(d["eager"][longest] / d["flash"][longest]),
+        err_lo=float(100 * d["err_fd"].min()), err_hi=float(100 * d["err_fd"].max()),
+        worst_batch=int(d["batch"][worst]), worst_keys=int(d["seqlen"][worst]),
+        kv_GBs_longest=float(d["kv_bandwidth"][longest] / 1e9),
+        kv_pct_copy=float(100 * d["kv_bandwidth"][longest] / ceiling_check("H200")["bandwidth"]),
+    )

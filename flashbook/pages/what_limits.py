@@ -8,10 +8,12 @@ import numpy as np
 
 import labcore as lc
 from labcore.published import published
+from labcore.units import unit_label
 
+from ..display import Table
 from . import Numbers, published_values
 
-__all__ = ["numbers", "prefill_comparison_summary", "fa3_over_fa2_h100"]
+__all__ = ["numbers", "prefill_comparison_summary", "fa3_over_fa2_h100", "measured_prefill_table", "measured_numbers"]
 
 
 @cache
@@ -226,3 +228,99 @@ def _misses(c: dict, a100, checked) -> dict:
     out["miss_min"] = 100 * float(err[miss].min()) if miss.any() else 0.0
     out["miss_max_seqlen"] = int(seqlen[miss].max()) if miss.any() else 0
     return out
+
+
+# ------------------------------------------------------------------ measured on an H200 (§4b.6)
+
+_PREFILL_GENERATION = {"flash": "fa2", "cudnn": "fa3"}
+
+
+@cache
+def _prefill_measured(kernel: str) -> dict:
+    from labcore.measured import compare_prefill_measured
+
+    return compare_prefill_measured(kernel, generation=_PREFILL_GENERATION[kernel])
+
+
+def measured_prefill_table(kernel: str = "flash") -> Table:
+    """§4b.6's table: the measured throughput of one prefill kernel on the H200 beside the model's, per sequence
+    length, for each pass, head dimension and mask.
+
+    Args:
+        kernel: ``"flash"`` (PyTorch's FlashAttention-2, against the model's FA2) or ``"cudnn"`` (cuDNN's fused
+            attention, against the model's FA3, the closest Hopper kernel it has).
+    Returns:
+        a :class:`flashbook.display.Table`, cells ``"measured / model"`` in TFLOP/s (the papers' FLOP count).
+    Raises:
+        ValueError: an unknown kernel.
+    Source: :func:`labcore.measured.compare_prefill_measured`.
+    """
+    if kernel not in _PREFILL_GENERATION:
+        raise ValueError(f"kernel must be one of {', '.join(_PREFILL_GENERATION)}, got {kernel!r}")
+    c = _prefill_measured(kernel)
+    seqlens = sorted(set(int(n) for n in c["seqlen"]))
+    cell = {(str(p), int(d), bool(m), int(n)): (mt, mo) for p, d, m, n, mt, mo in
+            zip(c["pass_"], c["head_dim"], c["causal"], c["seqlen"], c["measured_tflops"], c["model_tflops"])}
+    rows = []
+    for p in ("forward", "forward+backward"):
+        for d in (64, 128):
+            for m in (False, True):
+                rows.append((p, d, "causal" if m else "none",
+                             *(f"{cell[p, d, m, n][0]:.0f} / {cell[p, d, m, n][1]:.0f}" if (p, d, m, n) in cell
+                               else "—" for n in seqlens)))
+    name = {"flash": "PyTorch's FlashAttention-2 (SDPA flash backend)",
+            "cudnn": "cuDNN's fused attention (SDPA cuDNN backend)"}[kernel]
+    model = {"flash": "FA2", "cudnn": "FA3"}[kernel]
+    r = lc.get_gpu("H200")
+    return Table(rows, ("pass", "d", "mask", *(f"N = {n:,}" for n in seqlens)),
+                 caption=f"{name} measured on an H200 / labcore.prefill_time's {model} model on the {r.name} preset, "
+                         f"{unit_label('', 'TFLOP/s')}; BF16, batch x N = {int(c['batch'][0] * c['seqlen'][0]):,} "
+                         f"tokens, heads x d = {int(c['heads'][0] * c['head_dim'][0]):,} "
+                         "(labcore/data/measured_h200.csv)")
+
+
+@cache
+def measured_numbers() -> Numbers:
+    """The numbers §4b.6 quotes about the H200 measurements (percentages in %, errors model time / measured - 1).
+
+    Fields: ``tokens`` and ``hidden`` (batch x N and heads x d of the prefill rows), ``long_from`` (the length from
+    which the forward's error is summarised, 2,048 tokens), ``short`` (the shortest length); ``copy_GiB`` (the copy's
+    buffer); ``copy_TBs`` and ``copy_pct`` (the measured copy bandwidth, TB/s and % of the preset's),
+    ``preset_TBs``; ``mm_TFLOPs``, ``mm_pct``, ``preset_TFLOPs`` (the BF16 matrix product likewise); ``date`` and
+    ``machine``; for PyTorch's FlashAttention-2 against the FA2 model: ``fwd_long_max`` (largest |error| of the
+    forward at N >= 2,048), ``fwd_short_worst`` (most negative forward error, at 512 tokens with a mask),
+    ``fb_lo``/``fb_hi`` (|error| range of forward + backward), ``fb_long_lo``/``fb_long_hi`` (the same at N >= 2,048);
+    ``fa2_peak`` (its best measured TFLOP/s) and ``fa2_peak_pct_mm`` (% of the measured matrix product);
+    for cuDNN: ``cudnn_peak``, ``cudnn_peak_pct_mm``, ``cudnn_over_fa2`` (best over best), ``cudnn_fwd_hi``
+    (largest forward error against the FA3 model, %), ``cudnn_fb_lo``/``cudnn_fb_hi`` (forward + backward |error|
+    range, %).
+    Source: :mod:`labcore.measured`.
+    """
+    from labcore.measured import ceiling_check, measured_rows
+
+    ce = ceiling_check("H200")
+    f, cu = _prefill_measured("flash"), _prefill_measured("cudnn")
+    fwd, fb = f["pass_"] == "forward", f["pass_"] == "forward+backward"
+    long_from = 2048
+    long_ = f["seqlen"] >= long_from
+    copy = [r for r in measured_rows("ceiling") if r["kernel"] == "copy"][0]
+    err = 100 * f["err"]
+    cerr = 100 * cu["err"]
+    cfwd, cfb = cu["pass_"] == "forward", cu["pass_"] == "forward+backward"
+    return Numbers(
+        tokens=int(f["batch"][0] * f["seqlen"][0]), hidden=int(f["heads"][0] * f["head_dim"][0]),
+        long_from=long_from, short=int(f["seqlen"].min()), copy_GiB=copy["bytes"] / 2 / 2 ** 30,
+        copy_TBs=ce["bandwidth"] / 1e12, copy_pct=100 * ce["bandwidth_ratio"], preset_TBs=ce["preset_bandwidth"] / 1e12,
+        mm_TFLOPs=ce["matmul"] / 1e12, mm_pct=100 * ce["flops_ratio"], preset_TFLOPs=ce["preset_flops"] / 1e12,
+        date=ce["date"], machine=ce["machine"],
+        fwd_long_max=float(np.max(np.abs(err[fwd & long_]))), fwd_short_worst=float(np.min(err[fwd])),
+        fb_lo=float(np.min(np.abs(err[fb]))), fb_hi=float(np.max(np.abs(err[fb]))),
+        fb_long_lo=float(np.min(np.abs(err[fb & long_]))), fb_long_hi=float(np.max(np.abs(err[fb & long_]))),
+        fa2_peak=float(np.max(f["measured_tflops"])),
+        fa2_peak_pct_mm=float(100 * np.max(f["measured_tflops"]) * 1e12 / ce["matmul"]),
+        cudnn_peak=float(np.max(cu["measured_tflops"])),
+        cudnn_peak_pct_mm=float(100 * np.max(cu["measured_tflops"]) * 1e12 / ce["matmul"]),
+        cudnn_over_fa2=float(np.max(cu["measured_tflops"]) / np.max(f["measured_tflops"])),
+        cudnn_fwd_hi=float(np.max(cerr[cfwd])),
+        cudnn_fb_lo=float(np.min(np.abs(cerr[cfb]))), cudnn_fb_hi=float(np.max(np.abs(cerr[cfb]))),
+    )

@@ -9,8 +9,9 @@ import cudalab  # noqa: F401  (first: it sets NUMBA_ENABLE_CUDASIM before numba.
 
 from .definitions import CUDA_FEEDBACK, CUDA_LABS, HEAD_DIM, TOLERANCE, CudaLab, get_cuda_lab
 from .grader import grade, grade_text, run_shape
-from .pages import order_dependence, reference_ledger, solution_source
+from .pages import measured_beside_model, order_dependence, reference_ledger, solution_source
 from .report import CudaReport, CudaShapeResult
 
 __all__ = ["grade", "grade_text", "run_shape", "CudaReport", "CudaShapeResult", "CudaLab", "CUDA_LABS", "get_cuda_lab",
-           "CUDA_FEEDBACK", "HEAD_DIM", "TOLERANCE", "reference_ledger", "solution_source", "order_dependence"]
+           "CUDA_FEEDBACK", "HEAD_DIM", "TOLERANCE", "reference_ledger", "solution_source", "order_dependence",
+           "measured_beside_model"]

@@ -7,11 +7,13 @@ import re
 
 import numpy as np
 
+from labcore.units import unit_label
+
 from ...display import Table
 from .definitions import get_cuda_lab
 from .grader import run_shape
 
-__all__ = ["reference_ledger", "solution_source", "order_dependence"]
+__all__ = ["reference_ledger", "solution_source", "order_dependence", "measured_beside_model"]
 
 
 def reference_ledger(lab, shape_index: int = 0) -> Table:
@@ -55,6 +57,44 @@ def reference_ledger(lab, shape_index: int = 0) -> Table:
                          f"({', '.join(f'{k} = {v}' for k, v in params.items())}): elements of global memory, "
                          f"counted by the simulator and from the closed form; shared memory {shared:,} B per "
                          f"block of a {lab.shared_budget:,} B budget")
+
+
+def measured_beside_model(lab) -> Table:
+    """The reference kernels' time on the lab's largest shape: the model of the lab report on the H200 preset beside
+    the time measured on an H200, launch by launch.
+
+    Args:
+        lab: CUDA lab key, label or item.
+    Returns:
+        a :class:`flashbook.display.Table` (microseconds), one row per launch of the host program and a total.
+    Raises:
+        TypeError/ValueError: a bad lab, or no measured row for it; RuntimeError if the reference fails (a bug).
+    Source: :func:`cudalab.timing.modelled_time`; :func:`labcore.measured.lab_measured` (bench/gpu/measure.py).
+    """
+    from cudalab.timing import modelled_time
+    from labcore.measured import lab_measured
+
+    lab = get_cuda_lab(lab)
+    params = dict(lab.params)
+    i = len(lab.shapes) - 1
+    run = run_shape(lab, list(lab.reference.values()), i, seed=0, params=params)
+    if run.error is not None:
+        raise RuntimeError(f"the reference kernel of lab {lab.label} failed: {run.error}")
+    model = modelled_time(run.launches, "H200", flops=lab.flops(lab.shapes[i], params))
+    meas = lab_measured(lab.key)
+    if len(meas["launches"]) != len(model["launches"]):
+        raise ValueError(f"lab {lab.label}: {len(meas['launches'])} measured launches for "
+                         f"{len(model['launches'])} modelled ones")
+    rows = [(f"{k + 1}. {m['name']}", m["ctas"], m["bound"], 1e6 * m["time"], 1e6 * t)
+            for k, (m, t) in enumerate(zip(model["launches"], meas["launches"]))]
+    rows.append(("all launches", sum(m["ctas"] for m in model["launches"]), "", 1e6 * model["total"],
+                 1e6 * meas["seconds"]))
+    return Table(rows, ("launch", "CTAs", "model's bound", unit_label("model, H200 preset", "µs"),
+                        unit_label("measured, H200", "µs")),
+                 (None, ",d", None, ".2f", ".2f"),
+                 caption=f"Lab {lab.label}, the reference kernels on {lab.shape_label(lab.shapes[i])}: "
+                         f"cudalab.timing.modelled_time on the H200 preset beside CUDA events on an H200 "
+                         f"({meas['date']}, median of {meas['repeats']}, host launch overhead excluded)")
 
 
 def solution_source(lab) -> str:

@@ -1,0 +1,197 @@
+"""The timings measured on an H200 (labcore/data/measured_h200.csv), the models beside them, and the parts of
+bench/gpu/measure.py that need no GPU (its arguments, shapes and CSV writer)."""
+from __future__ import annotations
+
+import csv
+import importlib.util
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from labcore.decode_model import load_flash_decoding_a100
+from labcore.measured import (COLUMNS, KINDS, MEASURED_CSV, ceiling_check, compare_decode_measured,
+                              compare_prefill_measured, lab_measured, load_measured, measured_rows)
+from labcore.prefill import attention_flops_papers, load_prefill_measurements
+
+ROOT = Path(__file__).resolve().parents[1]
+_spec = importlib.util.spec_from_file_location("gpu_measure", ROOT / "bench" / "gpu" / "measure.py")
+measure = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(measure)
+
+
+# ------------------------------------------------------------------ the stored file
+
+def test_the_stored_file_is_read_checked_and_complete():
+    rows = load_measured()
+    kinds = {k: [r for r in rows if r["kind"] == k] for k in KINDS}
+    assert len(kinds["ceiling"]) == 2
+    # 2 kernels x 2 head dims x 6 lengths x 2 masks x 2 passes, the ten decode shapes x 2, six CUDA lab items
+    assert len(kinds["prefill"]) == 96 and len(kinds["decode"]) == 20 and len(kinds["cuda_lab"]) == 6
+    for r in rows:
+        assert r["machine"].startswith("NVIDIA H200") and r["date"] == "2026-12-04"
+        assert "torch" in r["versions"] and "driver" in r["versions"] and "CUDA events" in r["method"]
+        assert r["seconds"] > 0 and r["repeats"] >= 20
+    # the header names where the log is, and the log is there
+    head = [ln for ln in MEASURED_CSV.read_text().splitlines() if ln.startswith("#")]
+    assert any("bench/gpu/h200-2026-12-04" in ln for ln in head)
+    assert (ROOT / "bench" / "gpu" / "h200-2026-12-04" / "run1-log.txt").is_file()
+
+
+def test_each_prefill_row_is_a_papers_shape_and_its_throughput_is_its_flops_over_its_time():
+    seqlens = set(int(n) for n in load_prefill_measurements()["seqlen"])
+    for r in measured_rows("prefill"):
+        assert r["seqlen"] in seqlens and r["batch"] * r["seqlen"] == 16384 and r["heads"] * r["head_dim"] == 2048
+        flops = float(attention_flops_papers(batch=r["batch"], heads=r["heads"], seqlen=r["seqlen"],
+                                             head_dim=r["head_dim"], causal=r["causal"], pass_=r["pass"]))
+        assert r["flops"] == pytest.approx(flops, rel=1e-12)
+        assert r["value"] == pytest.approx(flops / r["seconds"], rel=1e-9) and r["unit"] == "FLOP/s"
+        assert r["q1_s"] <= r["seconds"] <= r["q3_s"]
+
+
+def test_the_decode_rows_are_the_posts_shapes():
+    post = load_flash_decoding_a100()
+    for kernel in ("flash", "eager"):
+        rows = measured_rows("decode", kernel=kernel)
+        assert [(r["batch"], r["seqlen"]) for r in rows] == list(zip(post["batch"].tolist(), post["seqlen"].tolist()))
+        for r in rows:
+            assert (r["heads"], r["kv_heads"], r["head_dim"], r["dtype"]) == (16, 2, 128, "fp16")
+            assert r["bytes"] == 2 * r["batch"] * r["seqlen"] * 2 * 128 * 2     # K and V, FP16
+
+
+@pytest.mark.parametrize("bad, message", [
+    ({"machine": ""}, "machine"),
+    ({"date": "04/12/2026"}, "date"),
+    ({"repeats": "10"}, "at least 20"),
+    ({"q1_s": "0.002"}, "quartiles"),
+    ({"kind": "training"}, "kind"),
+    ({"seconds": "-1"}, "positive"),
+    ({"causal": "yes"}, "causal"),
+    ({"unit": "GB/s"}, "unit"),
+])
+def test_a_row_without_provenance_or_with_an_impossible_value_is_refused(tmp_path, bad, message):
+    good = {c: "" for c in COLUMNS}
+    good.update(kind="ceiling", kernel="copy", seconds="0.001", q1_s="0.0009", q3_s="0.0011", repeats="30",
+                value="4e12", unit="bytes/s", machine="NVIDIA H200, 132 SMs", versions="torch 2.11",
+                date="2026-12-04", method="CUDA events")
+    path = tmp_path / "m.csv"
+    with open(path, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=COLUMNS)
+        w.writeheader()
+        w.writerow(good)
+    assert len(load_measured(path)) == 1
+    with open(path, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=COLUMNS)
+        w.writeheader()
+        w.writerow({**good, **bad})
+    with pytest.raises(ValueError, match=message):
+        load_measured(path)
+
+
+def test_a_file_missing_a_column_is_refused(tmp_path):
+    path = tmp_path / "m.csv"
+    path.write_text("kind,kernel\nceiling,copy\n")
+    with pytest.raises(ValueError, match="missing columns"):
+        load_measured(path)
+
+
+# ------------------------------------------------------------------ the models beside it
+
+def test_the_ceilings_are_below_the_datasheet_and_say_by_how_much():
+    c = ceiling_check("H200")
+    assert c["preset_bandwidth"] == 4.8e12 and c["preset_flops"] == 989e12
+    assert 0.5 < c["bandwidth_ratio"] < 1 and 0.5 < c["flops_ratio"] < 1
+    assert c["bandwidth"] == pytest.approx(c["bandwidth_ratio"] * 4.8e12)
+
+
+def test_the_prefill_comparison_is_the_model_against_each_measured_row():
+    c = compare_prefill_measured("flash")
+    assert len(c["seqlen"]) == 48 and c["generation"] == "fa2"
+    assert np.all(np.isfinite(c["model"])) and np.all(c["model"] > 0)
+    assert np.allclose(c["err"], c["model"] / c["measured"] - 1)
+    assert np.allclose(c["measured_tflops"] / c["model_tflops"], c["model"] / c["measured"])
+    # what §4b.6 says of it: the forward holds from 2,048 tokens up; forward + backward is optimistic everywhere
+    fwd, long_ = c["pass_"] == "forward", c["seqlen"] >= 2048
+    assert np.max(np.abs(c["err"][fwd & long_])) < 0.10
+    assert np.all(c["err"][c["pass_"] == "forward+backward"] < -0.10)
+    with pytest.raises(ValueError, match="kernel"):
+        compare_prefill_measured("triton")
+
+
+def test_the_decode_comparison_and_the_split_heuristic_the_kernel_follows():
+    d = compare_decode_measured()
+    assert len(d["batch"]) == 10 and np.all(d["model_fd"] > 0)
+    # the profiler's split-KV kernels appear exactly where the heuristic with the SM count doubled splits ...
+    assert np.array_equal(d["splits"] > 1, d["split_kv"])
+    # ... and the plain SM count misses one row (batch 64 at 1K keys: 128 CTAs on 132 SMs)
+    plain = compare_decode_measured(num_splits="heuristic")
+    miss = np.flatnonzero((plain["splits"] > 1) != d["split_kv"])
+    assert [(int(d["batch"][i]), int(d["seqlen"][i])) for i in miss] == [(64, 1024)]
+    assert np.all(d["eager"] > d["flash"])
+
+
+def test_a_lab_row_gives_its_launches_and_they_add_up():
+    for key in ("cuda_softmax_two_pass", "cuda_decoding", "cuda_backward_deterministic"):
+        m = lab_measured(key)
+        assert len(m["launches"]) == {"cuda_softmax_two_pass": 1, "cuda_decoding": 2,
+                                      "cuda_backward_deterministic": 3}[key]
+        assert sum(m["launches"]) == pytest.approx(m["seconds"], rel=1e-3)
+    with pytest.raises(ValueError, match="no timed row"):
+        lab_measured("cuda_nothing")
+    with pytest.raises(TypeError):
+        lab_measured(7)
+
+
+def test_the_lab_pages_table_sets_each_launch_of_the_model_beside_its_measured_time():
+    from flashbook.labs.cuda.pages import measured_beside_model
+
+    t = measured_beside_model("9b")
+    assert [r[0] for r in t.rows] == ["1. bwd_preprocess", "2. bwd_deterministic", "3. dq_reduce", "all launches"]
+    assert t.rows[-1][4] == pytest.approx(1e6 * lab_measured("cuda_backward_deterministic")["seconds"])
+    assert t.rows[-1][3] == pytest.approx(sum(r[3] for r in t.rows[:-1]))
+
+
+def test_the_pages_numbers_follow_from_the_file():
+    from flashbook.pages import flash_decoding, what_limits
+
+    m = what_limits.measured_numbers()
+    assert m.copy_pct == pytest.approx(100 * ceiling_check()["bandwidth_ratio"])
+    assert 0 < m.fwd_long_max < 10 and m.fb_long_lo > 10 and m.fa2_peak < m.cudnn_peak
+    dm = flash_decoding.measured_decode_numbers()
+    assert dm.agree_doubled == dm.n_rows == 10 and dm.agree_plain == 9 and dm.plain_row_ctas == 128
+    assert dm.err_lo < dm.err_hi < 0
+    table = what_limits.measured_prefill_table("flash")
+    assert len(table.rows) == 8 and table.headers[3] == "N = 512"
+
+
+# ------------------------------------------------------------------ the script's CPU parts
+
+def test_the_scripts_arguments():
+    a = measure.parse_args(["--out", "/tmp/x", "--sections", "decode, labs"])
+    assert a.sections == ["decode", "labs"] and a.repeats == 30
+    for bad in (["--out", "x", "--sections", "prefil"], ["--out", "x", "--repeats", "5"], ["--sections", "labs"],
+                ["--out", "x", "--sections", ","]):
+        with pytest.raises(SystemExit):
+            measure.parse_args(bad)
+
+
+def test_the_scripts_shapes_are_the_books():
+    shapes = measure.prefill_shapes()
+    assert len(shapes) == 12 and shapes[0] == (512, 32, 32, 64) and shapes[-1] == (16384, 1, 16, 128)
+    assert measure.decode_shapes()[0] == (256, 256) and measure.decode_shapes()[-1] == (1, 131072)
+
+
+def test_the_scripts_writer_makes_a_file_the_engine_reads(tmp_path):
+    w = measure.Writer(tmp_path / "m.csv", machine="NVIDIA H200, 132 SMs", versions="torch 2.11", date="2026-12-04",
+                       method="CUDA events, median of 30")
+    w.add(kind="prefill", kernel="flash", pass_="forward", causal=True, dtype="bf16", batch=2, seqlen=8192,
+          heads=16, kv_heads=16, head_dim=128, flops=1e12, value=4e14, unit="FLOP/s", seconds=2.5e-3, q1_s=2.4e-3,
+          q3_s=2.6e-3, repeats=30, note="x")
+    w.add(kind="prefill", kernel="cudnn", pass_="forward", causal=False, note="failed: no kernel", value=float("nan"))
+    rows = load_measured(tmp_path / "m.csv")
+    assert rows[0]["pass"] == "forward" and rows[0]["causal"] is True and rows[0]["seconds"] == 2.5e-3
+    assert rows[1]["seconds"] is None and rows[1]["value"] is None and rows[1]["machine"]
+    with pytest.raises(ValueError, match="unknown columns"):
+        w.add(kind="prefill", speed=3)
+    with pytest.raises(ValueError, match="kind"):
+        w.add(kind="train")
