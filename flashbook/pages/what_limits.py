@@ -287,12 +287,12 @@ def measured_numbers() -> Numbers:
     which the forward's error is summarised, 2,048 tokens), ``short`` (the shortest length); ``copy_GiB`` (the copy's
     buffer); ``copy_TBs`` and ``copy_pct`` (the measured copy bandwidth, TB/s and % of the preset's),
     ``preset_TBs``; ``mm_TFLOPs``, ``mm_pct``, ``preset_TFLOPs`` (the BF16 matrix product likewise); ``date`` and
-    ``machine``; for PyTorch's FlashAttention-2 against the FA2 model: ``fwd_long_max`` (largest |error| of the
+    ``machine``; for PyTorch's FlashAttention-2 against the FA2 model: ``fwd_long_max`` (largest absolute error of the
     forward at N >= 2,048), ``fwd_short_worst`` (most negative forward error, at 512 tokens with a mask),
-    ``fb_lo``/``fb_hi`` (|error| range of forward + backward), ``fb_long_lo``/``fb_long_hi`` (the same at N >= 2,048);
+    ``fb_lo``/``fb_hi`` (range of the absolute error of forward + backward), ``fb_long_lo``/``fb_long_hi`` (the same at N >= 2,048);
     ``fa2_peak`` (its best measured TFLOP/s) and ``fa2_peak_pct_mm`` (% of the measured matrix product);
     for cuDNN: ``cudnn_peak``, ``cudnn_peak_pct_mm``, ``cudnn_over_fa2`` (best over best), ``cudnn_fwd_hi``
-    (largest forward error against the FA3 model, %), ``cudnn_fb_lo``/``cudnn_fb_hi`` (forward + backward |error|
+    (largest forward error against the FA3 model, %), ``cudnn_fb_lo``/``cudnn_fb_hi`` (forward + backward absolute error
     range, %).
     Source: :mod:`labcore.measured`.
     """
