@@ -162,6 +162,10 @@ def test_the_pages_numbers_follow_from_the_file():
     assert dm.err_lo < dm.err_hi < 0
     table = what_limits.measured_prefill_table("flash")
     assert len(table.rows) == 8 and table.headers[3] == "N = 512"
+    assert len(what_limits.measured_prefill_table("cudnn").rows) == 8
+    decode = flash_decoding.measured_decode_table()
+    assert len(decode.rows) == 10 and decode.headers[2] == "eager (µs)"
+    assert [r[4] for r in decode.rows].count("split + combine") == dm.n_split
 
 
 # ------------------------------------------------------------------ the script's CPU parts

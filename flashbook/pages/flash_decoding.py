@@ -315,7 +315,7 @@ def measured_decode_table() -> Table:
             for b, n, e, f, s, k, m, err in zip(d["batch"], d["seqlen"], d["eager"], d["flash"], d["split_kv"],
                                                d["splits"], d["model_fd"], d["err_fd"])]
     return Table(rows, ("batch", "keys", unit_label("eager", "µs"), unit_label("flash", "µs"), "kernels seen",
-                        "model splits", unit_label("model", "µs"), unit_label("model vs measured", "%")),
+                        "model splits", unit_label("model", "µs"), "model vs measured (%)"),
                  (",d", ",d", ".1f", ".1f", None, "d", ".1f", "+.0f"),
                  caption="Decode attention on an H200: 16 query heads, 2 KV heads, d = 128, FP16 (the post's shape); "
                          "measured (PyTorch's eager attention and its flash backend with enable_gqa) beside "
