@@ -73,11 +73,22 @@ def test_gradescope_files_and_reports_are_written_per_student(graded):
     assert data["tests"][0]["max_score"] == 5.0 and "race on shared array" in data["tests"][0]["output"]
 
 
-def test_one_student_graded_again_replaces_only_their_rows(graded):
+def test_the_gradebook_keeps_the_students_order_whatever_order_they_finish_in(graded):
+    root, _, rows = graded
+    # graded two at a time, so students finish out of order; the gradebook follows the folder
+    assert list(dict.fromkeys(r["student"] for r in rows)) == [s.student for s in find_submissions(root / "submissions")]
+
+
+def test_one_student_graded_again_replaces_only_their_rows(graded, capsys):
     root, kinds, rows = graded
     (student,) = [s for s, k in kinds.items() if k == "chip_correct"]
     (root / "submissions" / f"{student}_lab1.py").write_text("def kernel(cta, *, block_kv):\n    pass\n")
+    capsys.readouterr()
     assert cli.main([str(root / "submissions"), "--out", str(root / "grades"), "--student", student]) == 0
+    mine = sum(r["student"] == student for r in rows)
+    others = len({r["student"] for r in rows}) - 1
+    assert (f"({mine} rows for 1 student(s) graded now; with the {len(rows) - mine} rows of {others} other "
+            f"student(s) kept, {len(rows)} rows in all)") in capsys.readouterr().err
     with open(root / "grades" / "gradebook.csv", newline="") as f:
         again = list(csv.DictReader(f))
     assert len(again) == len(rows)

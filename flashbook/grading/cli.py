@@ -19,7 +19,7 @@ import os
 import subprocess
 import sys
 import time
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
 from .gradebook import (gradescope_results, normalise_row, read_gradebook, student_report, write_gradebook,
@@ -147,12 +147,16 @@ def main(argv=None) -> int:
     def one(sub):
         return sub, grade_student(sub, timeout=args.timeout, memory_mb=args.memory, seed=args.seed, gpu=args.gpu)
 
+    done = {}
     with ThreadPoolExecutor(max_workers=args.jobs) as pool:
-        for k, (sub, (rows, reports, secs)) in enumerate(pool.map(one, subs), 1):
-            results[sub.student] = (rows, reports, secs)
+        # progress as each student finishes (with --jobs a slow student holds back no one's line) ...
+        for k, fut in enumerate(as_completed([pool.submit(one, sub) for sub in subs]), 1):
+            sub, (rows, reports, secs) = fut.result()
+            done[sub.student] = (rows, reports, secs)
             ok = sum(str(r["passed"]) == "True" for r in rows)
             print(f"[{k}/{n}] {sub.student}: {len(rows)} item(s), {ok} passed ({secs:.1f} s; "
                   f"{time.monotonic() - started:.0f} s in all)", file=sys.stderr, flush=True)
+    results = {sub.student: done[sub.student] for sub in subs}      # ... the files in the students' order
     book = out / "gradebook.csv"
     kept = [r for r in read_gradebook(book) if r["student"] not in results] if args.student else []
     write_gradebook(book, kept + [r for rows, _, _ in results.values() for r in rows])
@@ -161,8 +165,11 @@ def main(argv=None) -> int:
                    gradescope_results(rows, reports, points=points, execution_time=secs))
         (out / "reports").mkdir(parents=True, exist_ok=True)
         (out / "reports" / f"{student}.md").write_text(student_report(student, rows, reports), encoding="utf-8")
-    print(f"gradebook: {book} ({sum(len(r) for r, _, _ in results.values())} rows for {len(results)} student(s))",
-          file=sys.stderr)
+    graded = sum(len(r) for r, _, _ in results.values())
+    kept_students = len({r["student"] for r in kept})
+    print(f"gradebook: {book} ({graded} rows for {len(results)} student(s)"
+          + (f" graded now; with the {len(kept)} rows of {kept_students} other student(s) kept, {len(kept) + graded} "
+             "rows in all)" if kept else ")"), file=sys.stderr)
     return 0
 
 
