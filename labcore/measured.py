@@ -37,7 +37,7 @@ COLUMNS = ("kind", "kernel", "pass", "causal", "dtype", "batch", "seqlen", "head
            "machine", "versions", "date", "method")
 #: What a row measures.
 KINDS = ("ceiling", "prefill", "decode", "cuda_lab")
-_UNITS = ("", "bytes/s", "FLOP/s")
+_UNITS = ("", "bytes/s", "FLOP/s", "Hz")
 _INT = ("batch", "seqlen", "heads", "kv_heads", "head_dim", "repeats")
 _FLOAT = ("seconds", "q1_s", "q3_s", "flops", "bytes", "value")
 
@@ -124,7 +124,8 @@ def ceiling_check(gpu="H200", path=None) -> dict:
     Returns:
         dict: ``bandwidth`` (measured copy, bytes/s, read + written), ``preset_bandwidth`` (bytes/s),
         ``bandwidth_ratio`` (measured / preset); ``matmul`` (measured BF16 FLOP/s), ``preset_flops``,
-        ``flops_ratio``; ``machine`` and ``date`` of the measurement.
+        ``flops_ratio``; ``sm_clock`` (Hz, the SM clock nvidia-smi read right after the timed calls, None if the
+        file has no such row) and ``preset_clock`` (the preset's ``model_clock``, Hz); ``machine`` and ``date``.
     Raises: ValueError if the file has no copy or matmul row.
     """
     g = get_gpu(gpu)
@@ -133,9 +134,10 @@ def ceiling_check(gpu="H200", path=None) -> dict:
         if k not in rows:
             raise ValueError(f"the measured file has no {k!r} ceiling row")
     bw, fl = rows["copy"]["value"], rows["matmul"]["value"]
+    clock = rows["sm_clock"]["value"] if "sm_clock" in rows else None
     return dict(bandwidth=bw, preset_bandwidth=g.hbm_bandwidth, bandwidth_ratio=bw / g.hbm_bandwidth,
-                matmul=fl, preset_flops=g.tensor_flops, flops_ratio=fl / g.tensor_flops,
-                machine=rows["copy"]["machine"], date=rows["copy"]["date"])
+                matmul=fl, preset_flops=g.tensor_flops, flops_ratio=fl / g.tensor_flops, sm_clock=clock,
+                preset_clock=g.model_clock, machine=rows["copy"]["machine"], date=rows["copy"]["date"])
 
 
 def _arrays(rows, fields) -> dict:

@@ -332,6 +332,11 @@ def main(argv=None) -> int:
             failed[section] = traceback.format_exc()
             print(failed[section], file=sys.stderr, flush=True)
     after = _smi(SMI_FIELDS)
+    mhz = after.get("clocks.sm", "").split()
+    if "ceilings" in args.sections and mhz and mhz[0].isdigit():
+        w.add(kind="ceiling", kernel="sm_clock", value=float(mhz[0]) * 1e6, unit="Hz",
+              note=f"nvidia-smi clocks.sm right after the timed calls (clocks.max.sm {after.get('clocks.max.sm')}); "
+                   "not a reading during any one kernel")
     (args.out / "run.json").write_text(json.dumps(dict(machine=machine, date=date, versions=versions,
                                                        smi_before=before, smi_after=after, failed=failed,
                                                        argv=sys.argv[1:]), indent=1))

@@ -286,7 +286,9 @@ def measured_numbers() -> Numbers:
     Fields: ``tokens`` and ``hidden`` (batch x N and heads x d of the prefill rows), ``long_from`` (the length from
     which the forward's error is summarised, 2,048 tokens), ``short`` (the shortest length); ``copy_GiB`` (the copy's
     buffer); ``copy_TBs`` and ``copy_pct`` (the measured copy bandwidth, TB/s and % of the preset's),
-    ``preset_TBs``; ``mm_TFLOPs``, ``mm_pct``, ``preset_TFLOPs`` (the BF16 matrix product likewise); ``date`` and
+    ``preset_TBs``; ``mm_TFLOPs``, ``mm_pct``, ``preset_TFLOPs`` (the BF16 matrix product likewise);
+    ``sm_clock_GHz`` (nvidia-smi's reading after the run), ``preset_clock_GHz`` (the preset's model clock),
+    ``mm_at_clock_pct`` (the matrix product as % of the peak at the read clock); ``date`` and
     ``machine``; for PyTorch's FlashAttention-2 against the FA2 model: ``fwd_long_max`` (largest absolute error of the
     forward at N >= 2,048), ``fwd_short_worst`` (most negative forward error, at 512 tokens with a mask),
     ``fb_lo``/``fb_hi`` (range of the absolute error of forward + backward), ``fb_long_lo``/``fb_long_hi`` (the same at N >= 2,048);
@@ -312,6 +314,8 @@ def measured_numbers() -> Numbers:
         long_from=long_from, short=int(f["seqlen"].min()), copy_GiB=copy["bytes"] / 2 / 2 ** 30,
         copy_TBs=ce["bandwidth"] / 1e12, copy_pct=100 * ce["bandwidth_ratio"], preset_TBs=ce["preset_bandwidth"] / 1e12,
         mm_TFLOPs=ce["matmul"] / 1e12, mm_pct=100 * ce["flops_ratio"], preset_TFLOPs=ce["preset_flops"] / 1e12,
+        sm_clock_GHz=ce["sm_clock"] / 1e9, preset_clock_GHz=ce["preset_clock"] / 1e9,
+        mm_at_clock_pct=100 * ce["matmul"] / (ce["preset_flops"] * ce["sm_clock"] / ce["preset_clock"]),
         date=ce["date"], machine=ce["machine"],
         fwd_long_max=float(np.max(np.abs(err[fwd & long_]))), fwd_short_worst=float(np.min(err[fwd])),
         fb_lo=float(np.min(np.abs(err[fb]))), fb_hi=float(np.max(np.abs(err[fb]))),
