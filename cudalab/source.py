@@ -20,6 +20,7 @@ Python features in CUDA Python") and of its simulator's kernel API (``numba/cuda
 """
 from __future__ import annotations
 
+import ast
 import types
 
 import cudalab  # noqa: F401  (the simulator is chosen before numba is imported)
@@ -77,6 +78,16 @@ def _rewrap(fn, original):
     return cuda.jit(device=True)(fn)
 
 
+#: The messages of refused nodes, in a CUDA kernel's terms (the defaults speak of the chip labs' SRAM and tiles).
+_TRY = ("try/except is not allowed in a kernel (numba-cuda compiles none): an error (an index past an array's end, "
+        "the time limit) must reach the grader")
+_NODE_ADVICE = {ast.Try: _TRY,
+                ast.Global: "global is not allowed: a kernel keeps its state in its own variables and in the arrays "
+                            "it is given"}
+if hasattr(ast, "TryStar"):
+    _NODE_ADVICE[ast.TryStar] = _TRY
+
+
 def _profile():
     from numba import cuda, float32, float64, int32, int64
 
@@ -86,6 +97,14 @@ def _profile():
                               "int32": (int32, frozenset()), "int64": (int64, frozenset())},
         builtins=BUILTINS, value_attributes=VALUE_ATTRIBUTES, tuples_anywhere=True, unwrap=_unwrap,
         rewrap=_rewrap, private_advice="index the arrays you were given (A[i, k]) and use cuda's API",
+        node_advice=_NODE_ADVICE,
+        state_advice="a kernel changes the arrays it is given by indexing them (A[i, k] = v), never an object's "
+                     "attributes",
+        container_advice="numba-cuda compiles none; keep values in local or shared arrays "
+                         "(cuda.local.array, cuda.shared.array) and loop with for ... in range(...)",
+        lambda_advice="a lambda is not allowed here: write the function with def (a helper you write becomes a "
+                      "device function the kernel calls)",
+        call_examples="math.exp, cuda.syncthreads",
         advice="a CUDA kernel may use numbers, strings and tuples of them, the kernels and device functions you "
                "wrote, cuda (indices, shared and local arrays, syncthreads, atomics), math, float32, float64, "
                "int32, int64 and the builtins range, len, min, max, abs, int, float, bool, round and print")

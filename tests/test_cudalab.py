@@ -5,6 +5,7 @@ against a value worked out by hand or a labcore closed form.
 """
 from __future__ import annotations
 
+import json
 import math
 
 import numpy as np
@@ -384,3 +385,84 @@ def huge_local(A, B):
 def test_an_array_no_gpu_could_hold_is_refused_before_it_is_allocated():
     rec = cudalab.launch(huge_local, 1, 1, np.ones(1, dtype=np.float32), np.zeros(1, dtype=np.float32))
     assert isinstance(rec.error.cause, ValueError) and "more than any GPU gives a thread" in str(rec.error)
+
+
+_CUDA_MISTAKES = '''
+import numpy as np
+W = np.zeros(3)
+def k(A, B, n):
+    try:
+        B[0] = A[0]
+    except IndexError:
+        pass
+    A.flag = 1
+    f = lambda x: x
+    rows = [1, 2]
+    B[0] = W
+'''
+
+
+def _findings(text, profile, filename="k.py"):
+    from labcore.chip.kernel_source import KernelSourceError, rebuild_from_text
+
+    with pytest.raises(KernelSourceError) as info:
+        rebuild_from_text(text, ["k"], profile, filename=filename)
+    return [f.message for f in info.value.findings]
+
+
+def test_the_source_checks_speak_of_a_cuda_kernel_in_a_cuda_kernel_and_of_the_chip_in_a_chip_kernel():
+    from cudalab.source import CUDA_PROFILE
+    from labcore.chip.kernel_source import CHIP_PROFILE
+
+    cuda_msgs = _findings(_CUDA_MISTAKES, CUDA_PROFILE)
+    assert cuda_msgs[:4] == [
+        "try/except is not allowed in a kernel (numba-cuda compiles none): an error (an index past an array's end, "
+        "the time limit) must reach the grader",
+        "setting or deleting an attribute (.flag) is not allowed: a kernel changes the arrays it is given by indexing "
+        "them (A[i, k] = v), never an object's attributes",
+        "a lambda is not allowed here: write the function with def (a helper you write becomes a device function the "
+        "kernel calls)",
+        "a list is not allowed in a kernel: numba-cuda compiles none; keep values in local or shared arrays "
+        "(cuda.local.array, cuda.shared.array) and loop with for ... in range(...)"]
+    assert cuda_msgs[-1].endswith("; cuda, math, float32, float64, int32 and int64 are given)")
+    for word in ("SRAM", "chip", "tile", "key=lambda", "np and math"):
+        assert not any(word in m for m in cuda_msgs), word
+    chip_msgs = _findings(_CUDA_MISTAKES, CHIP_PROFILE)
+    assert "(SRAM capacity, a released tile, the step limit)" in chip_msgs[0]
+    assert "through the chip's API" in chip_msgs[1] and "(key=lambda s: ...)" in chip_msgs[2]
+    assert "(cta.buffer, np.zeros)" in chip_msgs[3] and chip_msgs[-1].endswith("; np and math are given)")
+    # a .py file is a file, a notebook's code cell a cell
+    assert _findings("def k(:\n", CUDA_PROFILE) == ["this file does not parse: invalid syntax",
+                                                    "the file defines no function named k (a top-level `def k(...)`)"]
+    notebook = json.dumps({"cells": [{"cell_type": "code", "source": "def k(:\n"}]})
+    assert _findings(notebook, CHIP_PROFILE, "k.ipynb")[0] == "this cell does not parse: invalid syntax"
+
+
+GLOBAL_ARRAY = np.zeros(3, dtype=np.float32)
+
+
+@cuda.jit
+def reads_a_notebook_array(A):
+    A[0] = GLOBAL_ARRAY[0]
+
+
+def test_an_array_from_outside_the_kernel_is_named_with_an():
+    from cudalab.source import KernelSourceError, rebuild_kernel
+
+    with pytest.raises(KernelSourceError) as info:
+        rebuild_kernel(reads_a_notebook_array)
+    assert info.value.findings[0].message.startswith("GLOBAL_ARRAY is an ndarray from your notebook, which a kernel "
+                                                     "cannot use; a CUDA kernel may use")
+
+
+def test_a_profile_refuses_wording_that_is_not_text():
+    import ast
+
+    from labcore.chip.kernel_source import Profile
+
+    base = dict(name="p", modules={}, builtins=frozenset(), value_attributes=frozenset())
+    with pytest.raises(TypeError, match="lambda_advice must be a string"):
+        Profile(**base, lambda_advice=None)
+    with pytest.raises(TypeError, match="node_advice must be a dict"):
+        Profile(**base, node_advice={"Try": "no"})
+    assert Profile(**base, node_advice={ast.Try: "no"}).node_advice == {ast.Try: "no"}

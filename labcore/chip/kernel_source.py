@@ -181,6 +181,13 @@ class Profile:
             wanted functions are rewrapped with the rebuilt function itself as ``original``, their helpers with None.
         advice: a sentence added to messages about names (what the profile offers).
         private_advice: what to use instead of a private name (for messages).
+        node_advice: ``{AST node type: message}`` replacing the default message of a refused node (``try``,
+            ``global``...) with one in the profile's own terms (default: none replaced).
+        state_advice: how a kernel changes state instead of setting an attribute (for messages).
+        container_advice: where a kernel keeps values instead of a list, dict or set (for messages).
+        lambda_advice: the message for a lambda anywhere but as a call's argument.
+        call_examples: calls through the profile's modules, as examples in messages (``"np.exp, math.sqrt"``).
+            The defaults of these five fields are the chip labs' wording.
     Raises:
         TypeError/ValueError: malformed fields, or a builtin of :data:`FORBIDDEN_BUILTINS` allowed.
     """
@@ -199,6 +206,11 @@ class Profile:
     rewrap: object = None
     advice: str = ""
     private_advice: str = "use the chip's API (cta.load, cta.store, ...)"
+    node_advice: dict = field(default_factory=dict)
+    state_advice: str = "a kernel changes arrays and HBM through the chip's API, never an object's attributes"
+    container_advice: str = "keep values in tiles and buffers (cta.buffer, np.zeros) and loop with for ... in range(...)"
+    lambda_advice: str = "a lambda is allowed only as a call's argument (key=lambda s: ...): write a def"
+    call_examples: str = "np.exp, math.sqrt"
     _builtins: dict = field(default=None, repr=False, compare=False)
 
     def __post_init__(self):
@@ -230,6 +242,14 @@ class Profile:
             raise TypeError("unwrap and rewrap must be functions")
         if self.tick is not None and not callable(self.tick):
             raise TypeError("tick must be a function or None")
+        for attr in ("advice", "private_advice", "state_advice", "container_advice", "lambda_advice",
+                     "call_examples"):
+            if not isinstance(getattr(self, attr), str):
+                raise TypeError(f"{attr} must be a string, got {getattr(self, attr)!r}")
+        if not isinstance(self.node_advice, dict) or not all(
+                isinstance(k, type) and issubclass(k, ast.AST) and isinstance(v, str)
+                for k, v in self.node_advice.items()):
+            raise TypeError("node_advice must be a dict {AST node type (ast.Try, ...): message string}")
 
     @property
     def builtin_objects(self) -> dict:
@@ -264,11 +284,11 @@ class _Checker(ast.NodeVisitor):
                 and not isinstance(node, (ast.expr_context, ast.operator, ast.unaryop, ast.cmpop, ast.boolop)):
             self.add(node, f"{type(node).__name__} is not allowed by the {p.name} profile")
         elif isinstance(node, p.forbidden_nodes):
-            self.add(node, _NODE_ADVICE.get(type(node), f"{type(node).__name__} is not allowed in a kernel"))
+            self.add(node, p.node_advice.get(type(node)) or _NODE_ADVICE.get(
+                type(node), f"{type(node).__name__} is not allowed in a kernel"))
         elif isinstance(node, _CONTAINERS) and not p.containers:
             kind = {ast.List: "a list", ast.Dict: "a dict", ast.Set: "a set"}.get(type(node), "a comprehension")
-            self.add(node, f"{kind} is not allowed in a kernel: keep values in tiles and buffers (cta.buffer, "
-                           "np.zeros) and loop with for ... in range(...)")
+            self.add(node, f"{kind} is not allowed in a kernel: {p.container_advice}")
         super().generic_visit(node)
 
     def _private(self, node, name, what):
@@ -310,8 +330,8 @@ class _Checker(ast.NodeVisitor):
                            "inside print")
             return self.generic_visit(node)
         if not isinstance(node.ctx, ast.Load):
-            self.add(node, f"setting or deleting an attribute (.{node.attr}) is not allowed: a kernel changes "
-                           "arrays and HBM through the chip's API, never an object's attributes")
+            self.add(node, f"setting or deleting an attribute (.{node.attr}) is not allowed: "
+                           f"{self.p.state_advice}")
             return self.generic_visit(node)
         inner = isinstance(parent, ast.Attribute) and parent.value is node
         base, attrs = self._chain(node)
@@ -339,7 +359,7 @@ class _Checker(ast.NodeVisitor):
     def visit_Lambda(self, node):
         parent = self.parents.get(node)
         if not (isinstance(parent, ast.Call) and node in parent.args) and not isinstance(parent, ast.keyword):
-            self.add(node, "a lambda is allowed only as a call's argument (key=lambda s: ...): write a def")
+            self.add(node, self.p.lambda_advice)
         a = node.args
         if a.vararg or a.kwarg:
             self.add(node, "*args and **kwargs parameters are not allowed: name each parameter")
@@ -464,7 +484,14 @@ def _describe(value) -> str:
     if isinstance(value, types.ModuleType):
         return f"the module {value.__name__}"
     kind = type(value).__name__
-    return f"a {kind}" if kind[0].lower() not in "aeiou" else f"an {kind}"
+    # "ndarray" is said letter by letter ("en-dee-array"), so it takes "an" like a vowel
+    return f"an {kind}" if kind[0].lower() in "aeiou" or kind.startswith("nd") else f"a {kind}"
+
+
+def _given(profile) -> str:
+    """The modules a profile gives a kernel, as words ("np and math")."""
+    names = list(profile.modules)
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
 
 
 class _Rebuilder:
@@ -501,7 +528,8 @@ class _Rebuilder:
                 return None                                    # the checker has said so at the name itself
             if name in self.unrun:
                 return refuse(f"{name} is set by a statement the grader does not run (from a file it takes only "
-                              "top-level defs and constants NAME = <literal>; np and math are given)")
+                              f"top-level defs and constants NAME = <literal>; {_given(self.p)} "
+                              f"{'is' if len(self.p.modules) == 1 else 'are'} given)")
             if hasattr(_builtins_module, name):
                 return refuse(f"{name} is not allowed in a kernel; {self._names_advice()}")
             return refuse(f"{name} is not defined where the kernel was written: define it (a def or a constant at "
@@ -516,7 +544,7 @@ class _Rebuilder:
                 value, type):
             qual = getattr(value, "__name__", name)
             return refuse(f"{name} is {_describe(value)} ({qual}) from outside the kernel: call it through one of "
-                          f"{', '.join(sorted(self.p.modules))} (np.exp, math.sqrt) or write it as a def")
+                          f"{', '.join(sorted(self.p.modules))} ({self.p.call_examples}) or write it as a def")
         return refuse(f"{name} is {_describe(value)} from your notebook, which a kernel cannot use; "
                       f"{self._names_advice()}")
 
@@ -703,7 +731,7 @@ def rebuild_from_text(text: str, names, profile: Profile, *, filename: str = "<s
     From a ``.py`` file's text or a notebook's JSON (its code cells, in order; a later definition replaces an
     earlier one, as re-running a cell does), take the top-level ``def`` statements and constant assignments
     (``NAME = <literal>``) that ``names`` need, transitively; check each against ``profile``; execute only those in
-    one fresh namespace. Imports and every other statement are ignored (``np`` and ``math`` come from the profile).
+    one fresh namespace. Imports and every other statement are ignored (the modules come from the profile).
 
     Args:
         text: the file's text (str).
@@ -732,7 +760,8 @@ def rebuild_from_text(text: str, names, profile: Profile, *, filename: str = "<s
         try:
             tree = ast.parse(cell)
         except SyntaxError as exc:
-            broken.append(Finding(exc.lineno or 0, exc.offset or 0, f"this cell does not parse: {exc.msg}", "",
+            what = "this cell" if notebook else "this file"
+            broken.append(Finding(exc.lineno or 0, exc.offset or 0, f"{what} does not parse: {exc.msg}", "",
                                   k if notebook else None))
             continue
         for stmt in tree.body:
