@@ -96,11 +96,10 @@ class GlobalArray:
         try:
             return self.pos[idx]
         except IndexError:
+            # no line here: the launch wraps this in a KernelFailure that names the kernel's line and quotes it
             kind = "write to" if write else "read of"
-            th = _sim_thread()
-            where = f" at line {code_location(3)[1]}" if th else ""
-            raise IndexError(f"out-of-bounds {kind} {self.name}[{idx}] (shape {self.shape}){where}: on a GPU this "
-                             "reads or corrupts memory outside the array; guard the access with the array's size") \
+            raise IndexError(f"out-of-bounds {kind} {self.name}[{idx}] (shape {self.shape}); on a GPU this reads "
+                             "or corrupts memory outside the array: guard the access with the array's size") \
                 from None
 
     def __getitem__(self, idx):

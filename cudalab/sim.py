@@ -979,9 +979,10 @@ def _failure(run, fn) -> KernelFailure:
                              f"finished{at}. A loop that never ends? Check each loop's bound and step.",
                              block=block, thread=thread, line=where)
     line = _kernel_line(exc, fn)
-    return KernelFailure(f"thread {thread} of block {block} raised {type(exc).__name__}: {exc}"
-                         + (f" at {_source_line(line)}" if line else ""), cause=exc, block=block, thread=thread,
-                         line=line)
+    # the line before the exception's own text, which may end in advice that the line must not seem to belong to
+    at = f" at {_source_line(line)}" if line else ""
+    return KernelFailure(f"thread {thread} of block {block} raised {type(exc).__name__}{at}: {exc}", cause=exc,
+                         block=block, thread=thread, line=line)
 
 
 def _shape(shape, name):

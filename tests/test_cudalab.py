@@ -5,6 +5,7 @@ against a value worked out by hand or a labcore closed form.
 """
 from __future__ import annotations
 
+import inspect
 import json
 import math
 
@@ -385,6 +386,17 @@ def huge_local(A, B):
 def test_an_array_no_gpu_could_hold_is_refused_before_it_is_allocated():
     rec = cudalab.launch(huge_local, 1, 1, np.ones(1, dtype=np.float32), np.zeros(1, dtype=np.float32))
     assert isinstance(rec.error.cause, ValueError) and "more than any GPU gives a thread" in str(rec.error)
+
+
+def test_an_out_of_bounds_access_names_its_line_once():
+    rec = cudalab.launch(out_of_bounds, 1, THREADS, np.ones(8, dtype=np.float32), np.zeros(8, dtype=np.float32))
+    text = str(rec.error)
+    lines, first = inspect.getsourcelines(out_of_bounds.py_func)
+    line = first + next(i for i, text in enumerate(lines) if "A[t + 1]" in text)
+    assert text.count("line ") == 1 and text.count(str(line)) == 1
+    assert text == (f"thread (7, 0, 0) of block (0, 0, 0) raised IndexError at line {line} (`B[t] = A[t + 1]`): "
+                    "out-of-bounds read of A[8] (shape (8,)); on a GPU this reads or corrupts memory outside the "
+                    "array: guard the access with the array's size")
 
 
 _CUDA_MISTAKES = '''
