@@ -13,6 +13,7 @@ import pytest
 from flashbook.labs.cuda import CUDA_LABS, get_cuda_lab, grade, grade_text, order_dependence, solution_source
 from flashbook.labs.cuda.mistakes import MISTAKES, variant
 from flashbook.labs.cuda import ref_forward, ref_backward
+from numba import cuda  # after flashbook.labs.cuda: cudalab chooses the simulator before numba loads
 
 ROOT = Path(__file__).resolve().parents[1]
 MISTAKE_CASES = [(lab, name) for lab, table in MISTAKES.items() for name in table]
@@ -65,6 +66,34 @@ def test_reading_less_than_the_closed_form_is_not_wrong():
     assert report.passed, str(report)
     assert all(s.moved < s.closed_form for s in report.shapes)
     assert "fewer than the closed form" in str(report)
+
+
+@cuda.jit
+def fa2_without_scratch(Q, K, V, O, lse, N, N_k, scale, causal):
+    O[0, 0] = Q[0, 0]
+
+
+@cuda.jit
+def combine_with_extra(O_part, lse_part, O, lse, num_splits, extra):
+    O[0, 0] = O_part[0, 0, 0]
+
+
+def test_a_kernel_with_the_wrong_parameters_is_told_the_ones_the_lab_passes():
+    report = grade("7", fa2_without_scratch, seed=1)
+    assert not report.passed and report.shapes == [] and report.score == 0.0
+    assert report.source == ["fa2_forward: your kernel takes 9 parameters (Q, K, V, O, lse, N, N_k, scale, causal); "
+                             "lab 7 launches it with 10 arguments: fa2_forward(Q, K, V, O, lse, scratch, N, N_k, "
+                             "scale, causal)"]
+    lab = get_cuda_lab("8")
+    report = grade(lab, lab.reference["split_kernel"], combine_with_extra, seed=1)
+    assert report.source == ["combine_kernel: your kernel takes 6 parameters (O_part, lse_part, O, lse, num_splits, "
+                             "extra); lab 8 launches it with 5 arguments: combine_kernel(O_part, lse_part, O, lse, "
+                             "num_splits)"]
+    text = "def fa2_forward(Q, K, V, O, lse, N, N_k, scale, causal):\n    O[0, 0] = Q[0, 0]\n"
+    assert grade_text("7", text, seed=1).source[0].startswith("fa2_forward: your kernel takes 9 parameters")
+    assert lab.kernel_parameters("combine_kernel") == ("O_part", "lse_part", "O", "lse", "num_splits")
+    with pytest.raises(ValueError, match="split_kernel, combine_kernel"):
+        lab.kernel_parameters("fa2_forward")
 
 
 def _run_cell(source, ns, name):

@@ -9,6 +9,7 @@ kernels compute in FP32); the oracle uses the float32-rounded inputs, so only th
 """
 from __future__ import annotations
 
+import inspect
 import math
 from dataclasses import dataclass, field
 
@@ -126,6 +127,23 @@ class CudaLab:
     @property
     def number(self) -> int:
         return int(self.label.rstrip("ab"))
+
+    def kernel_parameters(self, kernel: str) -> tuple:
+        """The parameters the lab's program passes to one of the reader's kernels, in order, named as the lab's
+        reference kernel names them.
+
+        Args:
+            kernel: one of :attr:`kernels` (str).
+        Returns:
+            a tuple of parameter names (str).
+        Raises:
+            ValueError: ``kernel`` is not one of this lab's kernels (the message lists them).
+        """
+        if kernel not in self.kernels or kernel not in self.reference:
+            raise ValueError(f"kernel must be one of lab {self.label}'s kernels ({', '.join(self.kernels)}), "
+                             f"got {kernel!r}")
+        ref = self.reference[kernel]
+        return tuple(inspect.signature(getattr(ref, "py_func", ref)).parameters)
 
 
 def _f32(a):

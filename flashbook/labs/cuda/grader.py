@@ -17,6 +17,7 @@ On a GPU the same kernels also run for real and are timed (:mod:`cudalab.gpu`).
 """
 from __future__ import annotations
 
+import inspect
 import os
 import secrets
 from dataclasses import dataclass
@@ -205,6 +206,29 @@ def _fingerprints(lab, runs, seed, params):
     return keys
 
 
+def _signature_findings(lab, kernels) -> list:
+    """One line per kernel whose parameters the lab's launch cannot fill: a different number of them than the
+    lab's program passes. The line names the parameters the lab passes, as its reference kernel calls them."""
+    out = []
+    for name, k in zip(lab.kernels, kernels):
+        try:
+            have = list(inspect.signature(k.py_func).parameters.values())
+        except (TypeError, ValueError):         # no signature to read: the source check says what is wrong
+            continue
+        if any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in have):
+            continue                            # the source check refuses *args and **kwargs with its own line
+        want = lab.kernel_parameters(name)
+        if len(have) != len(want):
+            out.append(f"{name}: your kernel takes {_count(len(have), 'parameter')} "
+                       f"({', '.join(p.name for p in have)}); lab {lab.label} launches it with "
+                       f"{_count(len(want), 'argument')}: {name}({', '.join(want)})")
+    return out
+
+
+def _count(n: int, word: str) -> str:
+    return f"{n} {word}{'s' if n != 1 else ''}"
+
+
 def _source_report(lab, params, findings, seed):
     return CudaReport(lab, False, float("inf"), [], params, feedback=[], seed=seed, source=list(findings))
 
@@ -222,7 +246,8 @@ def grade(lab, *kernels, seed: int | None = None, gpu="H100", **params) -> CudaR
         params: the launch parameters the lab takes (``block_q``, ``block_kv``; ``threads``), default the lab's.
     Returns:
         a :class:`~flashbook.labs.cuda.report.CudaReport` (passed, errors, traffic against the closed form,
-        shared memory, races, modelled time, named mistakes; or, for a source the check refuses, its findings);
+        shared memory, races, modelled time, named mistakes; or, for a source the check refuses or a kernel with
+        more or fewer parameters than the lab passes it, its findings, which name those parameters);
         on a GPU also the measured time.
     Raises:
         TypeError/ValueError: an unknown lab, the wrong number of kernels, a function that is not a
@@ -247,16 +272,17 @@ def _grade(lab, *kernels, seed=None, gpu="H100", rebuilt: bool = False, **params
     params = _params(lab, params)
     fixed = seed is not None
     seed = positive_int(seed, "seed", minimum=0) if fixed else secrets.randbits(48)
+    findings = _signature_findings(lab, kernels)
     if not rebuilt:
-        findings, built = [], []
+        built = []
         for name, k in zip(lab.kernels, kernels):
             try:
                 built.append(rebuild_kernel(k))
             except KernelSourceError as exc:
                 findings += [f"{name}: {f}" for f in exc.findings]
-        if findings:
-            return _source_report(lab, params, findings, seed if fixed else None)
         kernels = tuple(built)
+    if findings:
+        return _source_report(lab, params, findings, seed if fixed else None)
     runs, results = [], []
     for i, spec in enumerate(lab.shapes):
         if runs and isinstance(runs[-1].error, cudalab.KernelTimeout):
