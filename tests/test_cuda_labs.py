@@ -96,6 +96,28 @@ def test_a_kernel_with_the_wrong_parameters_is_told_the_ones_the_lab_passes():
         lab.kernel_parameters("fa2_forward")
 
 
+@cuda.jit
+def lse_that_never_ends(S, lse, N):
+    x = 0
+    while N > 0:
+        x += 1
+    lse[0] = x
+
+
+def test_shapes_skipped_after_a_timeout_say_not_run_without_calling_it_a_failure(monkeypatch):
+    from flashbook.labs.cuda import grader
+
+    monkeypatch.setattr(grader, "TIME_LIMIT", 0.2)
+    report = grade("6b", lse_that_never_ends, seed=1, threads=2)
+    first, *rest = report.shapes
+    assert first.ran and "time limit" in first.raised and rest
+    assert all(not s.ran and s.raised == "not run: the kernel did not finish an earlier shape" for s in rest)
+    lines = report.lines()
+    for s in rest:
+        assert f"  [no] {s.label}: not run: the kernel did not finish an earlier shape" in lines
+    assert "failed: not run" not in str(report) and str(report).count("the kernel failed:") == 1
+
+
 def _run_cell(source, ns, name):
     """Run ``source`` as a notebook cell runs: IPython registers each cell's text in linecache, so the grader can
     read a kernel's source as it does in a live notebook."""

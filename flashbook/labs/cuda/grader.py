@@ -290,7 +290,7 @@ def _grade(lab, *kernels, seed=None, gpu="H100", rebuilt: bool = False, **params
             closed = lab.expected(spec, params)
             results.append(CudaShapeResult(lab.shape_label(spec), np.inf, False, {}, closed["traffic"], {},
                                            closed["atomics"], 0, lab.shared_budget,
-                                           raised="not run: the kernel did not finish an earlier shape"))
+                                           raised="not run: the kernel did not finish an earlier shape", ran=False))
             continue
         run = run_shape(lab, kernels, i, seed=seed, params=params)
         expected = lab.oracle(run.inputs, spec)

@@ -28,8 +28,9 @@ class CudaShapeResult:
         local_bytes: the most bytes of local arrays one thread held.
         races: one dict per race the simulator reported (``kind``, ``space``, ``array``, ``line``, ``other_line``
             (line numbers), ``message``). findings: lines (barriers, uninitialised shared memory, local arrays).
-        raised: the kernel's failure as a line, or None.
+        raised: the kernel's failure as a line, or None (for a shape not run, why it was not).
         notes: further lines (traffic per array, outputs that are not finite).
+        ran: False for a shape the grader did not run (the kernel never finished an earlier one).
     """
 
     label: str
@@ -46,6 +47,7 @@ class CudaShapeResult:
     findings: list = field(default_factory=list)
     raised: str | None = None
     notes: list = field(default_factory=list)
+    ran: bool = True
 
     @property
     def moved(self) -> int:
@@ -134,6 +136,9 @@ class CudaReport:
         out.append(f"  Largest error against the float64 reference, |yours - reference| / (1 + |reference|): "
                    f"{self.max_error:.1e} (tolerance {_tol():.0e}; {_tol(True):.0e} where the scores are near +-1000).")
         for s in self.shapes:
+            if not s.ran:
+                out.append(f"  [no] {s.label}: {s.raised}")
+                continue
             mark = "ok" if s.ok else "no"
             shared = f"shared memory {s.shared_bytes:,} B of {s.shared_budget:,} B"
             atom = sum(s.atomics.values())
