@@ -66,6 +66,46 @@ def test_reading_less_than_the_closed_form_is_not_wrong():
     assert report.passed, str(report)
     assert all(s.moved < s.closed_form for s in report.shapes)
     assert "fewer than the closed form" in str(report)
+    # what the kernel beats is the lab's reference kernel, not a loop
+    assert str(report).count("better than the reference kernel") == len(report.shapes)
+    assert "reference loop" not in str(report)
+    assert not any(line.startswith("  Why not yet") for line in report.lines())
+
+
+def test_a_kernel_that_fails_only_on_traffic_is_told_so_near_the_top():
+    # the two-pass kernel graded as part B: exact on every shape, no race, no finding, but S is read twice
+    report = grade("6b", get_cuda_lab("6a").reference["row_lse_two_pass"], seed=2)
+    assert not report.passed and all(s.exact and s.raised is None and not s.races for s in report.shapes)
+    extra = sum(s.traffic["S"]["read"] - s.expected["S"]["read"] for s in report.shapes)
+    moved, closed = sum(s.moved for s in report.shapes), sum(s.closed_form for s in report.shapes)
+    assert extra == closed - 4 * len(report.shapes)     # every score read once more; lse written once per row
+    head = report.lines()[1]
+    assert head == ("  Why not yet: the global-memory traffic alone (the values are exact on every shape, with no "
+                    f"race and no finding). On 5 of 5 shapes your kernel moved {moved:,} elements where the closed "
+                    f"form moves {closed:,} ({moved - closed:,} more): {extra:,} more reads of S.")
+    assert "<b>&nbsp;&nbsp;Why not yet: the global-memory traffic alone" in report._repr_html_()
+
+
+def test_the_traffic_headline_counts_atomic_adds_and_arrays_moved_less():
+    from flashbook.labs.cuda.report import CudaReport, CudaShapeResult
+
+    def shape(label, q_read, adds):
+        return CudaShapeResult(label, 1e-7, True, {"Q": {"read": q_read, "write": 0}, "dQ": {"read": 0, "write": 0}},
+                               {"Q": {"read": 12, "write": 0}, "dQ": {"read": 0, "write": 0}}, {"dQ": adds},
+                               {"dQ": 40}, 100, 2048)
+
+    shapes = [shape("a", 10, 50), shape("b", 12, 40), shape("c", 11, 43)]
+    assert [s.ok for s in shapes] == [False, True, False]
+    report = CudaReport(get_cuda_lab("9a"), False, 1e-7, shapes, {"block_q": 8, "block_kv": 8})
+    assert report.lines()[1] == (
+        "  Why not yet: the global-memory traffic alone (the values are exact on every shape, with no race and no "
+        "finding). On 2 of 3 shapes your kernel made more atomic adds than the closed form (it moved 21 elements, "
+        "the closed form 24): 3 fewer reads of Q; 13 more atomic adds to dQ.")
+
+
+def test_a_kernel_that_fails_for_another_reason_gets_no_traffic_headline():
+    report = grade("7", *MISTAKES["cuda_fa2"]["kv_whole"], seed=1)       # over the shared-memory budget
+    assert not report.passed and not any("Why not yet" in line for line in report.lines())
 
 
 @cuda.jit

@@ -133,6 +133,9 @@ class CudaReport:
             out.append("  Your kernel's source cannot be graded:")
             out += [f"    {s}" for s in self.source]
             return out
+        reason = self._traffic_reason()
+        if reason:
+            out.append(reason)
         out.append(f"  Largest error against the float64 reference, |yours - reference| / (1 + |reference|): "
                    f"{self.max_error:.1e} (tolerance {_tol():.0e}; {_tol(True):.0e} where the scores are near +-1000).")
         for s in self.shapes:
@@ -150,7 +153,7 @@ class CudaReport:
             if s.raised is None and s.moved < s.closed_form and s.exact:
                 saved = s.closed_form - s.moved
                 out.append(f"       {saved:,} elements fewer than the closed form ({saved / s.closed_form:.0%}): "
-                           "better than the reference loop")
+                           "better than the reference kernel")
             elif s.raised is None:
                 out += [f"       {t}" for t in s.traffic_lines()]
             if s.shared_bytes > s.shared_budget:
@@ -178,6 +181,40 @@ class CudaReport:
         if self.seed is not None:
             out.append(f"  Inputs drawn with seed {self.seed}.")
         return out
+
+    def _traffic_reason(self) -> str | None:
+        """The line that says the global-memory traffic alone kept the kernel from passing (which arrays moved
+        more or fewer elements than the closed form, summed over the shapes where the traffic is off), or None
+        when the report passed or something else failed too."""
+        if self.passed or self.source or not self.shapes:
+            return None
+        if not all(s.ran and s.exact and s.raised is None and not s.races and not s.findings
+                   and s.shared_bytes <= s.shared_budget for s in self.shapes):
+            return None
+        off = [s for s in self.shapes if not s.traffic_ok]
+        if not off:
+            return None
+        counts, adds = {}, {}
+        for s in off:
+            for name in dict.fromkeys(list(s.expected) + list(s.traffic)):
+                got = s.traffic.get(name, {"read": 0, "write": 0})
+                exp = s.expected.get(name, {"read": 0, "write": 0})
+                c = counts.setdefault(name, {"read": 0, "write": 0})
+                for k in c:
+                    c[k] += got[k] - exp[k]
+            for name in dict.fromkeys(list(s.expected_atomics) + list(s.atomics)):
+                adds[name] = adds.get(name, 0) + s.atomics.get(name, 0) - s.expected_atomics.get(name, 0)
+        parts = [f"{abs(d):,} {'more' if d > 0 else 'fewer'} {kind}s of {name}"
+                 for name, c in counts.items() for kind, d in c.items() if d]
+        parts += [f"{abs(d):,} {'more' if d > 0 else 'fewer'} atomic adds to {name}" for name, d in adds.items() if d]
+        moved, closed = sum(s.moved for s in off), sum(s.closed_form for s in off)
+        if moved > closed:
+            total = f"moved {moved:,} elements where the closed form moves {closed:,} ({moved - closed:,} more)"
+        else:
+            total = f"made more atomic adds than the closed form (it moved {moved:,} elements, the closed form {closed:,})"
+        shapes = f"{len(off)} of {len(self.shapes)} shape{'s' if len(self.shapes) != 1 else ''}"
+        return (f"  Why not yet: the global-memory traffic alone (the values are exact on every shape, with no race "
+                f"and no finding). On {shapes} your kernel {total}: {'; '.join(parts)}.")
 
     def _race_lines(self, most: int = 4) -> list:
         """The races and findings of every shape, each pair of lines once (a racecheck-style report)."""
@@ -208,7 +245,13 @@ class CudaReport:
     def _repr_html_(self) -> str:
         lines = self.lines()
         colour = "#1a7f37" if self.passed else "#9a6700"
-        body = "<br>".join(html.escape(x).replace("  ", "&nbsp;&nbsp;") for x in lines[1:])
+        reason = self._traffic_reason()
+
+        def face(x):
+            text = html.escape(x).replace("  ", "&nbsp;&nbsp;")
+            return f"<b>{text}</b>" if x == reason else text
+
+        body = "<br>".join(face(x) for x in lines[1:])
         return (f"<div class='flashbook-lab-report' style='font-family:monospace;font-size:90%'>"
                 f"<b style='color:{colour}'>{html.escape(lines[0])}</b><br>{body}</div>")
 
