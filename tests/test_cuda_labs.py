@@ -108,6 +108,17 @@ def test_a_kernel_that_fails_for_another_reason_gets_no_traffic_headline():
     assert not report.passed and not any("Why not yet" in line for line in report.lines())
 
 
+def test_a_report_repr_is_one_line():
+    lab = get_cuda_lab("6b")
+    report = grade(lab, *lab.reference.values(), seed=3)
+    assert repr(report) == f"<CudaReport lab 6b: passed, max error {report.max_error:.1e}, 5/5 shapes ok>"
+    failed = grade("6b", get_cuda_lab("6a").reference["row_lse_two_pass"], seed=2)
+    assert repr(failed) == f"<CudaReport lab 6b: not yet, max error {failed.max_error:.1e}, 0/5 shapes ok>"
+    refused = grade("7", fa2_without_scratch, seed=1)
+    assert repr(refused) == "<CudaReport lab 7: not yet, source refused (1 finding)>"
+    assert str(report).startswith("Lab 6b, ") and "\n" in str(report)        # the whole report is still str()
+
+
 @cuda.jit
 def fa2_without_scratch(Q, K, V, O, lse, N, N_k, scale, causal):
     O[0, 0] = Q[0, 0]

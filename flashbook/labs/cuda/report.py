@@ -242,6 +242,16 @@ class CudaReport:
     def __str__(self) -> str:
         return "\n".join(self.lines())
 
+    def __repr__(self) -> str:
+        # one line for a console; the whole report is str(report), or the HTML block in a notebook
+        lab = self.lab.label
+        if self.source:
+            n = len(self.source)
+            return f"<CudaReport lab {lab}: not yet, source refused ({n} finding{'s' if n != 1 else ''})>"
+        head = "passed" if self.passed else "not yet"
+        ok = sum(s.ok for s in self.shapes)
+        return f"<CudaReport lab {lab}: {head}, max error {self.max_error:.1e}, {ok}/{len(self.shapes)} shapes ok>"
+
     def _repr_html_(self) -> str:
         lines = self.lines()
         colour = "#1a7f37" if self.passed else "#9a6700"
