@@ -165,9 +165,10 @@ def test_the_pages_numbers_follow_from_the_file():
     dm = flash_decoding.measured_decode_numbers()
     assert dm.agree_doubled == dm.n_rows == 10 and dm.agree_plain == 9 and dm.plain_row_ctas == 128
     assert dm.err_lo < dm.err_hi < 0
-    table = what_limits.measured_prefill_table("flash")
-    assert len(table.rows) == 8 and table.headers[3] == "N = 512"
-    assert len(what_limits.measured_prefill_table("cudnn").rows) == 8
+    fwd, both = what_limits.measured_prefill_table("flash")
+    assert len(fwd.rows) == len(both.rows) == 4 and fwd.headers[1] == "N = 512" and len(fwd.headers) == 7
+    assert fwd.caption.startswith("Forward:") and both.caption.startswith("Forward+backward:")
+    assert fwd.rows[3][0] == "d = 128, causal" and len(list(what_limits.measured_prefill_table("cudnn"))) == 2
     decode = flash_decoding.measured_decode_table()
     assert len(decode.rows) == 10 and decode.headers[2] == "eager (µs)"
     assert [r[4] for r in decode.rows].count("split + combine") == dm.n_split

@@ -10,7 +10,7 @@ import labcore as lc
 from labcore.published import published
 from labcore.units import unit_label
 
-from ..display import Table
+from ..display import Table, Tables
 from . import Numbers, published_values
 
 __all__ = ["numbers", "prefill_comparison_summary", "fa3_over_fa2_h100", "measured_prefill_table", "measured_numbers"]
@@ -242,15 +242,16 @@ def _prefill_measured(kernel: str) -> dict:
     return compare_prefill_measured(kernel, generation=_PREFILL_GENERATION[kernel])
 
 
-def measured_prefill_table(kernel: str = "flash") -> Table:
-    """§4b.6's table: the measured throughput of one prefill kernel on the H200 beside the model's, per sequence
-    length, for each pass, head dimension and mask.
+def measured_prefill_table(kernel: str = "flash") -> Tables:
+    """§4b.6's tables: the measured throughput of one prefill kernel on the H200 beside the model's, per sequence
+    length, one table per pass (forward, then forward + backward), a row per head dimension and mask.
 
     Args:
         kernel: ``"flash"`` (PyTorch's FlashAttention-2, against the model's FA2) or ``"cudnn"`` (cuDNN's fused
             attention, against the model's FA3, the closest Hopper kernel it has).
     Returns:
-        a :class:`flashbook.display.Table`, cells ``"measured / model"`` in TFLOP/s (the papers' FLOP count).
+        :class:`flashbook.display.Tables` of two tables, cells ``"measured / model"`` in TFLOP/s (the papers' FLOP
+        count).
     Raises:
         ValueError: an unknown kernel.
     Source: :func:`labcore.measured.compare_prefill_measured`.
@@ -261,22 +262,20 @@ def measured_prefill_table(kernel: str = "flash") -> Table:
     seqlens = sorted(set(int(n) for n in c["seqlen"]))
     cell = {(str(p), int(d), bool(m), int(n)): (mt, mo) for p, d, m, n, mt, mo in
             zip(c["pass_"], c["head_dim"], c["causal"], c["seqlen"], c["measured_tflops"], c["model_tflops"])}
-    rows = []
-    for p in ("forward", "forward+backward"):
-        for d in (64, 128):
-            for m in (False, True):
-                rows.append((p, d, "causal" if m else "none",
-                             *(f"{cell[p, d, m, n][0]:.0f} / {cell[p, d, m, n][1]:.0f}" if (p, d, m, n) in cell
-                               else "—" for n in seqlens)))
     name = {"flash": "PyTorch's FlashAttention-2 (SDPA flash backend)",
             "cudnn": "cuDNN's fused attention (SDPA cuDNN backend)"}[kernel]
     model = {"flash": "FA2", "cudnn": "FA3"}[kernel]
-    r = lc.get_gpu("H200")
-    return Table(rows, ("pass", "d", "mask", *(f"N = {n:,}" for n in seqlens)),
-                 caption=f"{name} measured on an H200 / labcore.prefill_time's {model} model on the {r.name} preset, "
-                         f"{unit_label('', 'TFLOP/s')}; BF16, batch x N = {int(c['batch'][0] * c['seqlen'][0]):,} "
-                         f"tokens, heads x d = {int(c['heads'][0] * c['head_dim'][0]):,} "
-                         "(labcore/data/measured_h200.csv)")
+    tables = []
+    for p in ("forward", "forward+backward"):
+        rows = [(f"d = {d}" + (", causal" if m else ""),
+                 *(f"{cell[p, d, m, n][0]:.0f} / {cell[p, d, m, n][1]:.0f}" if (p, d, m, n) in cell else "—"
+                   for n in seqlens))
+                for d in (64, 128) for m in (False, True)]
+        tables.append(Table(rows, ("", *(f"N = {n:,}" for n in seqlens)), caption=(
+            f"{p.capitalize()}: {name} measured on an H200 / labcore.prefill_time's {model} model on the H200 "
+            f"preset, {unit_label('', 'TFLOP/s')}; BF16, batch x N = {int(c['batch'][0] * c['seqlen'][0]):,} "
+            f"tokens, heads x d = {int(c['heads'][0] * c['head_dim'][0]):,} (labcore/data/measured_h200.csv)")))
+    return Tables(*tables)
 
 
 @cache
