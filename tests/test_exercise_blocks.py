@@ -10,7 +10,7 @@ from sphinx_exercise.nodes import exercise_enumerable_node, solution_node
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "book" / "_ext"))
-from flashbook_exercises import LIVE_ONLY, group_exercises, strip_live_only  # noqa: E402
+from flashbook_exercises import LIVE_ONLY, group_exercises, groups_exercises, strip_live_only  # noqa: E402
 
 
 def _cell(source: str, output_html: str | None = None, tags=()):
@@ -87,3 +87,8 @@ def test_only_exercise_stubs_and_check_calls_are_live_only():
                 tagged.append(nb.name)
                 assert c["cell_type"] == "code" and allowed.match(src), f"{nb.name} cell {i}: {src[:80]!r}"
     assert tagged.count("12_exercises.ipynb") >= 40
+
+
+def test_a_labs_page_keeps_its_kernel_cells_out_of_the_task_box():
+    assert groups_exercises("book/12_exercises") and groups_exercises("book/04b_what_limits")
+    assert not groups_exercises("book/labs/lab6_cuda_softmax") and not groups_exercises("book/labs/lab1_online_softmax")

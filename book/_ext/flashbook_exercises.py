@@ -7,8 +7,8 @@ stub and the check call do nothing there, and the check cell's output is the sel
 (``flashbook.exercises.form``). So, in the HTML only (the notebook is unchanged):
 
 - a code cell tagged :data:`LIVE_ONLY` loses its source; one that is left with no output is removed;
-- after each exercise, the cells that follow it up to the next heading, exercise or other text (the form) move
-  into the exercise's box, then its solution, with the solution's code cells (their source still folded) moved
+- after each exercise (except on a lab's page: :func:`groups_exercises`), the cells that follow it up to the next
+  heading, exercise or other text (the form) move into the exercise's box, then its solution, with the solution's code cells (their source still folded) moved
   into the solution's dropdown; the printed worked solution (``<details class="fb-solution">``, folded on its
   own in the notebook) is shown open there, since the dropdown already hides it.
 
@@ -108,7 +108,15 @@ def on_doctree_resolved(app, doctree, docname):
     if app.builder.format != "html":
         return
     strip_live_only(doctree)
-    group_exercises(doctree)
+    if groups_exercises(docname):
+        group_exercises(doctree)
+
+
+def groups_exercises(docname: str) -> bool:
+    """Whether a page's exercises take the cells after them into their box: not on a lab's page, where an
+    exercise states the task and the cells after it are the reader's kernel and check cell, part of the page (in
+    one part or both, whichever the page's text happens to leave between them)."""
+    return not docname.startswith("book/labs/")
 
 
 def setup(app):

@@ -262,6 +262,14 @@ def test_each_exercise_is_one_block(load):
     assert not bad, bad[:3]
 
 
+def test_a_labs_kernel_cells_stand_outside_its_task_boxes(load):
+    """On a lab's page each part's task is a box of text; the starter kernel and the check cell after it stay on
+    the page (both parts alike), not inside the task's box."""
+    for doc in ("book/labs/lab6_cuda_softmax", "book/labs/lab9_cuda_backward"):
+        exercises = load(doc, 1280).evaluate(_EXERCISES_JS)
+        assert len(exercises) == 2 and not any(e["block"] or e["code"] for e in exercises), (doc, exercises)
+
+
 # ---------------------------------------------------------------------------------------------------- indexes
 
 def test_the_proof_index_reads_in_the_dark(site, browser):
