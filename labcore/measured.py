@@ -211,7 +211,7 @@ def compare_decode_measured(*, num_splits="heuristic-2.5.7", path=None, **assump
 
 
 def lab_measured(key: str, path=None) -> dict:
-    """A CUDA lab item's reference kernels as timed on the GPU (the lab's last, largest shape).
+    """A CUDA lab item's reference kernels as timed on the GPU (the lab's last shape, the one its report models).
 
     Args:
         key: the lab item's key (``"cuda_fa2"``, ...; :data:`flashbook.labs.cuda.CUDA_LABS`'s keys).

@@ -35,7 +35,8 @@ What each section times:
   grouped per KV head, softmax, P V); the kernels' names are read once with the profiler, so the row says whether
   the flash backend split the KV sequence (a split-KV and a combine kernel);
 - ``labs``: each CUDA lab's reference graded with ``flashbook.labs.cuda.grade`` on the GPU: the simulator counts
-  its traffic as on a laptop, then ``cudalab.gpu`` times the last shape's launches with CUDA events.
+  its traffic as on a laptop, then ``cudalab.gpu`` times the lab's last shape's launches with CUDA events, each
+  behind a hold kernel, with its own counts (3 warm-up runs, the median of 20; ``--repeats`` does not apply).
 
 The parts that need no GPU (arguments, shapes, the CSV writer) are tested in ``tests/test_measured.py``.
 """
@@ -56,6 +57,8 @@ from labcore.measured import COLUMNS, KINDS
 from labcore.prefill import load_prefill_measurements
 
 SECTIONS = ("ceilings", "prefill", "decode", "labs")
+#: Untimed runs before cudalab.gpu times a lab's launch (its GpuDevice.time default); the labs' repeats are its own.
+LAB_WARMUP = 3
 #: The papers' prefill setting: batch x seqlen tokens, heads x d hidden.
 PREFILL_TOKENS, PREFILL_HIDDEN = 16_384, 2_048
 DECODE_SHAPE = dict(num_q_heads=16, num_kv_heads=2, head_dim=128)
@@ -68,7 +71,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--out", required=True, type=Path, help="folder for measured.csv and run.json")
     p.add_argument("--sections", default=",".join(SECTIONS),
                    help=f"comma-separated, of: {', '.join(SECTIONS)} (default all)")
-    p.add_argument("--repeats", type=int, default=30, help="timed runs per measurement (the median is kept)")
+    p.add_argument("--repeats", type=int, default=30,
+                   help="timed runs per measurement, 20 to 1000 (the median is kept; not the labs', see above)")
     a = p.parse_args(argv)
     names = [s.strip() for s in a.sections.split(",") if s.strip()]
     bad = [s for s in names if s not in SECTIONS]
@@ -76,7 +80,7 @@ def parse_args(argv=None) -> argparse.Namespace:
         p.error(f"--sections takes a comma-separated list of {', '.join(SECTIONS)}; got {a.sections!r}")
     if not 20 <= a.repeats <= 1000:
         p.error(f"--repeats must be between 20 and 1000 (the median of at least 20 runs), got {a.repeats}")
-    a.sections = names
+    a.sections = list(dict.fromkeys(names))        # each section once, in the order given
     return a
 
 
@@ -113,7 +117,7 @@ class Writer:
             raise ValueError(f"kind must be one of {', '.join(KINDS)}, got {fields.get('kind')!r}")
         row = {c: "" for c in COLUMNS}
         row.update(self.stamp)
-        row.update({k: _cell(v) for k, v in fields.items()})
+        row.update({k: _cell(v) for k, v in fields.items()})       # a row may state its own method
         self.rows.append(row)
         self.write()
         return row
@@ -296,13 +300,20 @@ def labs(w, repeats):
             continue
         spec = lab.shapes[-1]
         w.add(kind="cuda_lab", kernel=key, dtype="fp32", seconds=r.measured["seconds"], repeats=r.measured["repeats"],
+              method=f"CUDA events, each launch behind a hold kernel, {LAB_WARMUP} warm-up runs, median of "
+                     f"{r.measured['repeats']} (cudalab.gpu)",
               note=f"lab {lab.label}, shape {lab.shape_label(spec)}; launches (s): "
                    + " + ".join(f"{s:.3e}" for s in r.measured["launches"]))
 
 
 def main(argv=None) -> int:
     args = parse_args(argv)
-    import torch
+    try:
+        import torch
+    except ImportError:
+        print("PyTorch is not installed here: this script measures on an NVIDIA GPU with PyTorch and numba-cuda "
+              "(bench/gpu/run_device.sh)", file=sys.stderr)
+        return 2
 
     if not torch.cuda.is_available():
         print("no CUDA GPU is visible to PyTorch: nothing to measure", file=sys.stderr)
@@ -335,6 +346,7 @@ def main(argv=None) -> int:
     mhz = after.get("clocks.sm", "").split()
     if "ceilings" in args.sections and mhz and mhz[0].isdigit():
         w.add(kind="ceiling", kernel="sm_clock", value=float(mhz[0]) * 1e6, unit="Hz",
+              method="nvidia-smi --query-gpu=clocks.sm",
               note=f"nvidia-smi clocks.sm right after the timed calls (clocks.max.sm {after.get('clocks.max.sm')}); "
                    "not a reading during any one kernel")
     (args.out / "run.json").write_text(json.dumps(dict(machine=machine, date=date, versions=versions,

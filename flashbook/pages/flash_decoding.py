@@ -333,7 +333,9 @@ def measured_decode_numbers() -> Numbers:
     ``flash_lo_us``/``flash_hi_us`` (measured range); ``eager_over_flash_longest`` (at the longest row);
     ``err_lo``/``err_hi`` (% model vs measured, most and least negative), ``worst_batch``/``worst_keys``;
     ``kv_GBs_longest`` (KV-cache bytes over the flash time at the longest row, GB/s) and its share of the measured
-    copy bandwidth, ``kv_pct_copy``.
+    copy bandwidth, ``kv_pct_copy``; ``kv_GBs_max`` and ``kv_max_pct_copy`` (the fastest row's); whether the model
+    has every unsplit row faster than every split one (``model_unsplit_faster``) and whether the measured unsplit
+    rows were slower than the first two split ones (``measured_unsplit_slower``).
     Source: :mod:`labcore.measured`.
     """
     from labcore.measured import ceiling_check, compare_decode_measured
@@ -358,4 +360,9 @@ def measured_decode_numbers() -> Numbers:
         worst_batch=int(d["batch"][worst]), worst_keys=int(d["seqlen"][worst]),
         kv_GBs_longest=float(d["kv_bandwidth"][longest] / 1e9),
         kv_pct_copy=float(100 * d["kv_bandwidth"][longest] / ceiling_check("H200")["bandwidth"]),
+        kv_GBs_max=float(d["kv_bandwidth"].max() / 1e9),
+        kv_max_pct_copy=float(100 * d["kv_bandwidth"].max() / ceiling_check("H200")["bandwidth"]),
+        # the rows the kernel left unsplit against the split ones: the model's order and the measured one
+        model_unsplit_faster=bool(d["model_fd"][~split].max() < d["model_fd"][split].min()),
+        measured_unsplit_slower=bool(d["flash"][~split].min() > d["flash"][split][:2].max()),
     )

@@ -294,7 +294,10 @@ def measured_numbers() -> Numbers:
     ``fa2_peak`` (its best measured TFLOP/s) and ``fa2_peak_pct_mm`` (% of the measured matrix product);
     for cuDNN: ``cudnn_peak``, ``cudnn_peak_pct_mm``, ``cudnn_over_fa2`` (best over best), ``cudnn_fwd_hi``
     (largest forward error against the FA3 model, %), ``cudnn_fb_lo``/``cudnn_fb_hi`` (forward + backward absolute error
-    range, %).
+    range, %), ``cudnn_fb_slow_lo``/``cudnn_fb_slow_hi`` (its forward + backward, measured over modelled time),
+    ``cudnn_fwd_slow_hi`` (its forward's largest measured over modelled time); ``bwd_long_lo``/``bwd_long_hi``
+    (% by which FA2's backward alone, forward + backward less the forward, is shorter in the model than measured,
+    from ``long_from`` up) and ``bwd_hi`` (the largest, at any length).
     Source: :mod:`labcore.measured`.
     """
     from labcore.measured import ceiling_check, measured_rows
@@ -308,6 +311,13 @@ def measured_numbers() -> Numbers:
     err = 100 * f["err"]
     cerr = 100 * cu["err"]
     cfwd, cfb = cu["pass_"] == "forward", cu["pass_"] == "forward+backward"
+    # the backward alone: forward + backward less the forward, measured and modelled, per shape
+    key = lambda i: (int(f["head_dim"][i]), bool(f["causal"][i]), int(f["seqlen"][i]))  # noqa: E731
+    fwd_of = {key(i): (f["measured"][i], f["model"][i]) for i in np.flatnonzero(fwd)}
+    bwd = {key(i): ((f["model"][i] - fwd_of[key(i)][1]) / (f["measured"][i] - fwd_of[key(i)][0]) - 1)
+           for i in np.flatnonzero(fb)}
+    bwd_err = 100 * np.array(list(bwd.values()))
+    bwd_long = 100 * np.array([e for k, e in bwd.items() if k[2] >= long_from])
     return Numbers(
         tokens=int(f["batch"][0] * f["seqlen"][0]), hidden=int(f["heads"][0] * f["head_dim"][0]),
         long_from=long_from, short=int(f["seqlen"].min()), copy_GiB=copy["bytes"] / 2 / 2 ** 30,
@@ -319,6 +329,10 @@ def measured_numbers() -> Numbers:
         fwd_long_max=float(np.max(np.abs(err[fwd & long_]))), fwd_short_worst=float(np.min(err[fwd])),
         fb_lo=float(np.min(np.abs(err[fb]))), fb_hi=float(np.max(np.abs(err[fb]))),
         fb_long_lo=float(np.min(np.abs(err[fb & long_]))), fb_long_hi=float(np.max(np.abs(err[fb & long_]))),
+        bwd_long_lo=float(np.min(-bwd_long)), bwd_long_hi=float(np.max(-bwd_long)), bwd_hi=float(np.max(-bwd_err)),
+        cudnn_fb_slow_lo=float(np.min(cu["measured"][cfb] / cu["model"][cfb])),
+        cudnn_fb_slow_hi=float(np.max(cu["measured"][cfb] / cu["model"][cfb])),
+        cudnn_fwd_slow_hi=float(np.max(cu["measured"][cfwd] / cu["model"][cfwd])),
         fa2_peak=float(np.max(f["measured_tflops"])),
         fa2_peak_pct_mm=float(100 * np.max(f["measured_tflops"]) * 1e12 / ce["matmul"]),
         cudnn_peak=float(np.max(cu["measured_tflops"])),

@@ -7,7 +7,7 @@ import re
 
 import numpy as np
 
-from labcore.units import unit_label
+from labcore.units import fmt_seconds, unit_label
 
 from ...display import Table
 from .definitions import get_cuda_lab
@@ -60,8 +60,9 @@ def reference_ledger(lab, shape_index: int = 0) -> Table:
 
 
 def measured_beside_model(lab) -> Table:
-    """The reference kernels' time on the lab's largest shape: the model of the lab report on the H200 preset beside
-    the time measured on an H200, launch by launch.
+    """The reference kernels' time on the lab's last shape (the one the lab report models): the time measured on an
+    H200 beside the report's model of the same launches on the H200 preset, launch by launch, with the part of the
+    model that is the launch's work rather than its fixed per-launch charge.
 
     Args:
         lab: CUDA lab key, label or item.
@@ -71,7 +72,7 @@ def measured_beside_model(lab) -> Table:
         TypeError/ValueError: a bad lab, or no measured row for it; RuntimeError if the reference fails (a bug).
     Source: :func:`cudalab.timing.modelled_time`; :func:`labcore.measured.lab_measured` (bench/gpu/measure.py).
     """
-    from cudalab.timing import modelled_time
+    from cudalab.timing import TIME_DEFAULTS, modelled_time
     from labcore.measured import lab_measured
 
     lab = get_cuda_lab(lab)
@@ -85,16 +86,19 @@ def measured_beside_model(lab) -> Table:
     if len(meas["launches"]) != len(model["launches"]):
         raise ValueError(f"lab {lab.label}: {len(meas['launches'])} measured launches for "
                          f"{len(model['launches'])} modelled ones")
-    rows = [(f"{k + 1}. {m['name']}", m["ctas"], m["bound"], 1e6 * m["time"], 1e6 * t)
+    fixed = TIME_DEFAULTS["kernel_overhead"]
+    rows = [(f"{k + 1}. {m['name']}", m["ctas"], 1e6 * t, 1e6 * m["time"], 1e6 * (m["time"] - fixed), m["bound"])
             for k, (m, t) in enumerate(zip(model["launches"], meas["launches"]))]
-    rows.append(("all launches", sum(m["ctas"] for m in model["launches"]), "", 1e6 * model["total"],
-                 1e6 * meas["seconds"]))
-    return Table(rows, ("launch", "CTAs", "model's bound", unit_label("model, H200 preset", "µs"),
-                        unit_label("measured, H200", "µs")),
-                 (None, ",d", None, ".2f", ".2f"),
-                 caption=f"Lab {lab.label}, the reference kernels on {lab.shape_label(lab.shapes[i])}: "
-                         f"cudalab.timing.modelled_time on the H200 preset beside CUDA events on an H200 "
-                         f"({meas['date']}, median of {meas['repeats']}, host launch overhead excluded)")
+    rows.append(("all launches", sum(m["ctas"] for m in model["launches"]), 1e6 * meas["seconds"],
+                 1e6 * model["total"], 1e6 * (model["total"] - fixed * len(model["launches"])), ""))
+    return Table(rows, ("launch", "CTAs", unit_label("measured, H200", "µs"), unit_label("model, H200 preset", "µs"),
+                        unit_label("of which work", "µs"), "model's bound"),
+                 (None, ",d", ".2f", ".2f", ".2f", None),
+                 caption=f"Lab {lab.label}, the reference kernels on the lab's last shape, "
+                         f"{lab.shape_label(lab.shapes[i])}: CUDA events on an H200 ({meas['date']}, median of "
+                         f"{meas['repeats']}, the host's launch excluded) beside cudalab.timing.modelled_time on the "
+                         f"H200 preset, whose time is a fixed {fmt_seconds(fixed, digits=0)} per launch (launch, prologue, "
+                         "tail) plus the work")
 
 
 def solution_source(lab) -> str:
