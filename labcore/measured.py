@@ -44,8 +44,11 @@ _FLOAT = ("seconds", "q1_s", "q3_s", "flops", "bytes", "value")
 MEASURED_CSV = Path(__file__).parent / "data" / "measured_h200.csv"
 
 
-def _parse(rec: dict, line: int) -> dict:
-    where = f"measured CSV line {line}"
+_PASSES = ("", "forward", "forward+backward")
+_DTYPES = ("", "bf16", "fp16", "fp32")
+
+
+def _parse(rec: dict, where: str) -> dict:
     missing = [c for c in COLUMNS if c not in rec]
     if missing:
         raise ValueError(f"{where}: missing columns {missing}")
@@ -53,9 +56,17 @@ def _parse(rec: dict, line: int) -> dict:
     for c in COLUMNS:
         v = (rec[c] or "").strip()
         if c in _INT:
-            row[c] = int(v) if v else None
+            try:
+                row[c] = int(v) if v else None
+            except ValueError:
+                raise ValueError(f"{where}: {c} must be a whole number, got {v!r}") from None
+            if row[c] is not None and row[c] < 1:
+                raise ValueError(f"{where}: {c} must be >= 1, got {v!r}")
         elif c in _FLOAT:
-            row[c] = float(v) if v else None
+            try:
+                row[c] = float(v) if v else None
+            except ValueError:
+                raise ValueError(f"{where}: {c} must be a number, got {v!r}") from None
             if row[c] is not None and not (math.isfinite(row[c]) and row[c] > 0):
                 raise ValueError(f"{where}: {c} must be a positive finite number, got {v!r}")
         elif c in ("causal", "split_kv"):
@@ -64,10 +75,9 @@ def _parse(rec: dict, line: int) -> dict:
             row[c] = None if v == "" else v == "1"
         else:
             row[c] = v
-    if row["kind"] not in KINDS:
-        raise ValueError(f"{where}: kind must be one of {', '.join(KINDS)}, got {row['kind']!r}")
-    if row["unit"] not in _UNITS:
-        raise ValueError(f"{where}: unit must be one of {_UNITS}, got {row['unit']!r}")
+    for c, allowed in (("kind", KINDS), ("unit", _UNITS), ("pass", _PASSES), ("dtype", _DTYPES)):
+        if row[c] not in allowed:
+            raise ValueError(f"{where}: {c} must be one of {', '.join(repr(a) for a in allowed)}, got {row[c]!r}")
     for c in ("machine", "versions", "date", "method"):
         if not row[c]:
             raise ValueError(f"{where}: every row needs its {c} (provenance)")
@@ -85,6 +95,10 @@ def _parse(rec: dict, line: int) -> dict:
     return row
 
 
+#: The columns that name what a row measured: two rows alike in all of them are one measurement twice.
+_IDENTITY = ("kind", "kernel", "pass", "causal", "dtype", "batch", "seqlen", "heads", "kv_heads", "head_dim")
+
+
 def load_measured(path=None) -> list:
     """Every row of the measured CSV, checked and typed.
 
@@ -95,26 +109,56 @@ def load_measured(path=None) -> list:
         ``seconds``, ``q1_s``, ``q3_s``, ``flops``, ``bytes``, ``value``, bools for ``causal`` and ``split_kv``,
         None where a cell is empty, strings otherwise.
     Raises:
-        FileNotFoundError: no such file. ValueError: a missing column, an unknown kind or unit, a row without its
-            machine, versions, date (YYYY-MM-DD) or method, a time that is not positive, a timed row of fewer than
-            20 runs, a median outside its quartiles.
+        TypeError: a path that is not a str or Path. FileNotFoundError: no such file. ValueError: a folder, a file
+            with no rows, a missing column, a cell that is not the number its column holds, a size below 1, an
+            unknown kind, unit, pass or dtype, a row without its machine, versions, date (YYYY-MM-DD) or method, a
+            time that is not positive, a timed row of fewer than 20 runs, a median outside its quartiles, the same
+            measurement twice. Each message names the file and its line.
     Source: ``bench/gpu/measure.py`` (the method), run on the device named in each row.
     """
-    path = MEASURED_CSV if path is None else Path(path)
-    with open(path, newline="") as f:
-        lines = [ln for ln in f if not ln.startswith("#")]
-    return [_parse(rec, i + 2) for i, rec in enumerate(csv.DictReader(lines))]
+    path = MEASURED_CSV if path is None else path
+    if not isinstance(path, (str, Path)):
+        raise TypeError(f"path must be a file path (str or pathlib.Path), got {type(path).__name__}")
+    path = Path(path)
+    if str(path) in ("", ".") or path.is_dir():
+        raise ValueError(f"path must name a CSV file, got the folder {str(path)!r}")
+    # a spreadsheet may save the file with a byte-order mark: utf-8-sig reads it as the plain header
+    with open(path, newline="", encoding="utf-8-sig") as f:
+        numbered = [(k + 1, ln) for k, ln in enumerate(f) if not ln.startswith("#")]
+    if not numbered:
+        raise ValueError(f"{path}: no header and no rows (only comments, or empty)")
+    reader = csv.DictReader([ln for _, ln in numbered])
+    rows, seen = [], {}
+    for i, rec in enumerate(reader):
+        where = f"{path.name} line {numbered[reader.line_num - 1][0]}"
+        row = _parse(rec, where)
+        ident = tuple(row[c] for c in _IDENTITY)
+        if ident in seen:
+            raise ValueError(f"{where}: the same measurement as {seen[ident]} (kind, kernel, pass, mask, dtype and "
+                             "shape alike)")
+        seen[ident] = where
+        rows.append(row)
+    if not rows:
+        missing = [c for c in COLUMNS if c not in (reader.fieldnames or [])]
+        raise ValueError(f"{path}: no rows" + (f" (and missing columns {missing})" if missing else ""))
+    return rows
 
 
 def measured_rows(kind: str, path=None, **match) -> list:
-    """The rows of one ``kind`` (of :data:`KINDS`) whose columns equal ``match`` (e.g. ``kernel="flash"``).
+    """The rows of one ``kind`` (of :data:`KINDS`) whose columns equal ``match`` (e.g. ``kernel="flash"``,
+    ``causal=True``, ``seqlen=4096``), from ``path`` (default :data:`MEASURED_CSV`).
 
-    Raises: ValueError for an unknown kind or column.
+    Raises: ValueError for an unknown kind or column; TypeError for a match value of another type than its
+    column's (``causal="1"``); as :func:`load_measured`.
     """
     kind = choice(kind, "kind", KINDS)
     bad = [k for k in match if k not in COLUMNS]
     if bad:
         raise ValueError(f"unknown columns {bad}; the columns are {', '.join(COLUMNS)}")
+    for k, v in match.items():
+        want = bool if k in ("causal", "split_kv") else int if k in _INT else float if k in _FLOAT else str
+        if v is not None and (type(v) is not want and not (want is float and type(v) is int)):
+            raise TypeError(f"{k} is matched against {want.__name__} values, got {v!r}")
     return [r for r in load_measured(path) if r["kind"] == kind and all(r[k] == v for k, v in match.items())]
 
 
@@ -126,10 +170,11 @@ def ceiling_check(gpu="H200", path=None) -> dict:
         ``bandwidth_ratio`` (measured / preset); ``matmul`` (measured BF16 FLOP/s), ``preset_flops``,
         ``flops_ratio``; ``sm_clock`` (Hz, the SM clock nvidia-smi read right after the timed calls, None if the
         file has no such row) and ``preset_clock`` (the preset's ``model_clock``, Hz); ``machine`` and ``date``.
-    Raises: ValueError if the file has no copy or matmul row.
+    Raises: ValueError if the file has no copy or matmul row, or if its machine is not the preset's GPU.
     """
     g = get_gpu(gpu)
     rows = {r["kernel"]: r for r in measured_rows("ceiling", path)}
+    _same_gpu(g, rows.values())
     for k in ("copy", "matmul"):
         if k not in rows:
             raise ValueError(f"the measured file has no {k!r} ceiling row")
@@ -138,6 +183,15 @@ def ceiling_check(gpu="H200", path=None) -> dict:
     return dict(bandwidth=bw, preset_bandwidth=g.hbm_bandwidth, bandwidth_ratio=bw / g.hbm_bandwidth,
                 matmul=fl, preset_flops=g.tensor_flops, flops_ratio=fl / g.tensor_flops, sm_clock=clock,
                 preset_clock=g.model_clock, machine=rows["copy"]["machine"], date=rows["copy"]["date"])
+
+
+def _same_gpu(g, rows):
+    """The models compare with the preset of the GPU the rows were measured on, and no other."""
+    short = g.name.split("-")[0]
+    other = sorted({r["machine"] for r in rows if short not in r["machine"]})
+    if other:
+        raise ValueError(f"the measurements were taken on {other[0]!r}, not on the {g.name} preset's GPU; compare "
+                         "them with that GPU's preset")
 
 
 def _arrays(rows, fields) -> dict:
@@ -156,10 +210,15 @@ def compare_prefill_measured(kernel: str = "flash", *, generation: str = "fa2", 
         dict of arrays, one entry per measured row (rows that failed are left out): ``pass_``, ``causal``,
         ``head_dim``, ``seqlen``, ``batch``, ``heads``, ``measured`` (s), ``model`` (s), ``measured_tflops`` and
         ``model_tflops`` (the papers' FLOP count / time / 1e12), ``err`` (model / measured - 1).
-    Raises: ValueError for an unknown kernel or generation, or when no row matches.
+    Raises: ValueError for an unknown kernel or generation, a keyword that is part of the measured shape
+        (``batch``, ``seqlen``, ...), rows not measured on an H200, or when no row matches.
     """
     kernel = choice(kernel, "kernel", ("flash", "cudnn"))
+    fixed = sorted(set(assumptions) & {"batch", "heads", "seqlen", "head_dim", "causal", "pass_", "dtype", "gpu"})
+    if fixed:
+        raise ValueError(f"{', '.join(fixed)} come from the measured rows; the keywords are the model's assumptions")
     rows = [r for r in measured_rows("prefill", path, kernel=kernel) if r["seconds"] is not None]
+    _same_gpu(get_gpu("H200"), rows)
     if not rows:
         raise ValueError(f"no measured prefill rows for kernel {kernel!r}")
     out = _arrays(rows, ("causal", "head_dim", "seqlen", "batch", "heads", "flops"))
@@ -183,6 +242,8 @@ def compare_decode_measured(*, num_splits="heuristic-2.5.7", path=None, **assump
             flash-attn's ``num_splits_heuristic`` with the SM count doubled, as flash-attn 2.5.7 and later call it:
             of the two heuristics it is the one whose split-or-not matches the kernels the profiler saw on every
             row (at batch 64 and 1K keys, 128 CTAs on 132 SMs, only the doubled count splits, and the kernel did).
+            Any other value :func:`labcore.decode_time.decode_time_grid` takes: ``"heuristic"``, ``"best"`` or None
+            (the model's best), or split counts (an int or one per row).
         assumptions: overrides of the decode model's defaults.
     Returns:
         dict of arrays in the file's row order: ``batch``, ``seqlen``, ``flash`` and ``eager`` (measured s),
@@ -195,6 +256,10 @@ def compare_decode_measured(*, num_splits="heuristic-2.5.7", path=None, **assump
     eager = {(r["batch"], r["seqlen"]): r["seconds"] for r in measured_rows("decode", path, kernel="eager")}
     if not flash:
         raise ValueError("no measured decode rows")
+    fixed = sorted(set(assumptions) & {"batch", "seqlen", "num_q_heads", "num_kv_heads", "head_dim", "method"})
+    if fixed:
+        raise ValueError(f"{', '.join(fixed)} come from the measured rows; the keywords are the model's assumptions")
+    _same_gpu(get_gpu("H200"), flash)
     r0 = flash[0]
     shape = dict(num_q_heads=r0["heads"], num_kv_heads=r0["kv_heads"], head_dim=r0["head_dim"])
     b = np.array([r["batch"] for r in flash], dtype=np.int64)

@@ -219,3 +219,61 @@ def test_a_second_run_on_a_fresh_machine_agrees_closely_with_the_stored_one():
                      / r["seconds"] - 1 for r in stored])
     assert len(diff) == 118
     assert np.median(np.abs(diff)) < 0.01 and np.max(np.abs(diff)) < 0.05     # what the header and NOTES.md say
+
+
+def _write(path, rows, *, comments=(), bom=False):
+    with open(path, "w", newline="", encoding="utf-8-sig" if bom else "utf-8") as f:
+        for c in comments:
+            f.write(f"# {c}\n")
+        w = csv.DictWriter(f, fieldnames=COLUMNS)
+        w.writeheader()
+        w.writerows(rows)
+    return path
+
+
+_GOOD = dict(kind="ceiling", kernel="copy", seconds="0.001", q1_s="0.0009", q3_s="0.0011", repeats="30", value="4e12",
+             unit="bytes/s", machine="NVIDIA H200, 132 SMs", versions="torch 2.11", date="2026-12-04",
+             method="CUDA events")
+
+
+def _row(**kw):
+    return {**{c: "" for c in COLUMNS}, **_GOOD, **kw}
+
+
+def test_a_bad_file_is_refused_with_its_name_and_physical_line(tmp_path):
+    p = _write(tmp_path / "m.csv", [_row(), _row(kernel="matmul", batch="-2")], comments=["a", "b", "c"])
+    with pytest.raises(ValueError, match=r"m\.csv line 6: batch must be >= 1"):       # 3 comments, header, 2 rows
+        load_measured(p)
+    for bad, message in (({"batch": "nan"}, "batch must be a whole number"), ({"seconds": "fast"}, "seconds must be a number"),
+                         ({"pass": "backward"}, "pass must be one of"), ({"dtype": "int8"}, "dtype must be one of")):
+        with pytest.raises(ValueError, match=message):
+            load_measured(_write(tmp_path / "b.csv", [_row(**bad)]))
+    with pytest.raises(ValueError, match="the same measurement as"):
+        load_measured(_write(tmp_path / "d.csv", [_row(), _row()]))
+    assert len(load_measured(_write(tmp_path / "bom.csv", [_row()], bom=True))) == 1     # a spreadsheet's BOM
+    (tmp_path / "e.csv").write_text("# only a comment\n")
+    with pytest.raises(ValueError, match="no header and no rows"):
+        load_measured(tmp_path / "e.csv")
+    (tmp_path / "h.csv").write_text("kind,kernel\n")
+    with pytest.raises(ValueError, match="no rows"):
+        load_measured(tmp_path / "h.csv")
+    with pytest.raises(ValueError, match="folder"):
+        load_measured(tmp_path)
+    with pytest.raises(ValueError, match="folder"):
+        load_measured("")
+    with pytest.raises(TypeError, match="path"):
+        load_measured(3)
+    with pytest.raises(FileNotFoundError):
+        load_measured(tmp_path / "missing.csv")
+
+
+def test_the_models_compare_only_with_the_gpu_and_shapes_measured():
+    with pytest.raises(ValueError, match="not on the A100"):
+        ceiling_check("A100")
+    with pytest.raises(TypeError, match="causal"):
+        measured_rows("prefill", causal="1")
+    assert len(measured_rows("prefill", causal=True, kernel="flash")) == 24
+    with pytest.raises(ValueError, match="come from the measured rows"):
+        compare_prefill_measured("flash", batch=3)
+    with pytest.raises(ValueError, match="come from the measured rows"):
+        compare_decode_measured(seqlen=4)
