@@ -396,7 +396,8 @@ class BlockRun:
                             f"cuda.syncthreads() calls ({lines}): on a GPU every thread of a block must reach the "
                             "same barrier, or the block hangs or misbehaves", self.block_idx,
                             min(self.arrival_locs, key=lambda x: x[1]))
-        elif self.live < self.nthreads:
+        elif self.live < self.nthreads and not self.errors:
+            # threads that raised are not threads that returned: their error is the finding, not the barrier
             (loc,) = self.arrival_locs
             self.ls.finding("barrier", f"cuda.syncthreads() at {_source_line(loc)} was reached by {self.live} of "
                             f"the {self.nthreads} threads of block {self.block_idx}; the others had returned. "

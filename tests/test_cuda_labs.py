@@ -81,7 +81,7 @@ def test_a_kernel_that_fails_only_on_traffic_is_told_so_near_the_top():
     assert extra == closed - 4 * len(report.shapes)     # every score read once more; lse written once per row
     head = report.lines()[1]
     assert head == ("  Why not yet: the global-memory traffic alone (the values are exact on every shape, with no "
-                    f"race and no finding). On 5 of 5 shapes your kernel moved {moved:,} elements where the closed "
+                    f"race, error or barrier finding). On 5 of 5 shapes your kernel moved {moved:,} elements where the closed "
                     f"form moves {closed:,} ({moved - closed:,} more): {extra:,} more reads of S.")
     assert "<b>&nbsp;&nbsp;Why not yet: the global-memory traffic alone" in report._repr_html_()
 
@@ -98,8 +98,8 @@ def test_the_traffic_headline_counts_atomic_adds_and_arrays_moved_less():
     assert [s.ok for s in shapes] == [False, True, False]
     report = CudaReport(get_cuda_lab("9a"), False, 1e-7, shapes, {"block_q": 8, "block_kv": 8})
     assert report.lines()[1] == (
-        "  Why not yet: the global-memory traffic alone (the values are exact on every shape, with no race and no "
-        "finding). On 2 of 3 shapes your kernel made more atomic adds than the closed form (it moved 21 elements, "
+        "  Why not yet: the global-memory traffic alone (the values are exact on every shape, with no race, error or "
+        "barrier finding). On 2 of 3 shapes your kernel made more atomic adds than the closed form (it moved 21 elements, "
         "the closed form 24): 3 fewer reads of Q; 13 more atomic adds to dQ.")
 
 

@@ -399,6 +399,20 @@ def test_an_out_of_bounds_access_names_its_line_once():
                     "array: guard the access with the array's size")
 
 
+@cuda.jit
+def out_of_bounds_then_barrier(A, B):
+    t = cuda.threadIdx.x
+    x = A[t + 4]                    # the upper half of the threads read past the end and raise
+    cuda.syncthreads()
+    B[t] = x
+
+
+def test_threads_that_raised_are_not_blamed_as_threads_that_returned_before_a_barrier():
+    rec = cudalab.launch(out_of_bounds_then_barrier, 1, 8, np.ones(8, dtype=np.float32), np.zeros(8, dtype=np.float32))
+    assert "out-of-bounds read of A" in str(rec.error)
+    assert not [f for f in rec.findings if f.kind == "barrier"]
+
+
 _CUDA_MISTAKES = '''
 import numpy as np
 W = np.zeros(3)

@@ -213,8 +213,8 @@ class CudaReport:
         else:
             total = f"made more atomic adds than the closed form (it moved {moved:,} elements, the closed form {closed:,})"
         shapes = f"{len(off)} of {len(self.shapes)} shape{'s' if len(self.shapes) != 1 else ''}"
-        return (f"  Why not yet: the global-memory traffic alone (the values are exact on every shape, with no race "
-                f"and no finding). On {shapes} your kernel {total}: {'; '.join(parts)}.")
+        return (f"  Why not yet: the global-memory traffic alone (the values are exact on every shape, with no race, "
+                f"error or barrier finding). On {shapes} your kernel {total}: {'; '.join(parts)}.")
 
     def _race_lines(self, most: int = 4) -> list:
         """The races and findings of every shape, each pair of lines once (a racecheck-style report)."""
