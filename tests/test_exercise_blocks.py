@@ -10,7 +10,8 @@ from sphinx_exercise.nodes import exercise_enumerable_node, solution_node
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "book" / "_ext"))
-from flashbook_exercises import LIVE_ONLY, group_exercises, groups_exercises, strip_live_only  # noqa: E402
+from flashbook_exercises import (LIVE_ONLY, fold_solution_code, group_exercises, groups_exercises,  # noqa: E402
+                                 strip_live_only)
 
 
 def _cell(source: str, output_html: str | None = None, tags=()):
@@ -92,3 +93,13 @@ def test_only_exercise_stubs_and_check_calls_are_live_only():
 def test_a_labs_page_keeps_its_kernel_cells_out_of_the_task_box():
     assert groups_exercises("book/12_exercises") and groups_exercises("book/04b_what_limits")
     assert not groups_exercises("book/labs/lab6_cuda_softmax") and not groups_exercises("book/labs/lab1_online_softmax")
+
+
+def test_a_labs_solution_takes_the_code_after_it_into_its_dropdown():
+    doc, section, ex, sol = _page()
+    strip_live_only(doc)
+    assert fold_solution_code(doc) == 1
+    code = sol.children[-1]
+    assert "cell" in code["classes"] and '<details class="fb-solution" open>' in code.astext()
+    assert ex.children[-1] is not sol and "fb-exercise-block" not in ex["classes"]    # the task keeps its own box
+    assert fold_solution_code(doc) == 0

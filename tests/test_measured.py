@@ -174,8 +174,8 @@ def test_the_pages_numbers_follow_from_the_file():
     assert fwd.caption.startswith("Forward:") and both.caption.startswith("Forward+backward:")
     assert fwd.rows[3][0] == "d = 128, causal" and len(list(what_limits.measured_prefill_table("cudnn"))) == 2
     decode = flash_decoding.measured_decode_table()
-    assert len(decode.rows) == 10 and decode.headers[2] == "eager (µs)"
-    assert [r[4] for r in decode.rows].count("split + combine") == dm.n_split
+    assert len(decode.rows) == 10 and decode.headers[2] == "flash (µs)" and decode.headers[-1] == "eager (µs)"
+    assert [r[5] for r in decode.rows].count("split + combine") == dm.n_split
 
 
 # ------------------------------------------------------------------ the script's CPU parts

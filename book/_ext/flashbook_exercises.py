@@ -7,8 +7,9 @@ stub and the check call do nothing there, and the check cell's output is the sel
 (``flashbook.exercises.form``). So, in the HTML only (the notebook is unchanged):
 
 - a code cell tagged :data:`LIVE_ONLY` loses its source; one that is left with no output is removed;
-- after each exercise (except on a lab's page: :func:`groups_exercises`), the cells that follow it up to the next
-  heading, exercise or other text (the form) move into the exercise's box, then its solution, with the solution's code cells (their source still folded) moved
+- after each exercise (except on a lab's page: :func:`groups_exercises`; there only a solution's code moves into
+  its dropdown, :func:`fold_solution_code`), the cells that follow it up to the next heading, exercise or other
+  text (the form) move into the exercise's box, then its solution, with the solution's code cells (their source still folded) moved
   into the solution's dropdown; the printed worked solution (``<details class="fb-solution">``, folded on its
   own in the notebook) is shown open there, since the dropdown already hides it.
 
@@ -110,6 +111,28 @@ def on_doctree_resolved(app, doctree, docname):
     strip_live_only(doctree)
     if groups_exercises(docname):
         group_exercises(doctree)
+    else:
+        fold_solution_code(doctree)
+
+
+def fold_solution_code(doctree) -> int:
+    """Move the code cells that directly follow each solution into its dropdown (their printed worked solution
+    shown open there), as :func:`group_exercises` does for an exercise's solution; returns the cells moved. A lab's
+    solution stands apart from its task, at the end of the page, so only this part applies there."""
+    moved = 0
+    for parent in list(doctree.findall(nodes.Element)):
+        children = list(parent.children)
+        for i, node in enumerate(children):
+            if _kind(node) != "solution":
+                continue
+            for nxt in children[i + 1:]:
+                if _kind(nxt) != "cell":
+                    break
+                parent.remove(nxt)
+                _open_folded(nxt)
+                node.append(nxt)
+                moved += 1
+    return moved
 
 
 def groups_exercises(docname: str) -> bool:

@@ -266,8 +266,12 @@ def test_a_labs_kernel_cells_stand_outside_its_task_boxes(load):
     """On a lab's page each part's task is a box of text; the starter kernel and the check cell after it stay on
     the page (both parts alike), not inside the task's box."""
     for doc in ("book/labs/lab6_cuda_softmax", "book/labs/lab9_cuda_backward"):
-        exercises = load(doc, 1280).evaluate(_EXERCISES_JS)
+        page = load(doc, 1280)
+        exercises = page.evaluate(_EXERCISES_JS)
         assert len(exercises) == 2 and not any(e["block"] or e["code"] for e in exercises), (doc, exercises)
+        # the worked solution's code sits inside the solution's dropdown, not after it
+        assert page.evaluate("""() => Array.from(document.querySelectorAll('article div.solution'))
+            .map(s => !!s.querySelector('div.cell'))""") == [True], doc
 
 
 # ---------------------------------------------------------------------------------------------------- indexes
