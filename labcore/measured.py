@@ -210,8 +210,9 @@ def compare_prefill_measured(kernel: str = "flash", *, generation: str = "fa2", 
         dict of arrays, one entry per measured row (rows that failed are left out): ``pass_``, ``causal``,
         ``head_dim``, ``seqlen``, ``batch``, ``heads``, ``measured`` (s), ``model`` (s), ``measured_tflops`` and
         ``model_tflops`` (the papers' FLOP count / time / 1e12), ``err`` (model / measured - 1).
-    Raises: ValueError for an unknown kernel or generation, a keyword that is part of the measured shape
-        (``batch``, ``seqlen``, ...), rows not measured on an H200, or when no row matches.
+    Raises:
+        ValueError: an unknown kernel or generation, a keyword that is part of the measured shape (``batch``,
+            ``seqlen``, ...), rows not measured on an H200, or no row that matches.
     """
     kernel = choice(kernel, "kernel", ("flash", "cudnn"))
     fixed = sorted(set(assumptions) & {"batch", "heads", "seqlen", "head_dim", "causal", "pass_", "dtype", "gpu"})
