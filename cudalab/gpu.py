@@ -17,6 +17,8 @@ Source: numba-cuda's event API (``cuda.event``, ``event.record``, ``cuda.event_e
 """
 from __future__ import annotations
 
+from functools import cache
+
 import numpy as np
 
 from . import simulator
@@ -103,22 +105,17 @@ class GpuDevice:
 HOLD_STEPS = 200_000
 
 
+@cache
 def _hold_kernel(cuda):
     """A one-thread kernel that keeps the GPU busy for ``steps`` dependent multiply-adds (compiled once)."""
-    global _HOLD
-    if _HOLD is None:
-        @cuda.jit
-        def hold(buf, steps):
-            x = buf[0]
-            for _ in range(steps):
-                x = x * 0.9999999 + 1e-7
-            buf[0] = x
+    @cuda.jit
+    def hold(buf, steps):
+        x = buf[0]
+        for _ in range(steps):
+            x = x * 0.9999999 + 1e-7
+        buf[0] = x
 
-        _HOLD = hold
-    return _HOLD
-
-
-_HOLD = None
+    return hold
 
 
 def time_program(lab, kernels, shape_index: int, *, seed: int, params: dict, repeats: int = 20) -> dict:

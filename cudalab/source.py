@@ -133,11 +133,7 @@ def kernels_from_text(text: str, names, *, filename: str = "<submission>") -> di
     Raises:
         TypeError: bad arguments. KernelSourceError: a missing kernel, and every finding of the checks.
     """
-    from numba import cuda
-
-    built = rebuild_from_text(text, names, CUDA_PROFILE, filename=filename)
-    return {n: (f if getattr(f, "py_func", None) is not None and not is_device_function(f) else
-                cuda.jit(getattr(f, "py_func", f))) for n, f in built.items()}
+    return rebuild_from_text(text, names, CUDA_PROFILE, filename=filename)     # _rewrap makes each a kernel
 
 
 __all__ += ["KernelSourceError"]
