@@ -140,7 +140,9 @@ MD_ALLOWED: dict[str, list[tuple[str, str]]] = {
                       ("batch 1", "the setting the section studies")],
     "13_further_reading.md": [("batch 1", "the setting the section studies")],
     "intro.md": [('"100 KB" of SRAM (51,200 FP16 elements, 102,400 bytes) is written 100 KiB',
-                  "the units convention: the paper's SRAM size in its three spellings (an input)")],
+                  "the units convention: the paper's SRAM size in its three spellings (an input)"),
+                 ("JupyterLab 4.6", "a software version, where its behaviour is described"),
+                 ("Python 3", "the kernel's name as JupyterLab lists it")],
 }
 
 
