@@ -77,6 +77,12 @@ _KERNEL_STATE_JS = """() => { const w = window.jupyterapp.shell.currentWidget;
   const sc = w && w.sessionContext; const k = sc && sc.session && sc.session.kernel;
   return {id: k ? k.id : null, state: k ? k.status + ' (' + k.connectionStatus + ')' : null,
           shown: sc ? sc.kernelDisplayName : null}; }"""
+#: the notifications' fetchNews and checkForUpdates as the server gives them to JupyterLab: the user's value, else
+#: the schema's default (into which the server has written the book's overrides)
+_NEWS_SETTING_JS = """async () => {
+  const s = await window.jupyterapp.serviceManager.settings.fetch('@jupyterlab/apputils-extension:notification');
+  const value = k => (s.settings && k in s.settings) ? s.settings[k] : s.schema.properties[k].default;
+  return [value('fetchNews'), value('checkForUpdates')]; }"""
 #: a kernel that has started: it answers (idle), or already runs the cells of a Run All
 _STARTED = {"idle (connected)", "busy (connected)"}
 
@@ -99,7 +105,8 @@ def test_the_first_notebook_starts_its_kernel_without_a_dialog(lab, browser):  #
     which the lookup then finds and adopts, and ``SessionContext._changeKernel`` (packages/apputils/src/
     sessioncontext.tsx) shuts the adopted copy down, that is the new session itself, leaving "No Kernel". The
     book's introduction tells the reader to wait for the kernel to be idle before Run All; the test requires what
-    the book's settings promise: no dialog, and a kernel started without one.
+    the book's settings promise: no dialog, and a kernel started without one. Nor does JupyterLab ask the reader
+    about Jupyter news (the book's default ``fetchNews``).
 
     Every wait is :data:`STARTUP_S`, or progress-based for Run All (the live suite's ``_run_all``).
     """
@@ -156,6 +163,11 @@ def test_the_first_notebook_starts_its_kernel_without_a_dialog(lab, browser):  #
         _run_all(page, name)
         assert page.evaluate(_KERNEL_STATE_JS)["state"] in _STARTED
         assert not page.locator(".jp-Dialog").count()
+        # the book's defaults ask no "Jupyter news" question (JupyterLab shows it some seconds after it loads,
+        # and it stays until answered: by now it would show)
+        assert page.evaluate(_NEWS_SETTING_JS) == ["false", False]
+        toasts = page.evaluate("() => Array.from(document.querySelectorAll('.Toastify__toast'), e => e.innerText)")
+        assert not [t for t in toasts if "news" in t.lower()], f"a notification asked about news: {toasts}"
     finally:
         page.context.close()
         _shutdown_kernels(base, token)

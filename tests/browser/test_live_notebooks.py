@@ -51,10 +51,9 @@ RAW_MYST = re.compile(r"\{(glue|eval|cite|doc|ref|numref|eq|exercise|solution|ad
                       r"|```\{|\{glue:text\}")
 EVAL_ROLE = re.compile(r"\{eval\}`([^`]+)`")
 SETTINGS = {
-    "@jupyterlab/apputils-extension/notification": {"fetchNews": "false", "checkForUpdates": False},
-    # the notebook tracker's settings (windowingMode, autoStartDefaultKernel) are left to the book's own defaults
-    # (jupyter-config/labconfig, installed by make venv), which a reader's JupyterLab gets too: the test must see
-    # what a reader sees
+    # the notebook tracker's settings (windowingMode, autoStartDefaultKernel) and the notifications' (no news
+    # question) are left to the book's own defaults (jupyter-config/labconfig, installed by make venv), which a
+    # reader's JupyterLab gets too: the test must see what a reader sees
     "@jupyterlab/docmanager-extension/plugin": {"autosave": False},
 }
 
