@@ -145,3 +145,20 @@ def _empty(tmp_path):
     d = tmp_path / "empty"
     d.mkdir()
     return d
+
+
+@pytest.mark.parametrize("flag, value, message", [
+    ("--jobs", "0", "--jobs must be at least 1, got 0"),
+    ("--memory", "100", "--memory must be at least 256 MB, got 100"),
+    ("--timeout", "0", "--timeout must be a finite number of seconds > 0, got 0.0"),
+    ("--timeout", "inf", "--timeout must be a finite number of seconds > 0, got inf"),
+    ("--timeout", "nan", "--timeout must be a finite number of seconds > 0, got nan"),
+])
+def test_a_bad_limit_is_named_alone(tmp_path, capsys, flag, value, message):
+    with pytest.raises(SystemExit) as e:
+        cli.main([str(tmp_path), flag, value])
+    err = capsys.readouterr().err
+    assert e.value.code == 2 and message in err
+    # only the limit that is wrong is named
+    others = {"--jobs", "--memory", "--timeout"} - {flag}
+    assert not [o for o in others if o + " must" in err]

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import subprocess
 import sys
@@ -110,7 +111,8 @@ def main(argv=None) -> int:
                     "stopped (default 180)")
     ap.add_argument("--memory", type=int, default=3072, help="memory limit of each grading process in MB "
                     "(default 3072)")
-    ap.add_argument("--jobs", type=int, default=max(1, (os.cpu_count() or 2) // 2), help="students graded at once")
+    ap.add_argument("--jobs", type=int, default=max(1, (os.cpu_count() or 2) // 2), help="students graded at once (default: half the "
+                    "machine's cores, at least 1)")
     ap.add_argument("--seed", type=int, default=None, help="fix the inputs' seed (default: a fresh one per grade)")
     ap.add_argument("--gpu", default=None, help="GPU preset of the modelled times (default: each lab's)")
     ap.add_argument("--points", action="append", default=[], metavar="ITEM=N", help="points of an item in the "
@@ -118,8 +120,13 @@ def main(argv=None) -> int:
     ap.add_argument("--gradescope", action="store_true", help="run as a Gradescope autograder: grade "
                     "/autograder/submission, write /autograder/results/results.json")
     args = ap.parse_args(argv)
-    if args.timeout <= 0 or args.memory < 256 or args.jobs < 1:
-        ap.error("--timeout must be > 0, --memory at least 256 MB, --jobs at least 1")
+    # each limit is named alone, with the value given (inf and nan would leave a student's process unbounded)
+    if not (math.isfinite(args.timeout) and args.timeout > 0):
+        ap.error(f"--timeout must be a finite number of seconds > 0, got {args.timeout}")
+    if args.memory < 256:
+        ap.error(f"--memory must be at least 256 MB, got {args.memory}")
+    if args.jobs < 1:
+        ap.error(f"--jobs must be at least 1, got {args.jobs}")
     points = {}
     for p in args.points:
         item, _, n = p.partition("=")
