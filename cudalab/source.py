@@ -102,8 +102,9 @@ def _profile():
                      "attributes",
         container_advice="numba-cuda compiles none; keep values in local or shared arrays "
                          "(cuda.local.array, cuda.shared.array) and loop with for ... in range(...)",
-        lambda_advice="a lambda is not allowed here: write the function with def (a helper you write becomes a "
-                      "device function the kernel calls)",
+        lambdas_as_arguments=False,
+        lambda_advice="a lambda is not allowed in a CUDA kernel (no call it may make takes a function): write the "
+                      "function with def (a helper you write becomes a device function the kernel calls)",
         call_examples="math.exp, cuda.syncthreads",
         advice="a CUDA kernel may use numbers, strings and tuples of them, the kernels and device functions you "
                "wrote, cuda (indices, shared and local arrays, syncthreads, atomics), math, float32, float64, "

@@ -446,8 +446,8 @@ def test_the_source_checks_speak_of_a_cuda_kernel_in_a_cuda_kernel_and_of_the_ch
         "the time limit) must reach the grader",
         "setting or deleting an attribute (.flag) is not allowed: a kernel changes the arrays it is given by indexing "
         "them (A[i, k] = v), never an object's attributes",
-        "a lambda is not allowed here: write the function with def (a helper you write becomes a device function the "
-        "kernel calls)",
+        "a lambda is not allowed in a CUDA kernel (no call it may make takes a function): write the function with "
+        "def (a helper you write becomes a device function the kernel calls)",
         "a list is not allowed in a kernel: numba-cuda compiles none; keep values in local or shared arrays "
         "(cuda.local.array, cuda.shared.array) and loop with for ... in range(...)"]
     assert cuda_msgs[-1].endswith("; cuda, math, float32, float64, int32 and int64 are given)")
@@ -462,6 +462,19 @@ def test_the_source_checks_speak_of_a_cuda_kernel_in_a_cuda_kernel_and_of_the_ch
                                                     "the file defines no function named k (a top-level `def k(...)`)"]
     notebook = json.dumps({"cells": [{"cell_type": "code", "source": "def k(:\n"}]})
     assert _findings(notebook, CHIP_PROFILE, "k.ipynb")[0] == "this cell does not parse: invalid syntax"
+
+
+def test_a_lambda_as_an_argument_is_a_chip_idiom_and_refused_in_a_cuda_kernel():
+    from cudalab.source import CUDA_PROFILE
+    from labcore.chip.kernel_source import CHIP_PROFILE, rebuild_from_text
+
+    text = "def k(A, B, n):\n    B[0] = max(A[0], A[1], key=lambda v: -v)\n    B[1] = min(A[0], (lambda v: v)(A[1]))\n"
+    msgs = _findings(text, CUDA_PROFILE)
+    assert len(msgs) == 2 and all(m.startswith("a lambda is not allowed in a CUDA kernel") for m in msgs)
+    # the chip labs allow one as a call's argument (max(..., key=lambda s: ...)), not as the called function
+    assert [m for m in _findings(text, CHIP_PROFILE) if "lambda" in m] == [
+        "a lambda is allowed only as a call's argument (key=lambda s: ...): write a def"]
+    assert "k" in rebuild_from_text("def k(A):\n    return max(A[0], A[1], key=lambda v: -v)\n", ["k"], CHIP_PROFILE)
 
 
 GLOBAL_ARRAY = np.zeros(3, dtype=np.float32)
@@ -489,6 +502,8 @@ def test_a_profile_refuses_wording_that_is_not_text():
     base = dict(name="p", modules={}, builtins=frozenset(), value_attributes=frozenset())
     with pytest.raises(TypeError, match="lambda_advice must be a string"):
         Profile(**base, lambda_advice=None)
+    with pytest.raises(TypeError, match="lambdas_as_arguments must be True or False, got 'no'"):
+        Profile(**base, lambdas_as_arguments="no")
     with pytest.raises(TypeError, match="node_advice must be a dict"):
         Profile(**base, node_advice={"Try": "no"})
     assert Profile(**base, node_advice={ast.Try: "no"}).node_advice == {ast.Try: "no"}

@@ -185,7 +185,9 @@ class Profile:
             ``global``...) with one in the profile's own terms (default: none replaced).
         state_advice: how a kernel changes state instead of setting an attribute (for messages).
         container_advice: where a kernel keeps values instead of a list, dict or set (for messages).
-        lambda_advice: the message for a lambda anywhere but as a call's argument.
+        lambdas_as_arguments: whether a lambda is allowed as a call's argument (``key=lambda s: ...``; the chip labs'
+            sorted and max take one); False refuses every lambda (no call a CUDA kernel may make takes a function).
+        lambda_advice: the message for a lambda where it is not allowed.
         call_examples: calls through the profile's modules, as examples in messages (``"np.exp, math.sqrt"``).
             The defaults of these five fields are the chip labs' wording.
     Raises:
@@ -209,6 +211,7 @@ class Profile:
     node_advice: dict = field(default_factory=dict)
     state_advice: str = "a kernel changes arrays and HBM through the chip's API, never an object's attributes"
     container_advice: str = "keep values in tiles and buffers (cta.buffer, np.zeros) and loop with for ... in range(...)"
+    lambdas_as_arguments: bool = True
     lambda_advice: str = "a lambda is allowed only as a call's argument (key=lambda s: ...): write a def"
     call_examples: str = "np.exp, math.sqrt"
     _builtins: dict = field(default=None, repr=False, compare=False)
@@ -240,6 +243,9 @@ class Profile:
                 raise TypeError(f"{attr} must be a frozenset of names")
         if not callable(self.unwrap) or not callable(self.rewrap):
             raise TypeError("unwrap and rewrap must be functions")
+        for attr in ("containers", "tuples_anywhere", "fstrings_anywhere", "lambdas_as_arguments"):
+            if not isinstance(getattr(self, attr), bool):
+                raise TypeError(f"{attr} must be True or False, got {getattr(self, attr)!r}")
         if self.tick is not None and not callable(self.tick):
             raise TypeError("tick must be a function or None")
         for attr in ("advice", "private_advice", "state_advice", "container_advice", "lambda_advice",
@@ -358,7 +364,8 @@ class _Checker(ast.NodeVisitor):
 
     def visit_Lambda(self, node):
         parent = self.parents.get(node)
-        if not (isinstance(parent, ast.Call) and node in parent.args) and not isinstance(parent, ast.keyword):
+        as_argument = (isinstance(parent, ast.Call) and node in parent.args) or isinstance(parent, ast.keyword)
+        if not (as_argument and self.p.lambdas_as_arguments):
             self.add(node, self.p.lambda_advice)
         a = node.args
         if a.vararg or a.kwarg:
