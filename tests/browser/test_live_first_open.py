@@ -181,6 +181,31 @@ _MARKDOWN_TEXT_JS = r"""() => Array.from(document.querySelectorAll(
               return c.textContent; }).join('\n')"""
 
 
+#: every Markdown cell of the open notebook has its rendered output (jupyterlab-myst renders one after another)
+_ALL_RENDERED_JS = r"""() => { const cells = document.querySelectorAll(
+    '.jp-NotebookPanel:not(.lm-mod-hidden) .jp-MarkdownCell');
+  return cells.length > 0 && Array.from(cells).every(c => c.querySelector('.jp-MarkdownOutput, .myst')); }"""
+#: seconds the rendered text must stay the same before it is read
+_STEADY_S = 2.0
+
+
+def _rendered_markdown(page, name: str) -> str:
+    """The text of the open notebook's rendered Markdown, once every Markdown cell shows its rendering and the
+    text has stayed the same for :data:`_STEADY_S` (a wait on progress, not a fixed pause: a loaded machine only
+    renders more slowly); a rendering that keeps changing for :data:`STARTUP_S` fails, saying so."""
+    _wait_for(page, _ALL_RENDERED_JS, f"{name}'s Markdown cells to render", STARTUP_S)
+    t0 = time.monotonic()
+    text, since = page.evaluate(_MARKDOWN_TEXT_JS), time.monotonic()
+    while time.monotonic() - since < _STEADY_S:
+        if time.monotonic() - t0 > STARTUP_S:
+            pytest.fail(f"{name}: the rendered Markdown kept changing for {STARTUP_S:.0f} s")
+        page.wait_for_timeout(250)
+        now = page.evaluate(_MARKDOWN_TEXT_JS)
+        if now != text:
+            text, since = now, time.monotonic()
+    return text
+
+
 @pytest.mark.parametrize("name", REFERRING)
 def test_cross_references_show_a_name_not_a_label(lab, browser, name):  # noqa: F811
     """Each notebook that refers to a label: its rendered Markdown (no kernel needed) shows none of the book's
@@ -191,10 +216,7 @@ def test_cross_references_show_a_name_not_a_label(lab, browser, name):  # noqa: 
     page = _fresh_page(browser)
     try:
         page.goto(f"{base}/lab/tree/{name}?reset&token={token}", wait_until="load")
-        page.wait_for_selector(".jp-NotebookPanel .jp-MarkdownCell .jp-MarkdownOutput, "
-                               ".jp-NotebookPanel .jp-MarkdownCell .myst", timeout=90_000)
-        page.wait_for_timeout(1500)              # jupyterlab-myst renders the cells one after another
-        text = page.evaluate(_MARKDOWN_TEXT_JS)
+        text = _rendered_markdown(page, name)
         bare = sorted({w for w in re.findall(r"(?<![\w/#.-])[a-z][\w]*(?:-[\w]+)+(?![\w-])", text) if w in labels})
         assert not bare, f"{name}: bare labels in the rendered Markdown: {bare}"
     finally:
