@@ -33,7 +33,7 @@ __all__ = ["CUDA_PROFILE", "CUDA_PATHS", "MATH_PATHS", "rebuild_kernel", "kernel
 #: What a kernel may use of ``cuda``: dotted paths under it.
 CUDA_PATHS = frozenset(
     [f"{a}.{c}" for a in ("threadIdx", "blockIdx", "blockDim", "gridDim") for c in "xyz"]
-    + ["threadIdx", "blockIdx", "blockDim", "gridDim", "jit", "grid", "gridsize", "syncthreads",
+    + ["threadIdx", "blockIdx", "blockDim", "gridDim", "grid", "gridsize", "syncthreads",
        "syncthreads_count", "syncthreads_and", "syncthreads_or", "threadfence", "threadfence_block",
        "threadfence_system", "shared.array", "local.array", "const.array_like", "laneid", "warpsize", "fma", "selp",
        "float32", "float64", "int32", "int64"]
@@ -102,9 +102,11 @@ def _profile():
                      "attributes",
         container_advice="numba-cuda compiles none; keep values in local or shared arrays "
                          "(cuda.local.array, cuda.shared.array) and loop with for ... in range(...)",
-        lambdas_as_arguments=False,
+        functions_as_arguments=False,
         lambda_advice="a lambda is not allowed in a CUDA kernel (no call it may make takes a function): write the "
                       "function with def (a helper you write becomes a device function the kernel calls)",
+        function_argument_advice="numba-cuda compiles no call that takes a function (no key=, no callbacks); call "
+                                 "the function where its value is needed",
         call_examples="math.exp, cuda.syncthreads",
         advice="a CUDA kernel may use numbers, strings and tuples of them, the kernels and device functions you "
                "wrote, cuda (indices, shared and local arrays, syncthreads, atomics), math, float32, float64, "

@@ -477,6 +477,35 @@ def test_a_lambda_as_an_argument_is_a_chip_idiom_and_refused_in_a_cuda_kernel():
     assert "k" in rebuild_from_text("def k(A):\n    return max(A[0], A[1], key=lambda v: -v)\n", ["k"], CHIP_PROFILE)
 
 
+@pytest.mark.parametrize("text, passed", [
+    ("def f(x):\n    return -x\ndef k(A, B, n):\n    B[0] = max(A[0], A[1], key=f)\n", "f"),       # the file's def
+    ("def k(A, B, n):\n    def f(x):\n        return -x\n    B[0] = max(A[0], A[1], key=f)\n", "f"),  # an inner def
+    ("def k(A, B, n):\n    B[0] = max(A[0], A[1], key=abs)\n", "abs"),                              # a builtin
+    ("def k(A, B, n):\n    B[0] = min(A[0], A[1], key=math.fabs)\n", "math.fabs"),                  # a module's
+])
+def test_a_function_passed_to_a_call_is_refused_in_a_cuda_kernel(text, passed):
+    from cudalab.source import CUDA_PROFILE
+    from labcore.chip.kernel_source import CHIP_PROFILE, rebuild_from_text
+
+    msgs = _findings(text, CUDA_PROFILE)
+    assert msgs == [f"{passed} is a function passed to a call: numba-cuda compiles no call that takes a function "
+                    "(no key=, no callbacks); call the function where its value is needed"]
+    if passed != "math.fabs":                                 # the chip labs' math offers no fabs
+        assert "k" in rebuild_from_text(text, ["k"], CHIP_PROFILE)
+
+
+def test_a_cuda_kernel_calls_its_helpers_and_passes_dtypes():
+    from cudalab.source import CUDA_PROFILE
+    from labcore.chip.kernel_source import rebuild_from_text
+
+    text = ("def f(x):\n    return -x\n"
+            "def k(A, B, n):\n    t = cuda.local.array(4, float32)\n    t[0] = f(A[0])\n    B[0] = t[0] + abs(A[1])\n")
+    assert set(rebuild_from_text(text, ["k"], CUDA_PROFILE)) == {"k"}
+    # cuda.jit compiles kernels; inside one it compiles nothing
+    assert _findings("def k(A, B, n):\n    g = cuda.jit(device=True)\n", CUDA_PROFILE)[0].startswith(
+        "cuda.jit is not available in a kernel; cuda offers: atomic.add")
+
+
 GLOBAL_ARRAY = np.zeros(3, dtype=np.float32)
 
 
@@ -502,8 +531,25 @@ def test_a_profile_refuses_wording_that_is_not_text():
     base = dict(name="p", modules={}, builtins=frozenset(), value_attributes=frozenset())
     with pytest.raises(TypeError, match="lambda_advice must be a string"):
         Profile(**base, lambda_advice=None)
-    with pytest.raises(TypeError, match="lambdas_as_arguments must be True or False, got 'no'"):
-        Profile(**base, lambdas_as_arguments="no")
+    with pytest.raises(TypeError, match="functions_as_arguments must be True or False, got 'no'"):
+        Profile(**base, functions_as_arguments="no")
     with pytest.raises(TypeError, match="node_advice must be a dict"):
         Profile(**base, node_advice={"Try": "no"})
     assert Profile(**base, node_advice={ast.Try: "no"}).node_advice == {ast.Try: "no"}
+
+
+def test_a_helper_that_fails_is_blamed_once_and_the_kernel_for_its_own_findings_only():
+    from cudalab.source import CUDA_PROFILE
+
+    text = ("def h(v):\n    return (lambda: v)()\n"
+            "def k(A, B, n, f=h):\n    B[0] = f(A[1])\n    B.x = 1\n")
+    msgs = _findings(text, CUDA_PROFILE)
+    assert [m.split(":")[0] for m in msgs] == ["a lambda is not allowed in a CUDA kernel (no call it may make takes a "
+                                               "function)", "setting or deleting an attribute (.x) is not allowed"]
+    assert not any("defining k raised" in m for m in msgs)
+    # two lambdas on one line: one line to fix, said once
+    from labcore.chip.kernel_source import KernelSourceError, rebuild_from_text
+
+    with pytest.raises(KernelSourceError) as info:
+        rebuild_from_text("def k(A, B, n):\n    f = (lambda x: x) if n else (lambda x: -x)\n", ["k"], CUDA_PROFILE)
+    assert len(info.value.findings) == 1 and "(1 finding)" in str(info.value)

@@ -137,10 +137,15 @@ class Finding:
 
 
 class KernelSourceError(TypeError):
-    """Raised when a kernel's source breaks the profile's rules; ``.findings`` lists every :class:`Finding`."""
+    """Raised when a kernel's source breaks the profile's rules; ``.findings`` lists every :class:`Finding` (one per
+    place and message)."""
 
     def __init__(self, findings, what: str = "kernel"):
-        self.findings = list(findings)
+        # one finding per place and message: two lambdas on one line read as one line to fix, not two
+        unique = {}
+        for f in findings:
+            unique.setdefault((f.cell, f.line, f.function, f.message), f)
+        self.findings = list(unique.values())
         lines = "\n".join(f"  {f}" for f in self.findings)
         super().__init__(f"the source of {what} uses what a kernel may not ({len(self.findings)} finding"
                          f"{'s' if len(self.findings) != 1 else ''}):\n{lines}")
@@ -185,9 +190,11 @@ class Profile:
             ``global``...) with one in the profile's own terms (default: none replaced).
         state_advice: how a kernel changes state instead of setting an attribute (for messages).
         container_advice: where a kernel keeps values instead of a list, dict or set (for messages).
-        lambdas_as_arguments: whether a lambda is allowed as a call's argument (``key=lambda s: ...``; the chip labs'
-            sorted and max take one); False refuses every lambda (no call a CUDA kernel may make takes a function).
+        functions_as_arguments: whether a function may be a call's argument (``key=lambda s: ...``, ``key=f``: the
+            chip labs' min and max take one); False refuses every lambda and every function passed to a call (no
+            call a CUDA kernel may make takes a function).
         lambda_advice: the message for a lambda where it is not allowed.
+        function_argument_advice: the message for a function passed to a call, where that is not allowed.
         call_examples: calls through the profile's modules, as examples in messages (``"np.exp, math.sqrt"``).
             The defaults of these five fields are the chip labs' wording.
     Raises:
@@ -211,8 +218,9 @@ class Profile:
     node_advice: dict = field(default_factory=dict)
     state_advice: str = "a kernel changes arrays and HBM through the chip's API, never an object's attributes"
     container_advice: str = "keep values in tiles and buffers (cta.buffer, np.zeros) and loop with for ... in range(...)"
-    lambdas_as_arguments: bool = True
+    functions_as_arguments: bool = True
     lambda_advice: str = "a lambda is allowed only as a call's argument (key=lambda s: ...): write a def"
+    function_argument_advice: str = "a function is not allowed as a call's argument here: call it instead"
     call_examples: str = "np.exp, math.sqrt"
     _builtins: dict = field(default=None, repr=False, compare=False)
 
@@ -243,13 +251,13 @@ class Profile:
                 raise TypeError(f"{attr} must be a frozenset of names")
         if not callable(self.unwrap) or not callable(self.rewrap):
             raise TypeError("unwrap and rewrap must be functions")
-        for attr in ("containers", "tuples_anywhere", "fstrings_anywhere", "lambdas_as_arguments"):
+        for attr in ("containers", "tuples_anywhere", "fstrings_anywhere", "functions_as_arguments"):
             if not isinstance(getattr(self, attr), bool):
                 raise TypeError(f"{attr} must be True or False, got {getattr(self, attr)!r}")
         if self.tick is not None and not callable(self.tick):
             raise TypeError("tick must be a function or None")
         for attr in ("advice", "private_advice", "state_advice", "container_advice", "lambda_advice",
-                     "call_examples"):
+                     "function_argument_advice", "call_examples"):
             if not isinstance(getattr(self, attr), str):
                 raise TypeError(f"{attr} must be a string, got {getattr(self, attr)!r}")
         if not isinstance(self.node_advice, dict) or not all(
@@ -362,10 +370,31 @@ class _Checker(ast.NodeVisitor):
         self._private(node, node.name, "the function name")
         self.generic_visit(node)
 
+    def visit_Call(self, node):
+        if not self.p.functions_as_arguments:
+            inner = {d.name for d in ast.walk(self.top) if isinstance(d, ast.FunctionDef)}
+            for arg in [*node.args, *(k.value for k in node.keywords)]:
+                what = None
+                if isinstance(arg, ast.Name) and arg.id in inner:
+                    what = arg.id
+                elif isinstance(arg, ast.Name) and isinstance(self.p.builtin_objects.get(arg.id), _PLAIN_FUNCTIONS):
+                    what = arg.id
+                elif isinstance(arg, ast.Attribute):
+                    base, attrs = self._chain(arg)
+                    if isinstance(base, ast.Name) and base.id in self.p.modules:
+                        obj = self.p.modules[base.id][0]
+                        for a in attrs:
+                            obj = getattr(obj, a, None)
+                        if isinstance(obj, _PLAIN_FUNCTIONS):
+                            what = ast.unparse(arg)
+                if what:
+                    self.add(arg, f"{what} is a function passed to a call: {self.p.function_argument_advice}")
+        self.generic_visit(node)
+
     def visit_Lambda(self, node):
         parent = self.parents.get(node)
         as_argument = (isinstance(parent, ast.Call) and node in parent.args) or isinstance(parent, ast.keyword)
-        if not (as_argument and self.p.lambdas_as_arguments):
+        if not (as_argument and self.p.functions_as_arguments):
             self.add(node, self.p.lambda_advice)
         a = node.args
         if a.vararg or a.kwarg:
@@ -457,6 +486,17 @@ def _free_names(text: str, fname: str):
     return free, local
 
 
+def _call_arguments(tree):
+    """Every expression passed to a call in ``tree`` (positional arguments and keyword values)."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            yield from node.args
+            yield from (k.value for k in node.keywords)
+
+
+_PLAIN_FUNCTIONS = (types.FunctionType, types.BuiltinFunctionType, types.MethodType, np.ufunc)
+
+
 def _first_use(tree, name):
     for node in ast.walk(tree):
         if isinstance(node, ast.Name) and node.id == name:
@@ -546,6 +586,7 @@ class _Rebuilder:
             return const
         fn = self.p.unwrap(value)
         if fn is not None:
+            self.refuse_passed_function(name, tree, where, function)
             return self.function(fn, value)
         if isinstance(value, (types.BuiltinFunctionType, np.ufunc)) or callable(value) and not isinstance(
                 value, type):
@@ -554,6 +595,16 @@ class _Rebuilder:
                           f"{', '.join(sorted(self.p.modules))} ({self.p.call_examples}) or write it as a def")
         return refuse(f"{name} is {_describe(value)} from your notebook, which a kernel cannot use; "
                       f"{self._names_advice()}")
+
+    def refuse_passed_function(self, name, tree, where, function):
+        """A finding where function ``name`` is passed to a call, if the profile allows no function there."""
+        if self.p.functions_as_arguments:
+            return
+        passed = next((a for a in _call_arguments(tree) if isinstance(a, ast.Name) and a.id == name), None)
+        if passed is not None:
+            line, cell = where(passed.lineno)
+            self.findings.append(Finding(line, passed.col_offset, f"{name} is a function passed to a call: "
+                                         f"{self.p.function_argument_advice}", function, cell))
 
     def function(self, fn, original):
         key = id(fn)
@@ -614,10 +665,10 @@ class _Rebuilder:
         self.memo[key] = new
         return new
 
-    def build(self, defs, label, lookup, filename, module, *, env=None, skip=frozenset()):
+    def build(self, defs, label, lookup, filename, module, *, env=None, skip=frozenset(), check_only=False):
         """Check ``defs`` (``[(FunctionDef, line offset, cell)]``), resolve their free names with ``lookup`` (except
         ``skip``: functions the same namespace will define) and execute them in one fresh namespace (or ``env``);
-        ``{name: function}`` or None after findings."""
+        ``{name: function}``, or None after findings or with ``check_only`` (the checks alone)."""
         before = len(self.findings)
         env = {} if env is None else env
         trees = []
@@ -638,8 +689,10 @@ class _Rebuilder:
                                                       "parameter name", fdef.name, c))
             for n in sorted(free - set(env) - set(skip)):
                 env[n] = self.resolve(n, tree, where, fdef.name, lookup)
+            for n in sorted(free & set(skip)):           # the file's own functions
+                self.refuse_passed_function(n, tree, where, fdef.name)
             trees.append((tree, offset, cell))
-        if len(self.findings) > before:
+        if len(self.findings) > before or check_only:
             return None
         ns = env                                               # the fresh namespace: only what was resolved
         # numpy's C code imports its helpers lazily through the running frame's builtins, so __import__ must be
@@ -813,13 +866,18 @@ def rebuild_from_text(text: str, names, profile: Profile, *, filename: str = "<s
         return (True, consts[n]) if n in consts else (False, None)
 
     order = sorted(needed, key=lambda n: (defs[n][1] or 0, defs[n][0].lineno))
-    built = {}
+    built, failed = {}, set()
     for n in order:                      # one namespace, definitions in file order (defaults may name helpers)
         fdef, cell, cell_name = defs[n]
-        out = r.build([(fdef, 0, cell)], n, lookup, cell_name, "submission", env=env, skip=set(needed))
+        # a function that names one that did not pass is checked but not defined (a default f=h would raise
+        # NameError, a finding that blames the wrong function): the other one's findings say what to fix
+        out = r.build([(fdef, 0, cell)], n, lookup, cell_name, "submission", env=env, skip=set(needed),
+                      check_only=bool(graph[n] & failed))
         if out is not None:
             env[n] = out[n]
             built[n] = out[n]
+        else:
+            failed.add(n)
     if r.findings:
         raise KernelSourceError(r.findings, ", ".join(names))
     for n in needed:                     # the helpers, as the kernels will call them (rewrap with no original)
