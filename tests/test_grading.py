@@ -149,10 +149,17 @@ def _empty(tmp_path):
 
 @pytest.mark.parametrize("flag, value, message", [
     ("--jobs", "0", "--jobs must be at least 1, got 0"),
-    ("--memory", "100", "--memory must be at least 256 MB, got 100"),
+    ("--memory", "100", "--memory must be between 256 and 4194304 MB, got 100"),
     ("--timeout", "0", "--timeout must be a finite number of seconds > 0, got 0.0"),
     ("--timeout", "inf", "--timeout must be a finite number of seconds > 0, got inf"),
     ("--timeout", "nan", "--timeout must be a finite number of seconds > 0, got nan"),
+    ("--memory", "10000000000000", "--memory must be between 256 and 4194304 MB, got 10000000000000"),
+    ("--gpu", "nosuchgpu", "--gpu: unknown GPU 'nosuchgpu'; known presets: A100-40GB-SXM"),
+    ("--points", "lab1_online_softmax=nan", "--points: an item's points must be a finite number >= 0, got "
+                                            "'lab1_online_softmax=nan'"),
+    ("--points", "exercise03=-3", "--points: an item's points must be a finite number >= 0, got 'exercise03=-3'"),
+    ("--points", "lab1=5", "--points: no item 'lab1'; the items are lab1_online_softmax, lab2_fa1_forward"),
+    ("--points", "=5", "--points: no item ''; the items are lab1_online_softmax"),
 ])
 def test_a_bad_limit_is_named_alone(tmp_path, capsys, flag, value, message):
     with pytest.raises(SystemExit) as e:
@@ -162,3 +169,16 @@ def test_a_bad_limit_is_named_alone(tmp_path, capsys, flag, value, message):
     # only the limit that is wrong is named
     others = {"--jobs", "--memory", "--timeout"} - {flag}
     assert not [o for o in others if o + " must" in err]
+
+
+def test_the_items_points_may_name_are_the_gradebooks():
+    items = cli.gradable_items()
+    assert items[0] == "lab1_online_softmax" and "lab9b_cuda_backward_deterministic" in items
+    assert "exercise01" in items and "exercise20" in items and "exercise21" not in items
+    assert len(items) == len(set(items)) == 11 + 20
+
+
+def test_a_memory_limit_past_what_the_c_type_holds_is_no_crash():
+    from flashbook.grading.worker import _limit_memory
+
+    _limit_memory(2 ** 70)              # OverflowError inside setrlimit: no limit set, no crash (the CLI bounds it)

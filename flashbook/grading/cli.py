@@ -23,9 +23,27 @@ import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
+from labcore.hardware import get_gpu
+
 from .gradebook import (gradescope_results, normalise_row, read_gradebook, student_report, write_gradebook,
                         write_json)
-from .submissions import find_submissions, items_in
+from .submissions import ITEMS, find_submissions, items_in
+
+#: The largest --memory (MB): 4 TiB of address space, far above any machine's memory and still a valid limit.
+MAX_MEMORY_MB = 4 * 1024 * 1024
+
+
+def gradable_items() -> tuple:
+    """The gradebook's item ids (the labs' and each exercise's, ``exercise01`` ...), in that order.
+
+    Returns:
+        tuple of str.
+    Source: the labs of :data:`flashbook.grading.submissions.ITEMS` and the exercises of
+    :data:`flashbook.exercises.definitions.EXERCISES`.
+    """
+    from ..exercises.definitions import EXERCISES
+
+    return tuple(row[0] for row in ITEMS) + tuple(f"exercise{ex.number:02d}" for ex in EXERCISES)
 
 __all__ = ["main", "grade_student", "run_worker"]
 
@@ -123,17 +141,28 @@ def main(argv=None) -> int:
     # each limit is named alone, with the value given (inf and nan would leave a student's process unbounded)
     if not (math.isfinite(args.timeout) and args.timeout > 0):
         ap.error(f"--timeout must be a finite number of seconds > 0, got {args.timeout}")
-    if args.memory < 256:
-        ap.error(f"--memory must be at least 256 MB, got {args.memory}")
+    if not 256 <= args.memory <= MAX_MEMORY_MB:
+        ap.error(f"--memory must be between 256 and {MAX_MEMORY_MB} MB, got {args.memory}")
     if args.jobs < 1:
         ap.error(f"--jobs must be at least 1, got {args.jobs}")
+    if args.gpu is not None:
+        try:
+            get_gpu(args.gpu)
+        except (TypeError, ValueError) as exc:      # before any student: a wrong preset would fail every item
+            ap.error(f"--gpu: {exc}")
     points = {}
+    known = gradable_items()
     for p in args.points:
         item, _, n = p.partition("=")
         try:
-            points[item] = float(n)
+            worth = float(n)
         except ValueError:
             ap.error(f"--points takes ITEM=N, got {p!r}")
+        if item not in known:
+            ap.error(f"--points: no item {item!r}; the items are {', '.join(known)}")
+        if not (math.isfinite(worth) and worth >= 0):
+            ap.error(f"--points: an item's points must be a finite number >= 0, got {p!r}")
+        points[item] = worth
     if args.gradescope:
         return _gradescope(args, points)
     if not args.submissions:

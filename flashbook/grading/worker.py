@@ -94,7 +94,8 @@ def _limit_memory(mb):
 
         limit = int(mb) * 1024 * 1024
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
-    except (ImportError, ValueError, OSError):      # no resource module (Windows) or a hard limit already lower
+    # no resource module (Windows), a hard limit already lower, or a limit past what the C type holds
+    except (ImportError, ValueError, OSError, OverflowError):
         pass
 
 
