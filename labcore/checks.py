@@ -20,6 +20,11 @@ MAX_ELEMENTS = 2 ** 27
 #: them to: a Python loop of this many steps takes seconds; real grids hold thousands of CTAs, not millions.
 MAX_ITEMS = 2 ** 20
 
+#: The largest count :func:`positive_int` takes unless told otherwise: 2^53, the largest integer every float64
+#: holds exactly (the models do their arithmetic in floats), and far past any tensor, grid or byte count of a real
+#: GPU; past it numpy's int64 would overflow or a count would round.
+MAX_COUNT = 2 ** 53
+
 #: The two loop orders of the FlashAttention forward: ``"fa1"`` (Dao et al. 2022, Algorithm 1: outer loop
 #: over K/V blocks, O normalised at every step) and ``"fa2"`` (Dao 2023, Algorithm 1: outer loop over Q
 #: blocks, normalisation deferred to the end). Every function with a ``loop_order`` keyword takes these.
@@ -72,8 +77,12 @@ def as_vector(x, name: str) -> np.ndarray:
 
 
 def positive_int(x, name: str, *, minimum: int = 1, maximum: int | None = None) -> int:
-    """Return ``x`` as an int >= ``minimum`` (and <= ``maximum`` when given); bools, floats with a
-    fraction and strings are refused."""
+    """Return ``x`` as an int >= ``minimum`` and <= ``maximum`` (:data:`MAX_COUNT` when not given); bools, floats
+    with a fraction and strings are refused (a whole float such as ``128.0`` is taken as the integer it is: a
+    slider or a division hands those).
+
+    Raises: TypeError: not an integer. ValueError: below ``minimum`` or above ``maximum``.
+    """
     if isinstance(x, bool) or not isinstance(x, numbers.Integral):
         if isinstance(x, numbers.Real) and not isinstance(x, bool) and float(x).is_integer():
             x = int(x)
@@ -82,7 +91,9 @@ def positive_int(x, name: str, *, minimum: int = 1, maximum: int | None = None) 
     x = int(x)
     if x < minimum:
         raise ValueError(f"{name} must be an integer >= {minimum}, got {x}")
-    if maximum is not None and x > maximum:
+    if maximum is None:
+        maximum = MAX_COUNT
+    if x > maximum:
         raise ValueError(f"{name} must be at most {maximum:,}, got {x:,}")
     return x
 
@@ -95,7 +106,14 @@ def int_array(x, name: str, *, minimum: int = 1, maximum: int | None = None):
     """
     if isinstance(x, numbers.Real) and not isinstance(x, np.ndarray):
         return positive_int(x, name, minimum=minimum, maximum=maximum)
-    a = np.asarray(x)
+    if maximum is None:
+        maximum = MAX_COUNT
+    if isinstance(x, (str, bytes)):
+        raise TypeError(f"{name} must be an integer or an integer array, got {type(x).__name__}")
+    try:
+        a = np.asarray(x)
+    except (ValueError, OverflowError) as exc:  # ragged nested lists
+        raise TypeError(f"{name} must be an integer or an integer array: {exc}") from None
     if a.dtype == object or not (np.issubdtype(a.dtype, np.integer) or np.issubdtype(a.dtype, np.floating)):
         raise TypeError(f"{name} must be an integer or an integer array, got dtype {a.dtype}")
     if a.size == 0:
@@ -103,10 +121,12 @@ def int_array(x, name: str, *, minimum: int = 1, maximum: int | None = None):
     if np.issubdtype(a.dtype, np.floating):
         if not np.all(np.isfinite(a)) or np.any(a != np.round(a)):
             raise TypeError(f"{name} must hold integers")
+        if np.any(a > maximum):  # before the cast, which would wrap
+            raise ValueError(f"{name} must be at most {maximum:,} everywhere, got max {a.max():,.0f}")
         a = a.astype(np.int64)
     if np.any(a < minimum):
         raise ValueError(f"{name} must be >= {minimum} everywhere, got min {a.min()}")
-    if maximum is not None and np.any(a > maximum):
+    if np.any(a > maximum):
         raise ValueError(f"{name} must be at most {maximum:,} everywhere, got max {a.max():,}")
     return a.astype(np.int64)
 

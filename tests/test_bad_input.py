@@ -554,3 +554,23 @@ def test_a_huge_size_is_a_value_error_or_a_result(pair, huge):
             case.call(**{arg: huge})
         except ValueError as exc:
             assert _names(str(exc), arg), f"{case.name}({arg}={huge}): the message does not name {arg}: {exc}"
+
+
+@pytest.mark.parametrize("value", [2 ** 53 + 1, 10 ** 30, 2 ** 63, np.uint64(2 ** 63), [1, 10 ** 18], np.array([1e30])])
+def test_a_count_past_what_a_float64_holds_exactly_is_refused_by_name(value):
+    from labcore.checks import MAX_COUNT, int_array, positive_int
+
+    check = int_array if isinstance(value, (list, np.ndarray)) else positive_int
+    with pytest.raises(ValueError, match=r"^tokens must be at most 9,007,199,254,740,992"):
+        check(value, "tokens")
+    assert positive_int(MAX_COUNT, "tokens") == 2 ** 53             # the bound itself is a count
+    assert positive_int(5, "tokens", maximum=10 ** 20) == 5         # a caller's own bound replaces it
+    assert int_array([3, 4], "tokens").tolist() == [3, 4]
+
+
+@pytest.mark.parametrize("value", ["128", b"12", [[1, 2], [3]]])
+def test_an_int_array_refuses_strings_and_ragged_lists_by_name(value):
+    from labcore.checks import int_array
+
+    with pytest.raises(TypeError, match=r"^sizes must be an integer"):
+        int_array(value, "sizes")

@@ -150,9 +150,13 @@ def _empty(tmp_path):
 @pytest.mark.parametrize("flag, value, message", [
     ("--jobs", "0", "--jobs must be at least 1, got 0"),
     ("--memory", "100", "--memory must be between 256 and 4194304 MB, got 100"),
-    ("--timeout", "0", "--timeout must be a finite number of seconds > 0, got 0.0"),
-    ("--timeout", "inf", "--timeout must be a finite number of seconds > 0, got inf"),
-    ("--timeout", "nan", "--timeout must be a finite number of seconds > 0, got nan"),
+    ("--timeout", "0", "--timeout must be a number of seconds > 0 and at most 3600, got 0"),
+    ("--timeout", "inf", "--timeout must be a number of seconds > 0 and at most 3600, got inf"),
+    ("--timeout", "nan", "--timeout must be a number of seconds > 0 and at most 3600, got nan"),
+    # past what the operating system's wait takes (it raised OverflowError once a student was graded)
+    ("--timeout", "3e6", "--timeout must be a number of seconds > 0 and at most 3600, got 3e+06"),
+    ("--seed", "-1", "--seed must be an integer between 0 and 9007199254740992, got -1"),
+    ("--seed", str(2 ** 60), "--seed must be an integer between 0 and 9007199254740992, got 1152921504606846976"),
     ("--memory", "10000000000000", "--memory must be between 256 and 4194304 MB, got 10000000000000"),
     ("--gpu", "nosuchgpu", "--gpu: unknown GPU 'nosuchgpu'; known presets: A100-40GB-SXM"),
     ("--points", "lab1_online_softmax=nan", "--points: an item's points must be a finite number >= 0, got "
@@ -169,6 +173,35 @@ def test_a_bad_limit_is_named_alone(tmp_path, capsys, flag, value, message):
     # only the limit that is wrong is named
     others = {"--jobs", "--memory", "--timeout"} - {flag}
     assert not [o for o in others if o + " must" in err]
+
+
+def test_an_output_path_that_is_a_file_is_refused_before_anyone_is_graded(tmp_path, capsys):
+    subs = tmp_path / "subs"
+    subs.mkdir()
+    (subs / "ada_lab1.py").write_text("def kernel(S):\n    raise RuntimeError('must not run')\n")
+    taken = tmp_path / "grades"
+    taken.write_text("not a folder")
+    with pytest.raises(SystemExit) as e:
+        cli.main([str(subs), "--out", str(taken)])
+    err = capsys.readouterr().err
+    assert e.value.code == 2 and f"--out {taken}: cannot make the output folder there" in err
+    assert "[1/1]" not in err                   # nobody was graded
+    assert taken.read_text() == "not a folder"
+
+
+def test_gradescope_mode_refuses_a_missing_folder_and_explains_an_empty_one(tmp_path, capsys, monkeypatch):
+    with pytest.raises(SystemExit) as e:
+        cli.main([str(tmp_path / "nowhere"), "--gradescope"])
+    assert e.value.code == 2
+    assert "--gradescope: the submission folder" in capsys.readouterr().err
+    empty = _empty(tmp_path)
+    (empty / "notes.txt").write_text("nothing to grade")
+    target = tmp_path / "results.json"
+    monkeypatch.setenv("FLASHBOOK_GRADESCOPE_RESULTS", str(target))
+    assert cli.main([str(empty), "--gradescope"]) == 0
+    data = json.loads(target.read_text())
+    assert data["score"] == 0 and data["tests"] == []
+    assert data["output"].startswith("No file of this submission could be graded")
 
 
 def test_the_items_points_may_name_are_the_gradebooks():

@@ -23,6 +23,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
+from labcore.checks import MAX_COUNT
 from labcore.hardware import get_gpu
 
 from .gradebook import (gradescope_results, normalise_row, read_gradebook, student_report, write_gradebook,
@@ -31,6 +32,10 @@ from .submissions import ITEMS, find_submissions, items_in
 
 #: The largest --memory (MB): 4 TiB of address space, far above any machine's memory and still a valid limit.
 MAX_MEMORY_MB = 4 * 1024 * 1024
+
+#: The longest ``--timeout`` (seconds per item): an hour, far past any lab's reference (seconds), and small enough
+#: that a student's whole limit (this times their items) stays inside what the operating system's wait can take.
+MAX_TIMEOUT_S = 3600.0
 
 
 def gradable_items() -> tuple:
@@ -139,12 +144,15 @@ def main(argv=None) -> int:
                     "/autograder/submission, write /autograder/results/results.json")
     args = ap.parse_args(argv)
     # each limit is named alone, with the value given (inf and nan would leave a student's process unbounded)
-    if not (math.isfinite(args.timeout) and args.timeout > 0):
-        ap.error(f"--timeout must be a finite number of seconds > 0, got {args.timeout}")
+    if not (math.isfinite(args.timeout) and 0 < args.timeout <= MAX_TIMEOUT_S):
+        ap.error(f"--timeout must be a number of seconds > 0 and at most {MAX_TIMEOUT_S:.0f}, got {args.timeout:g}")
     if not 256 <= args.memory <= MAX_MEMORY_MB:
         ap.error(f"--memory must be between 256 and {MAX_MEMORY_MB} MB, got {args.memory}")
     if args.jobs < 1:
         ap.error(f"--jobs must be at least 1, got {args.jobs}")
+    if args.seed is not None and not 0 <= args.seed <= MAX_COUNT:
+        # the graders take a seed in this range: any other would fail every item of every student
+        ap.error(f"--seed must be an integer between 0 and {MAX_COUNT}, got {args.seed}")
     if args.gpu is not None:
         try:
             get_gpu(args.gpu)
@@ -164,6 +172,9 @@ def main(argv=None) -> int:
             ap.error(f"--points: an item's points must be a finite number >= 0, got {p!r}")
         points[item] = worth
     if args.gradescope:
+        folder = Path(args.submissions or "/autograder/submission")
+        if not folder.is_dir():
+            ap.error(f"--gradescope: the submission folder {folder} does not exist or is not a folder")
         return _gradescope(args, points)
     if not args.submissions:
         ap.error("give the folder of submissions")
@@ -177,6 +188,10 @@ def main(argv=None) -> int:
             ap.error(f"no submission for {', '.join(unknown)} in {args.submissions}")
         subs = [s for s in subs if s.student in set(args.student)]
     out = Path(args.out)
+    try:        # before anyone is graded: a gradebook that cannot be written would lose the whole run
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        ap.error(f"--out {out}: cannot make the output folder there ({exc.strerror or exc})")
     results, n = {}, len(subs)
     started = time.monotonic()
 
@@ -218,7 +233,12 @@ def _gradescope(args, points) -> int:
     rows, reports, secs = grade_student(sub, timeout=args.timeout, memory_mb=args.memory, seed=args.seed,
                                         gpu=args.gpu)
     target = Path(os.environ.get("FLASHBOOK_GRADESCOPE_RESULTS", "/autograder/results/results.json"))
-    write_json(target, gradescope_results(rows, reports, points=points, execution_time=secs))
+    results = gradescope_results(rows, reports, points=points, execution_time=secs)
+    if not rows:    # the student sees this: say what was looked for, not just "0 of 0"
+        results["output"] = ("No file of this submission could be graded: a lab is a notebook or a .py file whose "
+                             "name says its lab (lab3.py, lab7_cuda_fa2.ipynb) or that calls get_lab(...) or "
+                             "get_cuda_lab(...); the exercises' answers are a .csv.")
+    write_json(target, results)
     print(f"results: {target}", file=sys.stderr)
     return 0
 
