@@ -42,7 +42,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .checks import MAX_ELEMENTS, MAX_ITEMS, as_matrix, as_vector, at_most, cdiv, check_qkv, choice, flag, instance, \
+from .checks import MAX_COUNT, MAX_ELEMENTS, MAX_ITEMS, as_matrix, as_vector, at_most, cdiv, check_qkv, choice, flag, instance, \
     key_count, positive_float, positive_int, resolve_scale
 from .blocks import causal_block_map
 from .hbm import Ledger, causal_block_counts
@@ -57,6 +57,10 @@ __all__ = ["DQ_MODES", "ROW_ORDERS", "DETERMINISTIC_DESIGNS", "KernelOrderBackwa
 DQ_MODES = ("atomic", "deterministic")
 #: The order in which a backward CTA visits its query blocks (:func:`dq_serialisation_time`).
 ROW_ORDERS = ("ascending", "descending")
+
+# The largest head dimension taken, 2^16: far past any model's (64 to 256; 576 for MLA's latent), so that a byte
+# count stays a count of something a GPU could hold.
+_MAX_HEAD_DIM = 2 ** 16
 
 
 @dataclass(frozen=True)
@@ -105,8 +109,9 @@ def flash_backward_kernel_order(Q, K, V, O, dO, lse, *, block_q: int, block_kv: 
 
     Args:
         Q (N_q, d), K (N_k, d), V (N_k, d_v), O (N_q, d_v), dO (N_q, d_v), lse (N_q,): as
-            :func:`labcore.flash.flash_attention_backward`.
-        block_q, block_kv: B_r, B_c (ints >= 1).
+            :func:`labcore.flash.flash_attention_backward`; lse is finite in every row that sees a key, and may be
+            ``-inf`` only in a causal row that sees none (row i < N_q - N_k, where the forward writes ``-inf``).
+        block_q, block_kv: B_r, B_c (ints >= 1; at most :data:`labcore.checks.MAX_ITEMS` block pairs).
         causal, scale: as the forward.
         mode: ``"atomic"`` or ``"deterministic"``.
         seed: int >= 0 (atomic only).
@@ -116,8 +121,10 @@ def flash_backward_kernel_order(Q, K, V, O, dO, lse, *, block_q: int, block_kv: 
     Raises:
         TypeError: an array that is not real, a size or seed that is not an integer, causal not a bool, ledger not
             a Ledger.
-        ValueError: as :func:`labcore.flash.flash_attention_backward` (shapes, NaN); an unknown mode; ``N_q x N_k``
-            above :data:`labcore.checks.MAX_ELEMENTS`.
+        ValueError: as :func:`labcore.flash.flash_attention_backward` (shapes, NaN); lse ``-inf`` in a row that sees
+            a key; an unknown mode; ``N_q x N_k`` above :data:`labcore.checks.MAX_ELEMENTS` or more than MAX_ITEMS
+            block pairs; gradients that overflow (dQ past FP32's range, say: inputs too large, or an lse that is
+            not the forward's).
     Source:
         Dao 2023, Algorithm 2; flash-attn ``flash_bwd_kernel.h`` and ``flash_bwd_preprocess_kernel.h``.
     """
@@ -133,9 +140,39 @@ def flash_backward_kernel_order(Q, K, V, O, dO, lse, *, block_q: int, block_kv: 
     if O.shape != (n_q, d_v) or dO.shape != (n_q, d_v) or lse.shape != (n_q,) or np.any(lse == np.inf):
         raise ValueError(f"O and dO must be (N_q, d_v) = {(n_q, d_v)} and lse (N_q,) without +inf; got {O.shape}, "
                          f"{dO.shape}, {lse.shape}")
+    # lse = -inf means "this row saw no key": true only of the causal rows above the bottom-right diagonal; anywhere
+    # else it would silently zero the row's gradients
+    sees_a_key = np.arange(n_q) + (n_k - n_q) >= 0 if causal else np.ones(n_q, bool)
+    bad = np.flatnonzero(sees_a_key & (lse == -np.inf))
+    if bad.size:
+        i = int(bad[0])
+        why = (f"row {i} sees a key (the forward writes -inf only for a causal row i < N_q - N_k = {n_q - n_k}, which "
+               "sees none)") if causal else "without a mask every row sees a key"
+        raise ValueError(f"lse must be finite in every row that sees a key; lse[{i}] is -inf, but {why}")
     B_r, B_c = positive_int(block_q, "block_q"), positive_int(block_kv, "block_kv")
+    at_most(cdiv(n_q, B_r) * cdiv(n_k, B_c), "block_q and block_kv", MAX_ITEMS, "block pairs (one step each)")
     s = resolve_scale(scale, d)
-    lg = ledger if ledger is not None else Ledger()
+    # the kernels count into a ledger of their own, copied into the caller's only once the gradients are known to
+    # be finite: a refused call leaves the caller's ledger as it was
+    mine = Ledger(record_steps=True)
+    with np.errstate(over="ignore", invalid="ignore"):      # an overflow is refused below, by name
+        dQ, dK, dV, order, adds = _kernel_order(Q, K, V, O, dO, lse, B_r, B_c, causal, s, mode, seed, mine)
+    if not (np.all(np.isfinite(dQ)) and np.all(np.isfinite(dK)) and np.all(np.isfinite(dV))):
+        raise ValueError("the gradients overflow (dQ's FP32 buffer holds magnitudes up to 3.4e38, dK and dV float64): "
+                         "Q, K, V, O, dO and scale too large, or an lse that is not the forward's for Q and K")
+    if ledger is not None:
+        for kind, name, n in mine.steps:
+            (ledger.read if kind == "read" else ledger.write)(name, n)
+    return KernelOrderBackward(dQ=dQ.astype(np.float64), dK=dK, dV=dV, dq_accum=dQ,
+                               completion_order=order.astype(np.int64), atomic_adds=adds,
+                               dq_accum_bytes=8 * adds, mode=mode)
+
+
+def _kernel_order(Q, K, V, O, dO, lse, B_r, B_c, causal, s, mode, seed, ledger):
+    """The three kernels of :func:`flash_backward_kernel_order` on checked inputs: ``(dq_accum, dK, dV,
+    completion_order, atomic_adds)``."""
+    (n_q, d), (n_k, d_v) = Q.shape, V.shape
+    lg = ledger
     kinds = causal_block_map(n_q, block_q=B_r, block_kv=B_c, N_k=n_k) if causal else \
         np.ones((cdiv(n_q, B_r), cdiv(n_k, B_c)), np.int8)
     visible = np.ones((n_q, n_k), bool) if not causal else \
@@ -180,9 +217,7 @@ def flash_backward_kernel_order(Q, K, V, O, dO, lse, *, block_q: int, block_kv: 
     # post-kernel
     lg.read("dQaccum", n_q * d)
     lg.write("dQ", n_q * d)
-    return KernelOrderBackward(dQ=acc.astype(np.float64), dK=dK, dV=dV, dq_accum=acc,
-                               completion_order=order.astype(np.int64), atomic_adds=adds,
-                               dq_accum_bytes=8 * adds, mode=mode)
+    return acc, dK, dV, order, adds
 
 
 def count_distinct_dq(Q, K, V, O, dO, lse, *, block_q: int, block_kv: int, causal: bool = False, scale=None,
@@ -192,17 +227,27 @@ def count_distinct_dq(Q, K, V, O, dO, lse, *, block_q: int, block_kv: int, causa
 
     Args:
         Q, K, V, O, dO, lse, block_q, block_kv, causal, scale, mode: as :func:`flash_backward_kernel_order`.
-        trials: int in [1, 1024] (each trial is a whole backward).
+        trials: int in [1, 1024] (each trial is a whole backward; ``trials x`` the block pairs of one at most
+            :data:`labcore.checks.MAX_ITEMS` steps in all).
     Returns:
         int in ``[1, trials]``.
     Raises:
-        TypeError/ValueError: trials not an integer in range; the rest as :func:`flash_backward_kernel_order`.
+        TypeError/ValueError: trials not an integer in range, or too many steps in all; the rest as
+        :func:`flash_backward_kernel_order`.
     Source:
         flash-attn ``flash_bwd_kernel.h`` (atomicAdd of dQ; the ``deterministic`` flag).
     """
     trials = positive_int(trials, "trials", maximum=1024)
-    seen = {flash_backward_kernel_order(Q, K, V, O, dO, lse, block_q=block_q, block_kv=block_kv, causal=causal,
-                                        scale=scale, mode=mode, seed=t).dq_accum.tobytes() for t in range(trials)}
+
+    def run(seed):
+        return flash_backward_kernel_order(Q, K, V, O, dO, lse, block_q=block_q, block_kv=block_kv, causal=causal,
+                                           scale=scale, mode=mode, seed=seed)
+
+    first = run(0)                                 # checks every argument; its shapes size the other trials
+    n_q, n_k = first.dQ.shape[0], first.dK.shape[0]
+    pairs = cdiv(n_q, positive_int(block_q, "block_q")) * cdiv(n_k, positive_int(block_kv, "block_kv"))
+    at_most(trials * pairs, "trials, block_q and block_kv", MAX_ITEMS, "block-pair steps over all trials")
+    seen = {first.dq_accum.tobytes()} | {run(t).dq_accum.tobytes() for t in range(1, trials)}
     return len(seen)
 
 
@@ -214,6 +259,9 @@ def _float32(x, name: str) -> np.ndarray:
         raise TypeError(f"{name} must be a float32 array: {exc}") from None
     if x.dtype != np.float32:
         raise TypeError(f"{name} must be a float32 array, got dtype {x.dtype}")
+    if x.ndim == 0 or x.size == 0:
+        raise ValueError(f"{name} must be a non-empty float32 array (a dQ buffer) of at least one dimension, got "
+                         f"shape {x.shape}")
     if not np.all(np.isfinite(x)):
         raise ValueError(f"{name} holds NaN or inf")
     return x
@@ -223,12 +271,12 @@ def dq_ulp_differences(a, b) -> np.ndarray:
     """Distance in float32 units in the last place between two dQ buffers, element by element.
 
     Args:
-        a, b: float32 arrays of one shape (finite).
+        a, b: float32 arrays of one shape (finite, at least 1-D and not empty).
     Returns:
         int64 array (0 where the bits agree).
     Raises:
         TypeError: a or b not a float32 array.
-        ValueError: shapes differ or non-finite values.
+        ValueError: shapes differ, an empty or 0-d array, or non-finite values.
     Source:
         IEEE 754 binary32 (ordered integer view of the bit patterns).
     """
@@ -255,22 +303,26 @@ def dq_atomic_counts(N: int, d: int, *, block_q: int, block_kv: int, causal: boo
     limits the adds is the L2's atomic throughput, not the HBM bandwidth.
 
     Args:
-        N: queries, d: head dim, block_q, block_kv: B_r, B_c (ints >= 1).
+        N: queries, block_q, block_kv: B_r, B_c (ints >= 1).
+        d: head dim (int in [1, 2^16]).
         causal: bool.
-        N_k: keys (default N).
+        N_k: keys (default N); ``N x N_k`` at most :data:`labcore.checks.MAX_COUNT` (2^53, the scores a float64
+            counts exactly).
     Returns:
         dict ``atomic_adds``, ``l2_payload_bytes``, ``rmw_bytes`` (in L2), ``init_bytes``, ``convert_bytes``,
         ``hbm_bytes`` (= ``total_bytes``: the zeroing and the conversion), ``buffer_bytes`` (dQaccum, 4 N d),
         ``T_r``, ``T_c``.
     Raises:
         TypeError/ValueError: as :func:`labcore.hbm.causal_block_counts` (sizes not integers >= 1, causal not a
-        bool, too many query blocks).
+        bool, too many query blocks); d past 2^16; ``N x N_k`` past 2^53.
     Source:
         flash-attn ``flash_bwd_kernel.h`` (dQaccum in FP32, ``atomicAdd``) and
         ``hopper/mainloop_bwd_sm90_tma_gmma_ws.hpp`` (``SM90_BULK_REDUCE_ADD``: the add is done by the L2); Dao
         2023, Algorithm 2.
     """
-    d = positive_int(d, "d")
+    d = positive_int(d, "d", maximum=_MAX_HEAD_DIM)
+    # rows x J summed over the query blocks is at most N x N_k: bounded here, its int64 sum cannot wrap
+    at_most(positive_int(N, "N") * key_count(positive_int(N, "N"), N_k), "N and N_k", MAX_COUNT, "scores")
     rows, J, _ = causal_block_counts(N, block_q=block_q, block_kv=block_kv, causal=causal, N_k=N_k)
     adds = int((rows * J).sum()) * d
     n = int(rows.sum())
@@ -304,7 +356,8 @@ def dq_serialisation_time(N: int, *, block_q: int, block_kv: int, tile_time: flo
         block_q, block_kv: B_r, B_c.
         N_k: keys (default N).
         tile_time: seconds of one tile's compute (> 0).
-        add_time: seconds of one tile's dQ add (>= 0).
+        add_time: seconds of one tile's dQ add (>= 0); every tile's ``tile_time + add_time`` summed must stay
+            finite in float64.
         heads: (batch x heads), int >= 1.
         slots: int >= 1 (SMs x CTAs per SM, at most :data:`labcore.checks.MAX_ITEMS`).
         causal: bool.
@@ -315,7 +368,7 @@ def dq_serialisation_time(N: int, *, block_q: int, block_kv: int, tile_time: flo
         (deterministic / atomic makespan) and ``fraction`` (atomic / deterministic, the throughput kept).
     Raises:
         TypeError/ValueError: sizes not integers >= 1, too many tiles or slots, times not finite (tile_time > 0,
-        add_time >= 0), causal not a bool, an unknown row order.
+        add_time >= 0) or so large that the total time overflows float64, causal not a bool, an unknown row order.
 
     Source:
         flash-attn ``hopper/mainloop_bwd_sm90_tma_gmma_ws.hpp`` (the semaphore per row block) at commit 0251105a;
@@ -326,6 +379,7 @@ def dq_serialisation_time(N: int, *, block_q: int, block_kv: int, tile_time: flo
     heads, slots = positive_int(heads, "heads"), positive_int(slots, "slots", maximum=MAX_ITEMS)
     row_order = choice(row_order, "row_order", ROW_ORDERS)
     kinds = _block_map(N, block_q, block_kv, causal, N_k, heads)
+    _finite_time(heads * int(np.count_nonzero(kinds)), t, a)
     return _chain(kinds, t, a, heads, slots, rows=row_order, adds="ascending", order=_dispatch("launch", kinds.shape[1],
                                                                                                heads, 1))
 
@@ -395,6 +449,15 @@ def _block_map(N, block_q, block_kv, causal, N_k, heads):
         return causal_block_map(n_q, block_q=block_q, block_kv=block_kv, N_k=N_k)
     return np.ones((cdiv(n_q, positive_int(block_q, "block_q")),
                     cdiv(key_count(n_q, N_k), positive_int(block_kv, "block_kv"))), np.int8)
+
+
+def _finite_time(tiles: int, t: float, a: float) -> None:
+    """Raise a ValueError naming tile_time and add_time when ``tiles x (t + a)`` (all the work one after another,
+    which bounds every time a schedule of it reports) is not finite in float64."""
+    total = tiles * (t + a)                    # Python floats: an overflow is inf, not an error
+    if not np.isfinite(total):
+        raise ValueError(f"tile_time and add_time too large: {tiles} tiles x ({t:.3g} + {a:.3g}) add up past the "
+                         "largest float64, so the schedule's times would be inf")
 
 
 def _visits(kinds, rows):
@@ -536,21 +599,23 @@ def deterministic_backward_time(N: int, *, block_q: int, block_kv: int, tile_tim
         N: queries (int >= 1).
         block_q, block_kv: B_r, B_c.
         tile_time: one tile's compute (> 0), any unit of time.
-        add_time: one tile's dQ add (>= 0), the same unit.
+        add_time: one tile's dQ add (>= 0), the same unit; every tile's ``tile_time + add_time`` summed (and the
+            buffers' ``extra``) must stay finite in float64.
         heads: batch x heads (int >= 1).
         slots: int >= 1 (SMs x CTAs per SM).
         causal: bool.
         design: a key of :data:`DETERMINISTIC_DESIGNS` (``"dash_shift"`` without a mask only).
         buffer_time: >= 0 (``"fa2_split_buffers"`` only).
-        head_dim: d (int >= 1; the size of FA3's L2 sections).
+        head_dim: d (int in [1, 2^16]; the size of FA3's L2 sections).
         N_k: keys (default N).
     Returns:
         dict ``atomic``, ``deterministic`` (:class:`labcore.scheduler.Schedule`), ``extra`` (time outside the main
         kernel), ``slowdown`` ((deterministic + extra) / atomic), ``fraction`` (its inverse, the throughput kept),
         ``design``, ``splits`` (FA2 only, else None), ``text``, ``source``.
     Raises:
-        TypeError/ValueError: bad sizes or times, an unknown design, ``"dash_shift"`` with a causal mask or with more
-            key blocks than slots, or an order that deadlocks on these slots.
+        TypeError/ValueError: bad sizes or times (tile_time, add_time or buffer_time so large that a total
+            overflows float64), an unknown design, ``"dash_shift"`` with a causal mask or with more key blocks than
+            slots, or an order that deadlocks on these slots.
     Source:
         as :data:`DETERMINISTIC_DESIGNS`; Graham 1969 (list scheduling).
     """
@@ -560,9 +625,11 @@ def deterministic_backward_time(N: int, *, block_q: int, block_kv: int, tile_tim
     design = choice(design, "design", tuple(DETERMINISTIC_DESIGNS))
     buf = positive_float(buffer_time, "buffer_time", allow_zero=True)
     causal = flag(causal, "causal")
+    head_dim = positive_int(head_dim, "head_dim", maximum=_MAX_HEAD_DIM)
     if design == "dash_shift" and causal:
         raise ValueError("design 'dash_shift' is modelled without a mask only (DASH's causal shift schedule differs)")
     kinds = _block_map(N, block_q, block_kv, causal, N_k, heads)
+    _finite_time(heads * int(np.count_nonzero(kinds)), t, a)
     if design == "dash_shift" and kinds.shape[1] > slots:
         raise ValueError(f"design 'dash_shift' needs every CTA of a head resident at once: {kinds.shape[1]} key blocks "
                          f"on {slots} slots would wait on CTAs that cannot start")
@@ -587,5 +654,8 @@ def deterministic_backward_time(N: int, *, block_q: int, block_kv: int, tile_tim
     det = list_schedule(np.tile(per, heads), slots)
     extra = 2.0 * (min(k, T_c) - 1) * heads * buf
     total = det.makespan + extra
+    if not np.isfinite(total):
+        raise ValueError(f"buffer_time too large: the {min(k, T_c)} buffers' extra time {extra:.3g} plus the kernel's "
+                         f"{det.makespan:.3g} overflow float64")
     return {"atomic": atomic, "deterministic": det, "extra": extra, "slowdown": total / atomic.makespan,
             "fraction": atomic.makespan / total, **info, "splits": k}

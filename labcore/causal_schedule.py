@@ -50,25 +50,32 @@ L2_SECTION_RULES = {"fa3": (32 * 1024 * 1024, 1), "fa4": (50 * 1024 * 1024, 1)}
 #: schedulers produce (:func:`tile_scheduler_order`).
 TILE_ORDERS = SCHEDULE_ORDERS + ("fa3_sections", "fa4_sections")
 
+# The largest head dimension these functions take, 2^16: far past any model's (64 to 256; 576 for MLA's latent),
+# so that a byte count stays a count of something a GPU could hold.
+_MAX_HEAD_DIM = 2 ** 16
+# The largest element size in bytes: 8 (FP64).
+_MAX_ELEMENT_SIZE = 8
+
 
 def benchmark_shapes(paper: str = "fa2", *, head_dim: int = 128, hidden: int = 2048) -> list[dict]:
     """The attention benchmark shapes of a FlashAttention paper: ``batch = tokens / seqlen``, ``heads = hidden / d``.
 
     Args:
         paper: ``"fa2"``, ``"fa3"`` (16k tokens, seqlen 512-16k) or ``"fa4"`` (32k tokens, 1k-32k).
-        head_dim: d (int dividing ``hidden``).
-        hidden: model width (2048 in all three papers).
+        head_dim: d (int in [1, 2^16] dividing ``hidden``).
+        hidden: model width (int >= 1; 2048 in all three papers).
 
     Returns:
         list of dicts ``seqlen``, ``batch``, ``heads``, ``head_dim``.
 
     Raises:
-        ValueError: unknown paper, or d not dividing hidden.
+        TypeError: paper not a string; head_dim or hidden not an integer.
+        ValueError: unknown paper, head_dim out of range, or d not dividing hidden.
 
     Source: Dao 2023 §4.1; Shah et al. 2024 §4.1; Zadouri et al. 2026 §5 (each paper's benchmark shape).
     """
     tokens, seqlens = BENCHMARK_PAPERS[choice(paper, "paper", tuple(BENCHMARK_PAPERS))]
-    d, hidden = positive_int(head_dim, "head_dim"), positive_int(hidden, "hidden")
+    d, hidden = positive_int(head_dim, "head_dim", maximum=_MAX_HEAD_DIM), positive_int(hidden, "hidden")
     if hidden % d:
         raise ValueError(f"head_dim ({d}) must divide hidden ({hidden})")
     return [{"seqlen": n, "batch": tokens // n, "heads": hidden // d, "head_dim": d} for n in seqlens]
@@ -82,17 +89,19 @@ def causal_cta_costs(seqlen: int, *, batch: int, heads: int, block_q: int = 128,
     B_r = B_c and a multiple-of-block seqlen; a diagonal block costs a full tile).
 
     Args:
-        seqlen: N (queries = keys; int >= 1).
+        seqlen: N (queries = keys; int in [1, :data:`labcore.splits.MAX_SEQLEN`]).
         batch, heads: ints >= 1.
         block_q, block_kv: B_r, B_c (ints in [1, :data:`labcore.splits.MAX_SEQLEN`]).
-        tile_time: seconds per tile (finite, > 0; 1.0 counts tiles).
+        tile_time: seconds per tile (finite, > 0; 1.0 counts tiles); the CTAs' total work, the sum of the
+            costs, must stay finite in float64.
 
     Returns:
         (heads x batch x T_r,) float64 array (at most :data:`labcore.checks.MAX_ITEMS` CTAs, what
         :func:`labcore.scheduler.list_schedule` deals).
 
     Raises:
-        TypeError/ValueError: sizes not integers >= 1, too many CTAs, tile_time not finite and > 0.
+        TypeError/ValueError: sizes not integers >= 1, too many CTAs, tile_time not finite and > 0, or so large
+        that the total work overflows float64.
 
     Source:
         flash-attn ``flash_fwd_launch_template.h`` (``dim3 grid(num_m_block, params.b, params.h)``); Dao 2023 §3.1.1
@@ -100,17 +109,28 @@ def causal_cta_costs(seqlen: int, *, batch: int, heads: int, block_q: int = 128,
     """
     _ctas(seqlen, batch, heads, block_q, MAX_ITEMS)
     positive_int(block_kv, "block_kv", maximum=MAX_SEQLEN)
-    positive_float(tile_time, "tile_time")
+    t = positive_float(tile_time, "tile_time")
     _, J, _ = causal_block_counts(seqlen, block_q=block_q, block_kv=block_kv, causal=True)
     reps = positive_int(batch, "batch") * positive_int(heads, "heads")
-    return np.tile(J.astype(float) * positive_float(tile_time, "tile_time"), reps)
+    _finite_work(float(J.sum()) * reps, t, 0.0, 0, "tile_time")
+    return np.tile(J.astype(float) * t, reps)
+
+
+def _finite_work(tiles: float, tile_time: float, overhead: float, items: int, names: str) -> None:
+    """Raise a ValueError naming ``names`` when ``tiles x tile_time + items x overhead`` (the whole kernel's work,
+    which bounds every time a schedule of it reports) is not finite in float64."""
+    total = tiles * tile_time + items * overhead            # Python floats: an overflow is inf, not an error
+    if not np.isfinite(total):
+        extra = f" plus {items} CTAs x {overhead:.3g}" if overhead else ""
+        raise ValueError(f"{names} too large: {tiles:.0f} tiles x {tile_time:.3g}{extra} add up past the largest "
+                         "float64, so the schedule's times would be inf")
 
 
 def _ctas(seqlen, batch, heads, block_q, limit) -> int:
     """The causal forward's CTA count ``batch x heads x ceil(seqlen / block_q)``, each size checked by name and
     the count at most ``limit``."""
     n = positive_int(batch, "batch") * positive_int(heads, "heads") * cdiv(
-        positive_int(seqlen, "seqlen"), positive_int(block_q, "block_q", maximum=MAX_SEQLEN))
+        positive_int(seqlen, "seqlen", maximum=MAX_SEQLEN), positive_int(block_q, "block_q", maximum=MAX_SEQLEN))
     at_most(n, "seqlen, batch, heads and block_q", limit, "CTAs")
     return n
 def tile_scheduler_order(seqlen: int, *, batch: int, heads: int, head_dim: int = 128, block_q: int = 128,
@@ -124,12 +144,12 @@ def tile_scheduler_order(seqlen: int, *, batch: int, heads: int, head_dim: int =
     section, not over the whole grid.
 
     Args:
-        seqlen: N (queries = keys).
+        seqlen: N (queries = keys; int in [1, :data:`labcore.splits.MAX_SEQLEN`]).
         batch: int >= 1.
         heads: int >= 1.
-        head_dim: d.
-        block_q: B_r.
-        element_size: bytes per element.
+        head_dim: d (int in [1, 2^16]).
+        block_q: B_r (int in [1, MAX_SEQLEN]).
+        element_size: bytes per element (int in [1, 8]).
         rule: ``"fa3"`` or ``"fa4"`` (:data:`L2_SECTION_RULES`).
     Returns:
         (heads x batch x T_r,) int64 permutation of the indices of :func:`causal_cta_costs` (head, then batch, then
@@ -165,9 +185,9 @@ def causal_load_balance(gpu, *, seqlen: int, batch: int, heads: int, block_q: in
         gpu: preset name or :class:`labcore.hardware.GPU` (its ``num_sms``).
         seqlen, batch, heads, block_q, block_kv, tile_time: as :func:`causal_cta_costs`.
         ctas_per_sm: CTAs resident per SM (int >= 1; slots = SMs x this, at most :data:`labcore.checks.MAX_ITEMS`).
-        item_overhead: time added per CTA (float >= 0).
+        item_overhead: time added per CTA (float >= 0; with tile_time, the total work must stay finite).
         orders: a list or tuple of distinct names from :data:`TILE_ORDERS` (not one string).
-        head_dim: d (sets the L2 sections of ``"fa3_sections"`` and ``"fa4_sections"``).
+        head_dim: d (int in [1, 2^16]; sets the L2 sections of ``"fa3_sections"`` and ``"fa4_sections"``).
     Returns:
         dict: one :class:`labcore.scheduler.Schedule` per order, plus ``lpt_gain`` = launch makespan / LPT
         makespan - 1 (the throughput an LPT scheduler adds) when both orders are present.
@@ -175,23 +195,27 @@ def causal_load_balance(gpu, *, seqlen: int, batch: int, heads: int, block_q: in
     Raises:
         TypeError: orders a string or not a list; as :func:`causal_cta_costs` and
             :func:`labcore.scheduler.list_schedule`.
-        ValueError: orders empty, unknown or repeated; more than MAX_ITEMS CTAs or slots; as
-            :func:`causal_cta_costs` and :func:`labcore.scheduler.list_schedule`.
+        ValueError: orders empty, unknown or repeated; more than MAX_ITEMS CTAs or slots; tile_time and
+            item_overhead so large that the total work overflows float64; as :func:`causal_cta_costs` and
+            :func:`labcore.scheduler.list_schedule`.
 
     Source: FlashAttention-4 §3.3; flash-attn ``hopper/tile_scheduler.hpp``.
     """
     g = get_gpu(gpu)
     orders = choices(orders, "orders", TILE_ORDERS)
-    positive_int(head_dim, "head_dim")
+    positive_int(head_dim, "head_dim", maximum=_MAX_HEAD_DIM)
     _ctas(seqlen, batch, heads, block_q, MAX_ITEMS)
     slots = g.num_sms * positive_int(ctas_per_sm, "ctas_per_sm")
     at_most(slots, "ctas_per_sm", MAX_ITEMS, "slots")
+    oh = positive_float(item_overhead, "item_overhead", allow_zero=True)
     c = causal_cta_costs(seqlen, batch=batch, heads=heads, block_q=block_q, block_kv=block_kv, tile_time=tile_time)
+    t = positive_float(tile_time, "tile_time")
+    _finite_work(float(c.sum()) / t, t, oh, c.size, "tile_time and item_overhead")
     out = {}
     for o in orders:
         seq = tile_scheduler_order(seqlen, batch=batch, heads=heads, head_dim=head_dim, block_q=block_q,
                                    rule=o[:3]) if o.endswith("_sections") else o
-        out[o] = list_schedule(c, slots, order=seq, item_overhead=item_overhead)
+        out[o] = list_schedule(c, slots, order=seq, item_overhead=oh)
     if "launch" in out and "lpt" in out:
         out["lpt_gain"] = out["launch"].makespan / out["lpt"].makespan - 1
     return out
@@ -238,10 +262,10 @@ def l2_section(seqlen_k: int, *, head_dim: int, head_dim_v: int | None = None, e
     The working set is ``kv_heads x seqlen_k (d + d_v) element_size`` bytes of K and V.
 
     Args:
-        seqlen_k: keys (int >= 1).
-        head_dim, head_dim_v: d and d_v (default d).
-        element_size: bytes (2 BF16).
-        qhead_per_khead: query heads per KV head (1 MHA; 8 for MQA-8 with 8 query heads).
+        seqlen_k: keys (int in [1, :data:`labcore.splits.MAX_SEQLEN`]).
+        head_dim, head_dim_v: d and d_v (ints in [1, 2^16]; d_v defaults to d).
+        element_size: bytes (2 BF16; int in [1, 8]).
+        qhead_per_khead: query heads per KV head (1 MHA; 8 for MQA-8 with 8 query heads; int >= 1).
         pack_gqa: bool.
         rule: ``"fa3"`` or ``"fa4"`` (:data:`L2_SECTION_RULES`).
     Returns:
@@ -249,7 +273,7 @@ def l2_section(seqlen_k: int, *, head_dim: int, head_dim_v: int | None = None, e
         section), ``working_set`` (bytes), ``budget`` (bytes).
 
     Raises:
-        TypeError/ValueError: sizes not integers >= 1, pack_gqa not a bool, an unknown rule.
+        TypeError/ValueError: sizes not integers >= 1 or past their bounds, pack_gqa not a bool, an unknown rule.
 
     Source:
         flash-attn ``hopper/tile_scheduler.hpp`` (``size_l2 = 32 * 1024 * 1024; // 32 MB for K & V``, fixed in
@@ -258,9 +282,11 @@ def l2_section(seqlen_k: int, *, head_dim: int, head_dim_v: int | None = None, e
     """
     pack_gqa = flag(pack_gqa, "pack_gqa")
     budget, factor = L2_SECTION_RULES[choice(rule, "rule", tuple(L2_SECTION_RULES))]
-    n, d = positive_int(seqlen_k, "seqlen_k"), positive_int(head_dim, "head_dim")
-    d_v = d if head_dim_v is None else positive_int(head_dim_v, "head_dim_v")
-    e, g = positive_int(element_size, "element_size"), positive_int(qhead_per_khead, "qhead_per_khead")
+    n = positive_int(seqlen_k, "seqlen_k", maximum=MAX_SEQLEN)
+    d = positive_int(head_dim, "head_dim", maximum=_MAX_HEAD_DIM)
+    d_v = d if head_dim_v is None else positive_int(head_dim_v, "head_dim_v", maximum=_MAX_HEAD_DIM)
+    e = positive_int(element_size, "element_size", maximum=_MAX_ELEMENT_SIZE)
+    g = positive_int(qhead_per_khead, "qhead_per_khead")
     one = n * (d + d_v) * e * factor
     kv_heads = 1 if budget < one else 1 << (budget // one).bit_length() - 1
     return {"size_one_kv_head": one, "kv_heads": kv_heads, "swizzle": kv_heads * (1 if pack_gqa else g),

@@ -55,6 +55,15 @@ DECODE_TILE_ROWS = ("padded", "useful")
 #: The prefill model's dispatch orders by the names the list scheduler takes.
 _ORDERS = {"launch": "launch", "longest_first": "longest_first", "lpt": "lpt"}
 
+# The largest head dimension taken, 2^16: far past any model's (64 to 256; 576 for MLA's latent); past about 2^44
+# one CTA's shared-memory bytes would no longer be a count a float64 holds.
+_MAX_HEAD_DIM = 2 ** 16
+# The largest element size in bytes: 8 (FP64).
+_MAX_DTYPE_BYTES = 8
+# The most rows a decode tile may be charged for: 256, the largest tensor-core tile one kernel computes (Blackwell's
+# two-CTA MMA), four times flash-attn's 64-row split tile.
+_MAX_TILE_ROWS = 256
+
 
 def chunk_prefill_time(gpu, *, chunk: int, context: int, heads: int, head_dim: int, generation: str = "fa2",
                        dtype_bytes: int = 2, **prefill_assumptions) -> dict:
@@ -75,9 +84,9 @@ def chunk_prefill_time(gpu, *, chunk: int, context: int, heads: int, head_dim: i
         context: cached tokens before them (int in [0, MAX_SEQLEN]).
         heads: query heads (= KV heads here; int >= 1; ``heads x ceil(chunk / block_q)`` CTAs at most
             :data:`labcore.checks.MAX_ITEMS`).
-        head_dim: d (int >= 1).
+        head_dim: d (int in [1, 2^16]).
         generation: ``"fa2"``, ``"fa3"`` or ``"fa4"``.
-        dtype_bytes: 2 (BF16; int >= 1).
+        dtype_bytes: 2 (BF16; int in [1, 8]).
         **prefill_assumptions: overrides of :data:`labcore.prefill.PREFILL_DEFAULTS`.
     Returns:
         dict ``total``, ``compute``, ``compute_work``, ``memory``, ``overhead`` (s), ``flops`` (tile FLOPs),
@@ -93,9 +102,9 @@ def chunk_prefill_time(gpu, *, chunk: int, context: int, heads: int, head_dim: i
     g = get_gpu(gpu)
     c, ctx = positive_int(chunk, "chunk", maximum=MAX_SEQLEN), positive_int(context, "context", minimum=0,
                                                                              maximum=MAX_SEQLEN)
-    h, d = positive_int(heads, "heads"), positive_int(head_dim, "head_dim")
+    h, d = positive_int(heads, "heads"), positive_int(head_dim, "head_dim", maximum=_MAX_HEAD_DIM)
     choice(generation, "generation", ("fa2", "fa3", "fa4"))
-    positive_int(dtype_bytes, "dtype_bytes")
+    eb = positive_int(dtype_bytes, "dtype_bytes", maximum=_MAX_DTYPE_BYTES)
     block_q = positive_int(prefill_assumptions.get("block_q", PREFILL_DEFAULTS["block_q"]), "block_q")
     at_most(h * cdiv(c, block_q), "chunk and heads", MAX_ITEMS, "CTAs")
     ref = prefill_time(g, batch=1, heads=h, seqlen=c, head_dim=d, causal=True, generation=generation,
@@ -105,8 +114,7 @@ def chunk_prefill_time(gpu, *, chunk: int, context: int, heads: int, head_dim: i
     cps = int(ref["ctas_per_sm"])
     rows, J, cols = causal_block_counts(c, block_q=p["block_q"], block_kv=p["block_kv"], causal=True, N_k=ctx + c)
     order = p["schedule"] or GENERATION_ASSUMPTIONS[generation]["schedule"]
-    by = flash_forward_io(c, d, block_q=c, block_kv=ctx + c, causal=True, N_k=ctx + c) * h * positive_int(
-        dtype_bytes, "dtype_bytes")
+    by = flash_forward_io(c, d, block_q=c, block_kv=ctx + c, causal=True, N_k=ctx + c) * h * eb
     costs = np.tile(np.asarray(J, float) * tile + float(p["cta_latency"]), h)
     sched = shared_bandwidth_schedule(np.full(costs.size, by / costs.size), slots=g.num_sms * cps,
                                       bandwidth=g.hbm_bandwidth, per_cta_cap=per_cta_bandwidth_cap(g),
@@ -114,8 +122,10 @@ def chunk_prefill_time(gpu, *, chunk: int, context: int, heads: int, head_dim: i
     make = sched.makespan
     mem = by / g.hbm_bandwidth
     oh = float(p["kernel_overhead"])
+    # rows x cols may pass int64's range (2^40 queries x 2^41 keys): counted in float64, which cannot wrap
+    flops = 4.0 * d * float(np.dot(rows.astype(float), cols.astype(float))) * h
     return {"total": max(make, mem) + oh, "compute": make, "compute_work": float(J.sum()) * h * tile / g.num_sms,
-            "memory": mem, "overhead": oh, "flops": float(4 * d * (rows * cols).sum() * h), "bytes": float(by),
+            "memory": mem, "overhead": oh, "flops": flops, "bytes": float(by),
             "ctas": int(J.size * h), "ctas_per_sm": cps, "tile_time": tile}
 
 
@@ -137,11 +147,11 @@ def mixed_batch_demands(gpu, *, chunk: int, context: int, decode_batch: int, dec
         chunk, context: as :func:`chunk_prefill_time`.
         decode_batch, decode_seqlen: the decodes (ints in [1, :data:`labcore.splits.MAX_BATCH`] and [1,
             :data:`labcore.splits.MAX_SEQLEN`]).
-        num_q_heads, num_kv_heads, head_dim: the model's attention shape (ints >= 1).
+        num_q_heads, num_kv_heads, head_dim: the model's attention shape (ints >= 1; head_dim at most 2^16).
         generation: prefill's.
         memory_rule: one of :data:`labcore.waves.MEMORY_RULES`.
         decode_tile_rows: ``"padded"`` (the split kernel's 64-row tile), ``"useful"`` (the group's real rows) or an
-            int >= 1 (rows per tile, at least the group's).
+            int (rows per tile, at least the group's, at most 256: the largest tensor-core tile a kernel computes).
     Returns:
         dict ``prefill_compute``, ``prefill_memory``, ``decode_compute``, ``decode_memory``, ``prefill_overhead``,
         ``decode_overhead``, ``prefill_total``, ``decode_total`` (s), ``decode_rows`` (rows charged per CTA),
@@ -157,6 +167,7 @@ def mixed_batch_demands(gpu, *, chunk: int, context: int, decode_batch: int, dec
     positive_int(decode_seqlen, "decode_seqlen", maximum=MAX_SEQLEN)
     positive_int(num_q_heads, "num_q_heads", maximum=MAX_ITEMS)      # heads x query blocks CTAs: MAX_ITEMS at most
     positive_int(num_kv_heads, "num_kv_heads")
+    positive_int(head_dim, "head_dim", maximum=_MAX_HEAD_DIM)
     pf = chunk_prefill_time(g, chunk=chunk, context=context, heads=num_q_heads, head_dim=head_dim,
                             generation=generation)
     kw = dict(last_wave="shared", ctas_per_sm="derived", per_sm_bandwidth_cap=per_cta_bandwidth_cap(g)) \
@@ -167,7 +178,8 @@ def mixed_batch_demands(gpu, *, chunk: int, context: int, decode_batch: int, dec
         rows = de.rows_padded if choice(decode_tile_rows, "decode_tile_rows", DECODE_TILE_ROWS) == "padded" \
             else de.rows_real
     else:
-        rows = positive_int(decode_tile_rows, "decode_tile_rows", minimum=de.rows_real)
+        rows = positive_int(decode_tile_rows, "decode_tile_rows", minimum=de.rows_real,
+                            maximum=max(_MAX_TILE_ROWS, de.rows_padded))
     d_compute = de.num_ctas * de.flops_per_cta * rows / de.rows_padded / (de.flops_per_sm * g.num_sms)
     return dict(prefill_compute=pf["compute_work"], prefill_memory=pf["memory"], decode_compute=d_compute,
                 decode_memory=de.kv_bytes / g.hbm_bandwidth, prefill_overhead=pf["overhead"],
@@ -222,7 +234,8 @@ def fused_step_time(*, prefill_compute: float, prefill_memory: float, decode_com
         ``"decode"``: the demand that sets ``fused``).
 
     Raises:
-        TypeError/ValueError: a time that is not a finite real >= 0; a total below its overhead; all demands zero.
+        TypeError/ValueError: a time that is not a finite real >= 0; a total below its overhead; all demands zero;
+        times so large that their sum (``serial``, ``fused``) overflows float64.
 
     Source: Kamath et al. 2025 (POD-Attention) §3 (one kernel, SMs shared between prefill and decode CTAs).
     """
@@ -242,6 +255,10 @@ def fused_step_time(*, prefill_compute: float, prefill_memory: float, decode_com
     if fused <= 0:
         raise ValueError("a mixed step needs some work or some overhead")
     serial = pt + dt
+    if not all(np.isfinite(v) for v in (*demands.values(), fused, serial)):   # Python floats: inf, never an error
+        raise ValueError("times too large: prefill_compute + decode_compute, prefill_memory + decode_memory, "
+                         "prefill_total + decode_total or a time plus its prefill_overhead or decode_overhead overflows "
+                         f"float64 (serial = {serial}, fused = {fused})")
     return {"prefill": pt, "decode": dt, "serial": serial, "fused": fused, "ideal": max(pt, dt),
             "speedup": serial / fused, "gain": serial / fused - 1, "bound": bound}
 
@@ -252,12 +269,18 @@ def mixed_batch_sweep(gpu, *, chunks, context: int, decode_batch: int, decode_se
     """:func:`mixed_batch_time` for every chunk size in ``chunks`` (ints >= 1): arrays ``chunk``, ``prefill``,
     ``decode``, ``serial``, ``fused``, ``ideal``, ``gain`` (seconds; ``gain`` a fraction).
 
-    Raises: TypeError: chunks not integers (a string, fractions); ValueError: chunks empty or < 1; the other
+    Raises: TypeError: chunks not integers (a string, fractions); ValueError: chunks empty or < 1, or more prefill
+    CTAs over all chunks (``num_q_heads x sum ceil(chunk / 128)``) than :data:`labcore.checks.MAX_ITEMS`; the other
     arguments as :func:`mixed_batch_time`.
 
     Source: Kamath et al. 2025 (chunk sizes 512-2K in its evaluation).
     """
     chunks = int_vector(chunks, "chunks", minimum=1, maximum=MAX_SEQLEN)
+    at_most(chunks.size, "chunks", MAX_ITEMS, "chunk sizes")
+    # each chunk is a whole simulation of its CTAs: the sweep's CTAs together are bounded as one chunk's are
+    heads = positive_int(num_q_heads, "num_q_heads", maximum=MAX_ITEMS)
+    at_most(heads * int(cdiv(chunks, PREFILL_DEFAULTS["block_q"]).sum()), "chunks and num_q_heads", MAX_ITEMS,
+            "prefill CTAs over all chunks")
     rows = [mixed_batch_time(gpu, chunk=int(c), context=context, decode_batch=decode_batch,
                              decode_seqlen=decode_seqlen, num_q_heads=num_q_heads, num_kv_heads=num_kv_heads,
                              head_dim=head_dim, generation=generation, memory_rule=memory_rule,

@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from .attention import masked_scores
-from .checks import (MAX_ELEMENTS, MAX_ITEMS, array_list, as_real, at_most, cdiv, flag, int_array, int_table,
+from .checks import (MAX_ELEMENTS, MAX_ITEMS, array_list, at_most, cdiv, flag, int_array, int_table,
                      int_vector, positive_int, real_array, resolve_scale)
 from .splits import MAX_SEQLEN
 from .softmax import row_softmax
@@ -30,6 +30,9 @@ __all__ = ["PAGE_SIZES", "paginate", "gather_pages", "paged_decode_attention", "
 #: Page sizes the book compares (tokens per page): 1 (no waste, a table entry per token), 16 (vLLM's default),
 #: 64 (FlashMLA), 128.
 PAGE_SIZES = (1, 16, 64, 128)
+
+# FlashAttention-3's largest head dimension: its Hopper kernels are built for d = 64, 96, 128, 192 and 256 only.
+_FA3_MAX_HEAD_DIM = 256
 
 
 def _lengths(lengths):
@@ -43,12 +46,13 @@ def paginate(K_list, V_list, *, page_size: int, shuffle_seed: int | None = None,
     """Copy contiguous per-request K and V into a paged pool with a block table.
 
     Args:
-        K_list, V_list: lists (or tuples), per request a finite (L_b, d) and (L_b, d_v) real array (L_b may be 0).
+        K_list, V_list: lists (or tuples), per request a finite (L_b, d) and (L_b, d_v) real array (L_b may be 0;
+            d, d_v >= 1, the same for every request).
         page_size: tokens per page (int >= 1).
         shuffle_seed: None keeps pages in request order; an int >= 0 shuffles the pool (a block table then points
             all over it).
-        spare_pages: extra unused pages in the pool (int >= 0). The pool holds at most
-            :data:`labcore.checks.MAX_ELEMENTS` elements.
+        spare_pages: extra unused pages in the pool (int >= 0). Each pool (``pages x page_size x width``, the spare
+            pages included) and the block table hold at most :data:`labcore.checks.MAX_ELEMENTS` elements.
     Returns:
         ``(k_cache, v_cache, block_table, lengths)``: (num_pages, page_size, d), (num_pages, page_size, d_v)
         float64 (unused slots zero), (batch, max_pages) int64 (``-1`` past a request's last page), (batch,)
@@ -57,30 +61,36 @@ def paginate(K_list, V_list, *, page_size: int, shuffle_seed: int | None = None,
     Raises:
         TypeError: K_list or V_list not a list of real arrays (a string is never iterated); a size or seed that is
             not an integer.
-        ValueError: mismatched K/V lengths or widths, NaN or inf, an empty list; a size < 0 (page_size < 1); a pool
-            larger than MAX_ELEMENTS.
+        ValueError: mismatched K/V lengths or widths, a width of 0, NaN or inf, an empty list; a size < 0
+            (page_size < 1); a pool or a block table larger than MAX_ELEMENTS.
 
     Source: Kwon et al. 2023 §4.2 (block table).
     """
-    K_list, V_list = array_list(K_list, "K_list"), array_list(V_list, "V_list")
+    Ks, Vs = array_list(K_list, "K_list"), array_list(V_list, "V_list")
     ps = positive_int(page_size, "page_size")
     spare = positive_int(spare_pages, "spare_pages", minimum=0)
-    if shuffle_seed is not None:
-        positive_int(shuffle_seed, "shuffle_seed", minimum=0)
-    width = max([a.shape[1] for a in (*K_list, *V_list)])
-    pages = sum(int(cdiv(len(a), ps)) for a in K_list)
-    at_most((pages + spare) * ps * width, "page_size and spare_pages", MAX_ELEMENTS, "pool elements")
-    Ks, Vs = [as_real(k, "K") for k in K_list], [as_real(v, "V") for v in V_list]
-    if len(Ks) != len(Vs) or not Ks or any(k.ndim != 2 or v.ndim != 2 or len(k) != len(v) for k, v in zip(Ks, Vs)):
-        raise ValueError("K_list and V_list must hold one (L_b, d) and one (L_b, d_v) array per request")
+    seed = None if shuffle_seed is None else positive_int(shuffle_seed, "shuffle_seed", minimum=0)
+    if len(Ks) != len(Vs):
+        raise ValueError(f"K_list and V_list must hold one array per request each: {len(Ks)} vs {len(Vs)}")
     d, d_v = Ks[0].shape[1], Vs[0].shape[1]
-    if any(k.shape[1] != d for k in Ks) or any(v.shape[1] != d_v for v in Vs):
-        raise ValueError("every request's K must have the same d and every V the same d_v")
+    for name, arrays, width in (("K_list", Ks, d), ("V_list", Vs, d_v)):
+        for i, a in enumerate(arrays):
+            sym = "d" if name == "K_list" else "d_v"
+            # a width of 0 would also make the pool's size 0 whatever spare_pages asks for
+            if a.shape[1] < 1:
+                raise ValueError(f"{name} must hold arrays of {sym} >= 1 columns; {name}[{i}] has shape {a.shape}")
+            if a.shape[1] != width:
+                raise ValueError(f"{name} must hold arrays of one width {sym}; {name}[{i}] has shape {a.shape}, "
+                                 f"{name}[0] {arrays[0].shape}")
+    for i, (k, v) in enumerate(zip(Ks, Vs)):
+        if len(k) != len(v):
+            raise ValueError(f"K_list[{i}] and V_list[{i}] must have one row per token each: {len(k)} vs {len(v)}")
     L = np.array([len(k) for k in Ks], np.int64)
     n_pages = cdiv(L, ps)
-    total = int(n_pages.sum()) + positive_int(spare_pages, "spare_pages", minimum=0)
-    perm = np.arange(total) if shuffle_seed is None else \
-        np.random.default_rng(positive_int(shuffle_seed, "shuffle_seed", minimum=0)).permutation(total)
+    total = int(n_pages.sum()) + spare
+    at_most(total * ps * max(d, d_v), "page_size and spare_pages", MAX_ELEMENTS, "pool elements")
+    at_most(L.size * max(1, int(n_pages.max())), "K_list and page_size", MAX_ELEMENTS, "block table entries")
+    perm = np.arange(total) if seed is None else np.random.default_rng(seed).permutation(total)
     k_cache, v_cache = np.zeros((total, ps, d)), np.zeros((total, ps, d_v))
     table = np.full((L.size, max(1, int(n_pages.max()))), -1, np.int64)
     nxt = 0
@@ -112,20 +122,24 @@ def gather_pages(cache, block_table_row, length: int) -> np.ndarray:
     """The first ``length`` tokens of one request, gathered from its pages: ``cache[row[t // ps], t % ps]``.
 
     Args:
-        cache: (num_pages, page_size, width) finite reals.
+        cache: (num_pages, page_size, width) finite reals (page_size, width >= 1).
         block_table_row: (max_pages,) int page ids (an integer array).
-        length: int in [0, max_pages x page_size].
+        length: int in [0, max_pages x page_size]; ``length x width`` at most :data:`labcore.checks.MAX_ELEMENTS`.
     Returns:
         (length, width) float64.
     Raises:
         TypeError: cache not real; block_table_row not integers; length not an integer.
-        ValueError: cache not 3-D or not finite; a needed table entry is missing or out of the pool.
+        ValueError: cache not 3-D, of width 0 or not finite; a needed table entry is missing or out of the pool; a
+        result larger than MAX_ELEMENTS.
     Source:
         Kwon et al. 2023 §4.1 (logical to physical block mapping).
     """
     cache = real_array(cache, "cache", ndim=3, allow_empty=True)
     row = int_table(block_table_row, "block_table_row", ndim=1)
     n = positive_int(length, "length", minimum=0)
+    if cache.shape[2] < 1:
+        raise ValueError(f"cache must be (num_pages, page_size, width >= 1), got shape {cache.shape}")
+    at_most(n * cache.shape[2], "length", MAX_ELEMENTS, "gathered elements")
     _check_table(row[None, :], np.array([n]), cache, "block_table_row", "length", "cache")
     ps = cache.shape[1]
     t = np.arange(n)
@@ -137,17 +151,19 @@ def paged_decode_attention(q, k_cache, v_cache, block_table, lengths, *, scale=N
     """Decode attention of every request through its block table (one KV head; g query rows per request).
 
     Args:
-        q: (batch, g, d) finite queries.
+        q: (batch, g, d) finite queries (g, d >= 1).
         k_cache: (num_pages, page_size, d) finite.
-        v_cache: (num_pages, page_size, d_v) finite.
+        v_cache: (num_pages, page_size, d_v) finite (d_v >= 1).
         block_table: (batch, max_pages) int page ids (an integer array; ``-1`` past a request's pages).
-        lengths: (batch,) ints >= 0 (vLLM's ``seq_lens``; an integer array).
+        lengths: (batch,) ints >= 0 (vLLM's ``seq_lens``; an integer array); ``sum(lengths) x (d + d_v + g)``, the
+            keys, values and scores gathered, at most :data:`labcore.checks.MAX_ELEMENTS`.
         scale: default ``1/sqrt(d)``.
     Returns:
         ``(O, lse)``: (batch, g, d_v), (batch, g) float64 (zeros and ``-inf`` for a request with no keys).
     Raises:
         TypeError: an array of the wrong type (a float block table or lengths, a string).
-        ValueError: shapes that do not agree, NaN or inf, table entries outside the pool.
+        ValueError: shapes that do not agree, a width or g of 0, NaN or inf, table entries outside the pool, more
+            than MAX_ELEMENTS gathered.
     Source:
         Kwon et al. 2023 §4.1 (PagedAttention kernel: fetch KV blocks through the block table).
     """
@@ -156,12 +172,19 @@ def paged_decode_attention(q, k_cache, v_cache, block_table, lengths, *, scale=N
     vc = real_array(v_cache, "v_cache", ndim=3, allow_empty=True)
     L = _lengths(lengths)
     table = int_table(block_table, "block_table", ndim=2)
+    # widths of 0 would divide by zero in the default scale and attend over nothing
+    for name, a, what in (("q", q, "(batch, g >= 1, d >= 1)"), ("k_cache", kc, "(pages, page_size, d >= 1)"),
+                          ("v_cache", vc, "(pages, page_size, d_v >= 1)")):
+        if a.shape[2] < 1 or (name == "q" and a.shape[1] < 1):
+            raise ValueError(f"{name} must be {what}, got shape {a.shape}")
     if q.ndim != 3 or kc.ndim != 3 or vc.ndim != 3 or kc.shape[:2] != vc.shape[:2] or kc.shape[2] != q.shape[2] \
             or table.ndim != 2 or table.shape[0] != q.shape[0] or L.size != q.shape[0]:
         raise ValueError(f"q (batch, g, d), k_cache (pages, page_size, d), v_cache (pages, page_size, d_v), "
                          f"block_table (batch, max_pages) and lengths (batch,) must agree; got {q.shape}, "
                          f"{kc.shape}, {vc.shape}, {table.shape}, {L.shape}")
     _check_table(table, L, kc, "block_table", "lengths", "k_cache")
+    at_most(int(L.sum()) * (q.shape[2] + vc.shape[2] + q.shape[1]), "lengths", MAX_ELEMENTS,
+            "gathered keys, values and scores")
     s = resolve_scale(scale, q.shape[2])
     O, lse = np.zeros(q.shape[:2] + (vc.shape[2],)), np.full(q.shape[:2], -np.inf)
     for b in range(q.shape[0]):
@@ -214,16 +237,16 @@ def fa3_forward_tile(head_dim: int, *, causal: bool = False) -> tuple[int, int]:
     window, no softcap and K/V fetched by TMA (the configuration its paged-KV check assumes).
 
     Args:
-        head_dim: d (int >= 1).
+        head_dim: d (int in [1, 256]: FA3 is built for head dimensions up to 256).
         causal: bool.
     Returns:
         ``(kBlockM, kBlockN)``: query rows and keys per tile.
     Raises:
-        TypeError/ValueError: a bad head dimension.
+        TypeError/ValueError: a head dimension that is not an integer in [1, 256]; causal not a bool.
     Source:
         flash-attn ``hopper/tile_size.h`` (``tile_size_fwd_sm90``, element size 2) at commit 0251105a.
     """
-    d = positive_int(head_dim, "head_dim")
+    d = positive_int(head_dim, "head_dim", maximum=_FA3_MAX_HEAD_DIM)
     c = flag(causal, "causal")
     if d <= 64:
         return 192, 128 if c else 192
@@ -248,14 +271,14 @@ def fa3_paged_kv_uses_tma(page_size: int, *, head_dim: int = 128, seqlen_q: int 
 
     Args:
         page_size: tokens per page (int >= 1).
-        head_dim: d (int >= 1).
+        head_dim: d (int in [1, 256], as :func:`fa3_forward_tile`).
         seqlen_q: new tokens per request (int >= 1).
         qheads_per_kvhead: the GQA group (int >= 1).
         causal: bool.
     Returns:
         bool.
     Raises:
-        TypeError/ValueError: sizes not integers >= 1.
+        TypeError/ValueError: sizes not integers >= 1 (head_dim past 256); causal not a bool.
     Source:
         flash-attn ``hopper/flash_api.cpp`` (``get_pagedkv_tma``) at commit 0251105a.
     """

@@ -22,6 +22,7 @@ an atomic tile counter; LPT order for causal masks); FlashAttention-4 (Zadouri e
 from __future__ import annotations
 
 import heapq
+import numbers
 from dataclasses import dataclass
 
 import numpy as np
@@ -67,7 +68,8 @@ class Schedule:
             start, end: (n,) finite times, ``end >= start``.
         Raises:
             TypeError: an argument of the wrong type (a float order or slot, a string). ValueError: shapes that
-            differ, a slot out of range, an order that is not a permutation, an end before its start, NaN/inf.
+            differ, a slot out of range, an order that is not a permutation, an end before its start, NaN/inf, a
+            slot's busy time past the largest float64.
         """
         c = _costs(costs)
         slots = positive_int(slots, "slots", maximum=MAX_ITEMS)
@@ -83,7 +85,11 @@ class Schedule:
         if np.any(end < start):
             raise ValueError("end must be >= start for every item")
         slot, start, end = np.asarray(slot, np.int64), np.asarray(start, float), np.asarray(end, float)
-        busy = np.bincount(slot, weights=end - start, minlength=slots).astype(float)
+        with np.errstate(over="ignore", invalid="ignore"):   # an overflow is reported below, by name
+            busy = np.bincount(slot, weights=end - start, minlength=slots).astype(float)
+        if not np.all(np.isfinite(busy)):
+            raise ValueError("start and end are too far apart: a slot's busy time (the sum of its items' end - start) "
+                             "overflows float64")
         slot_end = np.zeros(slots)
         np.maximum.at(slot_end, slot, end)
         return cls(costs=np.asarray(costs, float), slots=slots, order=np.asarray(order, np.int64), slot=slot,
@@ -152,9 +158,9 @@ def dispatch_order(costs, order="launch") -> np.ndarray:
     Returns:
         (n,) int64 array. ``"longest_first"`` and ``"lpt"`` sort by decreasing cost, ties in index order.
     Raises:
-        TypeError: costs not real, an order neither a name nor an integer array.
+        TypeError: costs not real, an order neither a name nor an integer array (a float array, a ragged list, None).
         ValueError: costs not 1-D, negative, NaN/inf or too many; an unknown order name, or an array that is not a
-        permutation.
+        permutation of ``range(n)``.
     """
     c = _costs(costs)
     if isinstance(order, str):
@@ -162,10 +168,7 @@ def dispatch_order(costs, order="launch") -> np.ndarray:
         if order == "launch":
             return np.arange(c.size, dtype=np.int64)
         return np.argsort(-c, kind="stable").astype(np.int64)
-    p = np.asarray(order)
-    if p.dtype.kind not in "iu" or p.shape != c.shape or not np.array_equal(np.sort(p), np.arange(c.size)):
-        raise ValueError(f"order must be one of {SCHEDULE_ORDERS} or a permutation of range({c.size})")
-    return p.astype(np.int64)
+    return _permutation(order, c.size)
 
 
 def simulate_dispatch(order, slots: int, run) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -177,11 +180,13 @@ def simulate_dispatch(order, slots: int, run) -> tuple[np.ndarray, np.ndarray, n
     Args:
         order: (n,) int item indices, a permutation of ``range(n)`` (n may be 0).
         slots: int in [1, :data:`labcore.checks.MAX_ITEMS`].
-        run: callable as above (end >= start).
+        run: callable as above; it returns the end time, a finite real number >= start (seconds, or the unit of
+            the costs).
     Returns:
         ``(slot, start, end)``, each (n,) indexed by item (not by dispatch position).
     Raises:
-        TypeError: order not an integer array, slots not an integer, run not callable.
+        TypeError: order not an integer array, slots not an integer, run not callable, or ``run`` returned something
+        other than a real number (a string, None, an array, a bool).
         ValueError: order not a permutation, slots out of range; ``run`` returned an end before the start or a
         non-finite time.
     Source:
@@ -196,12 +201,24 @@ def simulate_dispatch(order, slots: int, run) -> tuple[np.ndarray, np.ndarray, n
     free = [(0.0, s) for s in range(slots)]          # (time the slot is free, slot): a heap
     for item in order.tolist():
         t, s = heapq.heappop(free)
-        e = float(run(item, s, t))
-        if not np.isfinite(e) or e < t:
-            raise ValueError(f"run(item={item}) ended at {e}, before its start {t} (or not finite)")
+        e = _end_time(run(item, s, t), item, s, t)
         slot[item], start[item], end[item] = s, t, e
         heapq.heappush(free, (e, s))
     return slot, start, end
+
+
+def _end_time(e, item: int, slot: int, start: float) -> float:
+    """What ``run(item, slot, start)`` returned, as a finite float >= start, else an error naming ``run``."""
+    call = f"run(item={item}, slot={slot}, start={start})"
+    # float() would read "3" as 3.0 and turn a one-element array into a number: only a real number is an end time
+    if isinstance(e, (bool, np.bool_)) or not isinstance(e, numbers.Real):
+        raise TypeError(f"run must return the item's end time, a finite real number of seconds >= its start; "
+                        f"{call} returned {e!r} ({type(e).__name__})")
+    e = float(e)
+    if not np.isfinite(e) or e < start:
+        raise ValueError(f"run must return a finite end time >= the item's start; {call} ended at {e}, before its "
+                         f"start {start} (or not finite)")
+    return e
 
 
 def list_schedule(costs, slots: int, *, order="launch", item_overhead: float = 0.0) -> Schedule:
@@ -222,12 +239,18 @@ def list_schedule(costs, slots: int, *, order="launch", item_overhead: float = 0
     Raises:
         TypeError: costs, slots, order or item_overhead of the wrong type (a string, a bool, a fraction for slots).
         ValueError: bad costs (as :func:`dispatch_order`), slots out of range, unknown order, negative or
-        non-finite overhead.
+        non-finite overhead; costs plus ``n x item_overhead`` past the largest float64 (an end time would be inf).
     Source:
         Graham 1969; flash-attn ``hopper/tile_scheduler.hpp``; FlashAttention-4 §3.3.
     """
     c = _costs(costs)
     slots = positive_int(slots, "slots", maximum=MAX_ITEMS)
     oh = positive_float(item_overhead, "item_overhead", allow_zero=True)
+    # no item ends later than the whole work done one item after another: bounding that bounds every end time
+    with np.errstate(over="ignore"):
+        total = float(c.sum()) + c.size * oh
+    if not np.isfinite(total):
+        raise ValueError(f"costs and item_overhead add up past the largest float64 ({c.size} items of up to "
+                         f"{float(c.max()):.3g} plus {oh:.3g} each): the end times would be inf")
     p = dispatch_order(c, order)
     return Schedule.from_times(c, slots, p, *simulate_dispatch(p, slots, lambda i, s, t: t + c[i] + oh))

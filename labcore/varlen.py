@@ -17,13 +17,18 @@ from __future__ import annotations
 
 import numpy as np
 
-from .checks import MAX_ITEMS, as_matrix, at_most, cdiv, check_qkv, flag, instance, int_vector, positive_int
+from .checks import MAX_COUNT, MAX_ELEMENTS, MAX_ITEMS, as_matrix, at_most, cdiv, check_qkv, flag, instance, \
+    int_vector, positive_int
 from .flash import flash_attention_forward
 from .hbm import MAX_BLOCKS, Ledger, causal_block_counts, flash_forward_io
 from .splits import MAX_SEQLEN
 from .waves import wave_count
 
 __all__ = ["check_cu_seqlens", "flash_attention_forward_varlen", "varlen_savings", "varlen_grid"]
+
+# The largest head dimension taken, 2^16: far past any model's (64 to 256; 576 for MLA's latent), so that a FLOP or
+# byte count stays a count of something a GPU could do.
+_MAX_HEAD_DIM = 2 ** 16
 
 
 def check_cu_seqlens(cu_seqlens, total: int, name: str = "cu_seqlens") -> np.ndarray:
@@ -38,7 +43,7 @@ def check_cu_seqlens(cu_seqlens, total: int, name: str = "cu_seqlens") -> np.nda
         int64 array.
 
     Raises:
-        TypeError: not integers (floats, strings); total not an integer; name not a string.
+        TypeError: not integers (floats, strings, bools, a ragged list); total not an integer; name not a string.
         ValueError: not 1-D with at least 2 entries, not starting at 0, decreasing, or not ending at ``total``.
 
     Source: flash-attn ``flash_attn_varlen_func`` (``cu_seqlens_q``: "(batch_size + 1,), dtype torch.int32").
@@ -46,13 +51,21 @@ def check_cu_seqlens(cu_seqlens, total: int, name: str = "cu_seqlens") -> np.nda
     if not isinstance(name, str):
         raise TypeError(f"name must be a string (the offsets' name in messages), got {type(name).__name__}")
     total = positive_int(total, "total", minimum=0)
-    if isinstance(cu_seqlens, (str, bytes)):
-        raise TypeError(f"{name} must be an array of integers, got a string")
-    c = np.asarray(cu_seqlens)
+    if isinstance(cu_seqlens, (str, bytes)) or cu_seqlens is None:
+        raise TypeError(f"{name} must be an array of integers, got {type(cu_seqlens).__name__}")
+    try:
+        c = np.asarray(cu_seqlens)
+    except (ValueError, OverflowError) as exc:          # a ragged list, an int past 64 bits
+        raise TypeError(f"{name} must be a 1-D array of integers: {exc}") from None
     if c.dtype.kind not in "iu":
         raise TypeError(f"{name} must hold integers, got dtype {c.dtype}")
     if c.ndim != 1 or c.size < 2:
         raise ValueError(f"{name} must be 1-D with batch + 1 >= 2 entries, got shape {c.shape}")
+    if c.dtype.kind == "u":
+        # unsigned differences wrap instead of going negative: compare as int64, which every valid offset fits
+        if np.any(c > total):
+            raise ValueError(f"{name} must end at the packed length {total} and never exceed it; got max {c.max()}")
+        c = c.astype(np.int64)
     if c[0] != 0 or np.any(np.diff(c) < 0) or c[-1] != total:
         raise ValueError(f"{name} must start at 0, never decrease and end at the packed length {total}; got "
                          f"{c.tolist()[:8]}{' ...' if c.size > 8 else ''}")
@@ -74,7 +87,9 @@ def flash_attention_forward_varlen(Q, K, V, cu_seqlens_q, cu_seqlens_k, *, block
         V: (total_k, d_v) real arrays (total_k may be 0 only if every sequence has no keys; then K and V must still
             be 2-D).
         cu_seqlens_q, cu_seqlens_k: (batch + 1,) int offsets (:func:`check_cu_seqlens`).
-        block_q, block_kv: B_r, B_c (ints >= 1).
+        block_q, block_kv: B_r, B_c (ints >= 1). The sequences together hold at most
+            :data:`labcore.checks.MAX_ELEMENTS` scores (queries x keys) in at most :data:`labcore.checks.MAX_ITEMS`
+            block pairs.
         causal: bool.
         scale: default ``1/sqrt(d)``.
         ledger: optional :class:`~labcore.hbm.Ledger` (the sum of the sequences' ledgers).
@@ -86,7 +101,7 @@ def flash_attention_forward_varlen(Q, K, V, cu_seqlens_q, cu_seqlens_k, *, block
         TypeError: an array that is not real, offsets that are not integers, a block size that is not an integer,
             causal not a bool, ledger not a Ledger.
         ValueError: bad arrays (NaN or inf, wrong shapes) or offsets (different batch sizes, wrong totals), block
-            sizes < 1.
+            sizes < 1; more scores or block pairs than the bounds above.
 
     Source: flash-attn ``flash_attn_varlen_func``; Dao 2023, Algorithm 1.
     """
@@ -105,6 +120,9 @@ def flash_attention_forward_varlen(Q, K, V, cu_seqlens_q, cu_seqlens_k, *, block
         raise ValueError(f"cu_seqlens_q and cu_seqlens_k must describe the same batch: {cq.size - 1} vs "
                          f"{ck.size - 1} sequences")
     B_r, B_c = positive_int(block_q, "block_q"), positive_int(block_kv, "block_kv")
+    n_q, n_k = np.diff(cq), np.diff(ck)              # each at most the packed length: products fit in int64
+    at_most(int((n_q * n_k).sum()), "Q, K, cu_seqlens_q and cu_seqlens_k", MAX_ELEMENTS, "scores")
+    at_most(int((cdiv(n_q, B_r) * cdiv(n_k, B_c)).sum()), "block_q and block_kv", MAX_ITEMS, "block pairs")
     O, lse = np.zeros((Q.shape[0], V.shape[1])), np.full(Q.shape[0], -np.inf)
     for b in range(cq.size - 1):
         q0, q1, k0, k1 = int(cq[b]), int(cq[b + 1]), int(ck[b]), int(ck[b + 1])
@@ -129,7 +147,7 @@ def _tile_flops(n_q, n_k, d, B_r, B_c, causal):
     if n_q == 0 or n_k == 0:
         return 0
     rows, J, cols = causal_block_counts(n_q, block_q=B_r, block_kv=B_c, causal=causal, N_k=n_k)
-    return int(4 * d * (rows * cols).sum())
+    return 4 * d * int((rows * cols).sum())         # the sum is at most n_q x n_k; the rest in Python ints
 
 
 def varlen_savings(seqlens_q, seqlens_k=None, *, d: int, block_q: int = 128, block_kv: int = 128,
@@ -144,8 +162,9 @@ def varlen_savings(seqlens_q, seqlens_k=None, *, d: int, block_q: int = 128, blo
     Args:
         seqlens_q: (batch,) ints >= 0 (an integer array, at most :data:`labcore.checks.MAX_ITEMS` sequences, at
             most :data:`labcore.hbm.MAX_BLOCKS` blocks each);
-        seqlens_k: (batch,) ints >= 0 (default = seqlens_q).
-        d: head dim (int >= 1).
+        seqlens_k: (batch,) ints >= 0 (default = seqlens_q); ``max(seqlens_q) x max(seqlens_k)``, the padded
+            sequence's scores, at most :data:`labcore.checks.MAX_COUNT` (2^53, what a float64 counts exactly).
+        d: head dim (int in [1, 2^16]).
         block_q, block_kv: B_r, B_c (ints in [1, :data:`labcore.splits.MAX_SEQLEN`]).
         causal: bool.
         dtype_bytes: 2 for FP16/BF16 (int >= 1).
@@ -157,7 +176,8 @@ def varlen_savings(seqlens_q, seqlens_k=None, *, d: int, block_q: int = 128, blo
     Raises:
         TypeError: lengths not an integer array (a string, floats); a size that is not an integer; causal not a
             bool.
-        ValueError: lengths negative or too long, different batch sizes, or an all-empty batch; sizes < 1.
+        ValueError: lengths negative or too long, different batch sizes, or an all-empty batch; sizes < 1 or past
+            their bounds.
 
     Source: flash-attn ``flash_attn_varlen_func`` (no padding); Dao 2023 §3.1.1.
     """
@@ -171,8 +191,10 @@ def varlen_savings(seqlens_q, seqlens_k=None, *, d: int, block_q: int = 128, blo
     if sk.shape != sq.shape:
         raise ValueError(f"seqlens_q and seqlens_k must have one entry per sequence: {sq.size} vs {sk.size}")
     if sq.max() == 0 or sk.max() == 0:
-        raise ValueError("the batch holds no queries or no keys at all")
-    d, B_r, B_c = positive_int(d, "d"), positive_int(block_q, "block_q"), positive_int(block_kv, "block_kv")
+        raise ValueError("the batch holds no queries or no keys at all: seqlens_q and seqlens_k need a non-zero entry")
+    # every sequence's queries x keys is at most the padded one's: bounded, no int64 sum below can wrap
+    at_most(int(sq.max()) * int(sk.max()), "seqlens_q and seqlens_k", MAX_COUNT, "scores in the padded sequence")
+    d = positive_int(d, "d", maximum=_MAX_HEAD_DIM)
     b = positive_int(dtype_bytes, "dtype_bytes")
     causal = flag(causal, "causal")
 
@@ -201,15 +223,16 @@ def varlen_grid(seqlens_q, *, heads: int, block_q: int = 128, num_sms: int) -> d
     Args:
         seqlens_q: (batch,) ints >= 0 (an integer array).
         heads: int >= 1.
-        block_q: B_r (int in [1, :data:`labcore.splits.MAX_SEQLEN`]).
-        num_sms: SMs (int >= 1).
+        block_q: B_r (int in [1, :data:`labcore.splits.MAX_SEQLEN`]). The launched CTAs, ``ceil(max_seqlen_q /
+            B_r) x batch x heads``, at most :data:`labcore.checks.MAX_COUNT`.
+        num_sms: SMs (int in [1, :data:`labcore.checks.MAX_ITEMS`]).
 
     Returns:
         dict ``launched``, ``working``, ``empty`` (launched - working), ``waves_launched``, ``waves_working``.
 
     Raises:
         TypeError: lengths not an integer array; a size that is not an integer.
-        ValueError: bad lengths or an all-empty batch; sizes < 1.
+        ValueError: bad lengths or an all-empty batch; sizes < 1 or past their bounds; too many CTAs.
 
     Source:
         flash-attn ``flash_fwd_launch_template.h`` (``dim3 grid(num_m_block, params.b, params.h)``) and
@@ -220,8 +243,10 @@ def varlen_grid(seqlens_q, *, heads: int, block_q: int = 128, num_sms: int) -> d
     positive_int(block_q, "block_q", maximum=MAX_SEQLEN)
     if sq.max() == 0:
         raise ValueError("the batch holds no queries")
-    h, B_r, sms = positive_int(heads, "heads"), positive_int(block_q, "block_q"), positive_int(num_sms, "num_sms")
+    h, B_r = positive_int(heads, "heads"), positive_int(block_q, "block_q")
+    sms = positive_int(num_sms, "num_sms", maximum=MAX_ITEMS)
     launched = int(cdiv(int(sq.max()), B_r)) * sq.size * h
+    at_most(launched, "seqlens_q, heads and block_q", MAX_COUNT, "CTAs")
     working = int(cdiv(sq, B_r).sum()) * h
     return {"launched": launched, "working": working, "empty": launched - working,
             "waves_launched": wave_count(launched, sms), "waves_working": wave_count(working, sms)}
