@@ -32,6 +32,8 @@ __all__ = ["MLA_DIMS", "mla_decode_naive", "mla_decode_absorbed", "mla_intensity
 #: DeepSeek-V2/V3's MLA sizes: latent ``d_c``, decoupled RoPE dims, per-head no-RoPE key dims, value dims, heads.
 MLA_DIMS = {"d_c": 512, "d_rope": 64, "d_nope": 128, "d_v": 128, "heads": 128}
 
+_RATES = "give flops in FLOP/s and bandwidth in bytes/s of a real GPU, and sizes of a real model"
+
 
 def _check(q_nope, q_rope, c_kv, k_rope, W_UK, W_UV):
     q_nope, q_rope, c_kv = as_real(q_nope, "q_nope"), as_real(q_rope, "q_rope"), as_real(c_kv, "c_kv")
@@ -42,18 +44,30 @@ def _check(q_nope, q_rope, c_kv, k_rope, W_UK, W_UV):
         h, s_q, d_nope = q_nope.shape
         n, d_c = c_kv.shape
         ok = (q_rope.shape[:2] == (h, s_q) and k_rope.shape == (n, q_rope.shape[2]) and W_UK.shape == (h, d_c, d_nope)
-              and W_UV.shape[:2] == (h, d_c) and min(h, s_q, n, d_c, d_nope) >= 1)
+              and W_UV.shape[:2] == (h, d_c) and min(h, s_q, n, d_c, d_nope, q_rope.shape[2], W_UV.shape[2]) >= 1)
     if ok:
         at_most(h * s_q * n, "q_nope and c_kv", MAX_ELEMENTS, "scores (heads x new tokens x cached tokens)")
+        # the up-projected keys and values, and the latent queries and outputs, are larger than any one input
+        at_most(n * (d_nope + q_rope.shape[2] + W_UV.shape[2]), "c_kv x W_UK and W_UV", MAX_ELEMENTS,
+                "elements of one head's keys and values")
+        at_most(h * s_q * (d_c + q_rope.shape[2] + W_UV.shape[2]), "q_nope x c_kv and W_UV", MAX_ELEMENTS,
+                "elements of the latent queries and outputs")
     if not ok:
         raise ValueError("MLA inputs must be q_nope (h, s_q, d_nope), q_rope (h, s_q, d_rope), c_kv (N, d_c), "
-                         "k_rope (N, d_rope), W_UK (h, d_c, d_nope), W_UV (h, d_c, d_v); got "
+                         "k_rope (N, d_rope), W_UK (h, d_c, d_nope), W_UV (h, d_c, d_v), every size >= 1; got "
                          f"{q_nope.shape}, {q_rope.shape}, {c_kv.shape}, {k_rope.shape}, {W_UK.shape}, {W_UV.shape}")
     for name, a in (("q_nope", q_nope), ("q_rope", q_rope), ("c_kv", c_kv), ("k_rope", k_rope), ("W_UK", W_UK),
                     ("W_UV", W_UV)):
         if not np.all(np.isfinite(a)):
             raise ValueError(f"{name} holds NaN or inf")
     return q_nope, q_rope, c_kv, k_rope, W_UK, W_UV
+
+
+def _finite(a, names: str, hint: str = "scale the inputs down"):
+    """``a`` if every entry is finite, else a ValueError saying that ``names`` (the caller's arguments) overflow."""
+    if not np.all(np.isfinite(a)):
+        raise ValueError(f"{names} overflows float64 (the result is not finite): {hint}")
+    return a
 
 
 def mla_decode_naive(q_nope, q_rope, c_kv, k_rope, W_UK, W_UV, *, causal: bool = False, scale=None):
@@ -67,23 +81,34 @@ def mla_decode_naive(q_nope, q_rope, c_kv, k_rope, W_UK, W_UV, *, causal: bool =
         c_kv: (N, d_c) cached latents.
         k_rope: (N, d_rope) cached shared RoPE keys.
         W_UK: (h, d_c, d_nope), W_UV: (h, d_c, d_v) up-projections.
-        causal: bottom-right causal mask among the s_q new tokens.
+        causal: bottom-right causal mask among the s_q new tokens (query i sees cached token j iff
+            ``j <= i + N - s_q``). With ``s_q > N`` the first ``s_q - N`` queries see no token: their rows of O are
+            zeros and their lse ``-inf``, as :func:`labcore.attention.reference_attention` gives a fully masked row.
         scale: default ``1/sqrt(d_nope + d_rope)``.
     Returns:
         ``(O, lse)``: (h, s_q, d_v) and (h, s_q) float64.
     Raises:
         TypeError: an input that is not a real array (a string, None); causal not a bool; scale not a real number.
-        ValueError: shapes that do not agree, non-finite inputs, more than :data:`labcore.checks.MAX_ELEMENTS`
-        scores.
+        ValueError: shapes that do not agree or a size of 0, non-finite inputs, more than
+        :data:`labcore.checks.MAX_ELEMENTS` scores or elements of an intermediate (one head's keys and values, the
+        latent queries); finite inputs whose products (up-projections, scores) overflow float64.
     Source:
         DeepSeek-V2 §2.1.2-§2.1.3 (Eqs. 9-19).
     """
     causal = flag(causal, "causal")
     q_nope, q_rope, c_kv, k_rope, W_UK, W_UV = _check(q_nope, q_rope, c_kv, k_rope, W_UK, W_UV)
     s = resolve_scale(scale, q_nope.shape[2] + q_rope.shape[2])
-    out = [reference_attention(np.concatenate([q_nope[h], q_rope[h]], axis=1),
-                               np.concatenate([c_kv @ W_UK[h], k_rope], axis=1), c_kv @ W_UV[h],
-                               causal=flag(causal, "causal"), scale=s) for h in range(q_nope.shape[0])]
+    out = []
+    for h in range(q_nope.shape[0]):
+        with np.errstate(over="ignore", invalid="ignore"):
+            K_h, V_h = c_kv @ W_UK[h], c_kv @ W_UV[h]
+        _finite(K_h, "c_kv @ W_UK")
+        _finite(V_h, "c_kv @ W_UV")
+        try:
+            out.append(reference_attention(np.concatenate([q_nope[h], q_rope[h]], axis=1),
+                                           np.concatenate([K_h, k_rope], axis=1), V_h, causal=causal, scale=s))
+        except ValueError as exc:               # the inputs are checked: only the scores can overflow here
+            raise ValueError(f"q_nope and q_rope against c_kv @ W_UK and k_rope (head {h}): {exc}") from None
     return np.stack([o for o, _ in out]), np.stack([l for _, l in out])
 
 
@@ -95,10 +120,12 @@ def mla_decode_absorbed(q_nope, q_rope, c_kv, k_rope, W_UK, W_UV, *, causal: boo
     output ``o_lat`` (h s_q, d_c); then ``O[h] = o_lat[h] W_UV[h]``. The causal mask of row (h, i) is that of
     query i (bottom-right over the s_q new tokens), the same for every head.
 
-    Arguments and result are those of :func:`mla_decode_naive`.
+    Arguments and result are those of :func:`mla_decode_naive` (with ``causal`` and ``s_q > N``, the first
+    ``s_q - N`` queries see no token: zeros and ``lse = -inf``).
 
     Raises:
-        TypeError/ValueError: as :func:`mla_decode_naive`.
+        TypeError/ValueError: as :func:`mla_decode_naive` (here the products that may overflow are the latent
+        queries ``q_nope W_UK^T``, the scores and the output ``o_lat W_UV``).
 
     Source:
         DeepSeek-V2 §2.1.2 ("W_UK can be absorbed into W_Q, and W_UV into W_O"); FlashMLA README (d_qk 576,
@@ -109,16 +136,23 @@ def mla_decode_absorbed(q_nope, q_rope, c_kv, k_rope, W_UK, W_UV, *, causal: boo
     h, s_q, _ = q_nope.shape
     n = c_kv.shape[0]
     s = resolve_scale(scale, q_nope.shape[2] + q_rope.shape[2])
-    q_lat = np.einsum("hsn,hcn->hsc", q_nope, W_UK)                    # absorb W_UK into the query
+    with np.errstate(over="ignore", invalid="ignore"):
+        q_lat = np.einsum("hsn,hcn->hsc", q_nope, W_UK)                # absorb W_UK into the query
+    _finite(q_lat, "q_nope @ W_UK^T")
     Q = np.concatenate([q_lat, q_rope], axis=2).reshape(h * s_q, -1)    # h s_q rows of d_c + d_rope
     cache = np.concatenate([c_kv, k_rope], axis=1)                     # (N, 576): the one cached row per token
-    S = scaled_scores(Q, cache, s)
-    if flag(causal, "causal"):
+    try:
+        S = scaled_scores(Q, cache, s)
+    except ValueError as exc:                   # the inputs are checked: only the scores can overflow here
+        raise ValueError(f"q_nope @ W_UK^T and q_rope against c_kv and k_rope: {exc}") from None
+    if causal:
         i = np.tile(np.arange(s_q), h)[:, None]
         S = np.where(np.arange(n)[None, :] <= i + (n - s_q), S, -np.inf)
     P, lse = row_softmax(S)
     o_lat = (P @ cache[:, : c_kv.shape[1]]).reshape(h, s_q, -1)        # V = the first d_c dims of the cache
-    return np.einsum("hsc,hcv->hsv", o_lat, W_UV), lse.reshape(h, s_q)
+    with np.errstate(over="ignore", invalid="ignore"):
+        O = np.einsum("hsc,hcv->hsv", o_lat, W_UV)
+    return _finite(O, "c_kv and W_UV (the output o_lat @ W_UV)"), lse.reshape(h, s_q)
 
 
 def mla_intensity(h_q_s_q, *, d_qk: int = 576, d_v: int = 512, dtype_bytes: int = 2):
@@ -128,22 +162,20 @@ def mla_intensity(h_q_s_q, *, d_qk: int = 576, d_v: int = 512, dtype_bytes: int 
     cache row is read once for all ``h_q s_q`` rows. 128 rows: 241.8 FLOP/byte.
 
     Args:
-        h_q_s_q: query rows (heads x new tokens; int or integer array >= 1).
-        d_qk, d_v: ints >= 1.
-        dtype_bytes: cache bytes (int >= 1).
+        h_q_s_q: query rows (heads x new tokens; int or integer array, each in [1, :data:`labcore.checks.MAX_COUNT`]).
+        d_qk, d_v: ints in [1, MAX_COUNT].
+        dtype_bytes: cache bytes (int in [1, MAX_COUNT]).
     Returns:
         float (or array).
     Raises:
-        TypeError: a count that is not an integer (a fraction, a bool, a string). ValueError: a count < 1.
+        TypeError: a count that is not an integer (a fraction, a bool, a string). ValueError: a count < 1 or above
+        MAX_COUNT, an empty array.
     Source:
         FlashMLA deep-dive docs/20250422.
     """
-    h_q_s_q = int_array(h_q_s_q, "h_q_s_q")
-    r = np.asarray(h_q_s_q, dtype=float)
-    if np.any(r < 1):
-        raise ValueError("h_q_s_q must be >= 1")
-    out = r * 2 * (positive_int(d_qk, "d_qk") + positive_int(d_v, "d_v")) / (d_qk * positive_int(dtype_bytes,
-                                                                                                    "dtype_bytes"))
+    r = np.asarray(int_array(h_q_s_q, "h_q_s_q"), dtype=float)    # ints in [1, MAX_COUNT]: finite products
+    d_qk, d_v, eb = positive_int(d_qk, "d_qk"), positive_int(d_v, "d_v"), positive_int(dtype_bytes, "dtype_bytes")
+    out = r * 2 * (d_qk + d_v) / (d_qk * eb)
     return float(out) if out.ndim == 0 else out
 
 
@@ -152,20 +184,18 @@ def gqa_decode_intensity(rows, *, head_dim: int = 128, dtype_bytes: int = 2):
     separately; ``rows = g x s_q``, g query heads per KV head; MHA: 1 per new token).
 
     Args:
-        rows: int or integer array >= 1.
-        head_dim: d (int >= 1).
-        dtype_bytes: int >= 1.
+        rows: int or integer array, each in [1, :data:`labcore.checks.MAX_COUNT`].
+        head_dim: d (int in [1, MAX_COUNT]).
+        dtype_bytes: int in [1, MAX_COUNT].
     Returns:
         float (or array).
     Raises:
-        TypeError: a count that is not an integer (a fraction, a bool, a string). ValueError: a count < 1.
+        TypeError: a count that is not an integer (a fraction, a bool, a string). ValueError: a count < 1 or above
+        MAX_COUNT, an empty array.
     Source:
         lecture §6 (decode reads K and V once per KV head); Ainslie et al. 2023 (GQA).
     """
-    rows = int_array(rows, "rows")
-    r = np.asarray(rows, dtype=float)
-    if np.any(r < 1):
-        raise ValueError("rows must be >= 1")
+    r = np.asarray(int_array(rows, "rows"), dtype=float)           # ints in [1, MAX_COUNT]: finite products
     d = positive_int(head_dim, "head_dim")
     out = r * 4 * d / (2 * d * positive_int(dtype_bytes, "dtype_bytes"))
     return float(out) if out.ndim == 0 else out
@@ -187,15 +217,20 @@ def mla_compute_bound_threshold(*, flops: float | None = None, bandwidth: float 
     Returns:
         dict ``exact``, ``approx``, ``ridge`` (F / B in FLOP/byte), ``stated`` (FlashMLA's 128).
     Raises:
-        TypeError/ValueError: a rate that is not a finite real > 0; sizes as :func:`mla_intensity`.
+        TypeError/ValueError: a rate that is not a finite real > 0; sizes as :func:`mla_intensity`; rates and
+        sizes whose ratio is not a finite float64 (a bandwidth of 1e-320 bytes/s).
     Source:
         FlashMLA deep-dive docs/20250422.
     """
     F = published("flashmla.h800_throttled_flops").value if flops is None else positive_float(flops, "flops")
     B = published("flashmla.h800_bandwidth").value if bandwidth is None else positive_float(bandwidth, "bandwidth")
-    ridge = F / B
-    return {"exact": ridge / mla_intensity(1, d_qk=d_qk, d_v=d_v, dtype_bytes=dtype_bytes), "approx": ridge / 2,
-            "ridge": ridge, "stated": published("flashmla.compute_bound_threshold").value}
+    inten = mla_intensity(1, d_qk=d_qk, d_v=d_v, dtype_bytes=dtype_bytes)
+    with np.errstate(over="ignore"):
+        ridge = F / B
+        exact = ridge / inten
+    _finite(np.array([ridge, exact]), "flops / bandwidth (with d_qk, d_v and dtype_bytes)", _RATES)
+    return {"exact": exact, "approx": ridge / 2, "ridge": ridge,
+            "stated": published("flashmla.compute_bound_threshold").value}
 
 
 def mla_decode_roofline(h_q_s_q, *, seqlen, batch: int = 1, flops: float | None = None,
@@ -208,15 +243,17 @@ def mla_decode_roofline(h_q_s_q, *, seqlen, batch: int = 1, flops: float | None 
         h_q_s_q: rows (int or integer array >= 1).
         seqlen: cached tokens (int or integer array >= 1; broadcast with ``h_q_s_q`` to at most
             :data:`labcore.checks.MAX_ELEMENTS` entries).
-        batch: int >= 1.
+        batch: int in [1, :data:`labcore.checks.MAX_COUNT`].
         flops, bandwidth: as :func:`mla_compute_bound_threshold` (defaults: the H800 figures).
+        d_qk, d_v, dtype_bytes: as :func:`mla_intensity`.
 
     Returns:
         dict ``time`` (s), ``compute_time``, ``memory_time``, ``bound_compute`` (bool), ``flops``, ``bytes``.
 
     Raises:
         TypeError: a count that is not an integer, a rate that is not a real number.
-        ValueError: a count < 1, a rate not finite and > 0, shapes that do not broadcast or broadcast too large.
+        ValueError: a count < 1 or above MAX_COUNT, a rate not finite and > 0, shapes that do not broadcast or
+        broadcast too large; times that are not finite float64 (a rate of 1e-320 per second).
 
     Source: Williams et al. 2009 (roofline); FlashMLA deep-dive docs/20250422.
     """
@@ -229,11 +266,13 @@ def mla_decode_roofline(h_q_s_q, *, seqlen, batch: int = 1, flops: float | None 
     F = published("flashmla.h800_throttled_flops").value if flops is None else positive_float(flops, "flops")
     B = published("flashmla.h800_bandwidth").value if bandwidth is None else positive_float(bandwidth, "bandwidth")
     r, n = np.asarray(h_q_s_q, dtype=float), np.asarray(seqlen, dtype=float)
-    if np.any(r < 1) or np.any(n < 1):
-        raise ValueError("h_q_s_q and seqlen must be >= 1")
-    tokens = positive_int(batch, "batch") * n
-    fl = tokens * r * 2 * (positive_int(d_qk, "d_qk") + positive_int(d_v, "d_v"))
-    by = np.broadcast_to(tokens * d_qk * positive_int(dtype_bytes, "dtype_bytes"), np.shape(fl)).astype(float)
-    tc, tm = fl / F, by / B
+    d_qk, d_v, eb = positive_int(d_qk, "d_qk"), positive_int(d_v, "d_v"), positive_int(dtype_bytes, "dtype_bytes")
+    tokens = positive_int(batch, "batch") * n       # every count <= 2^53: FLOPs and bytes stay below 2^220
+    fl = tokens * r * 2 * (d_qk + d_v)
+    by = np.broadcast_to(tokens * d_qk * eb, np.shape(fl)).astype(float)
+    with np.errstate(over="ignore"):
+        tc, tm = fl / F, by / B
+    _finite(tc, "the FLOPs (batch, seqlen, h_q_s_q, d_qk, d_v) over flops", _RATES)
+    _finite(tm, "the bytes (batch, seqlen, d_qk, dtype_bytes) over bandwidth", _RATES)
     return {"time": np.maximum(tc, tm), "compute_time": tc, "memory_time": tm, "bound_compute": tc > tm,
             "flops": fl, "bytes": by}

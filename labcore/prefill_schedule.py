@@ -46,6 +46,17 @@ FA2_FORWARD_BLOCK_N = {32: 128, 64: 128, 96: 64, 128: 64, 160: 64, 192: 64, 224:
 PERSISTENT_REGISTERS = dict(consumer_warpgroups=2, consumer_registers=240, producer_warpgroups=1,
                             producer_registers=24)
 
+#: The widest head the occupancy model takes: no FlashAttention kernel runs heads wider than 256, and 1024 keeps a
+#: tile's bytes (``(block_q + 2 block_n) x d x 2``) a count the occupancy arithmetic holds exactly.
+_MAX_HEAD_DIM = 1024
+
+
+def _finite(x: float, message: str) -> float:
+    """``x`` if it is a finite float, else a ValueError with ``message`` (which names the caller's arguments)."""
+    if not np.isfinite(x):
+        raise ValueError(message)
+    return float(x)
+
 
 def prefill_ctas_per_sm(gpu, generation: str, head_dim: int, *, block_q: int = 128) -> int:
     """CTAs of a prefill forward kernel resident on one SM of ``gpu`` at once.
@@ -53,26 +64,28 @@ def prefill_ctas_per_sm(gpu, generation: str, head_dim: int, *, block_q: int = 1
     FlashAttention-2 (``"fa2"``): :func:`labcore.decode_ctas_per_sm` of its 4-warp forward kernel with
     ``block_q`` rows and :data:`FA2_FORWARD_BLOCK_N` keys (2 on an A100 or H100 at d = 64 and 128: the
     register bound, 128 threads x 255 registers). FlashAttention-3 and -4: the SM's registers over
-    :data:`PERSISTENT_REGISTERS` (1).
+    :data:`PERSISTENT_REGISTERS` (1), whatever ``head_dim`` and ``block_q`` (both are still checked).
 
     Args:
         gpu: preset name or GPU.
         generation: ``"fa2"``, ``"fa3"`` or ``"fa4"``.
-        head_dim: d (int >= 1).
-        block_q: query rows per CTA (int >= 1).
+        head_dim: d (int in [1, 1024]).
+        block_q: query rows per CTA (int in [1, :data:`labcore.splits.MAX_SEQLEN`]).
 
     Returns:
         int >= 1 (a kernel whose tiles do not fit is still run one CTA at a time).
     Raises:
-        ValueError/TypeError: unknown GPU or generation, bad sizes.
+        TypeError: a generation that is not a string, a size that is not an integer (a fraction, a bool, a string).
+        ValueError: unknown GPU or generation, sizes out of range.
     Source:
         as :data:`FA2_FORWARD_BLOCK_N`, :data:`PERSISTENT_REGISTERS` and :data:`labcore.decode_time.SM_LIMITS`.
     """
     g = get_gpu(gpu)
     generation = choice(generation, "generation", ("fa2", "fa3", "fa4"))
-    d = positive_int(head_dim, "head_dim")
+    d = positive_int(head_dim, "head_dim", maximum=_MAX_HEAD_DIM)
+    bq = positive_int(block_q, "block_q", maximum=MAX_SEQLEN)       # checked whichever generation uses it
     if generation == "fa2":
-        occ = decode_ctas_per_sm(g, method="fa2", head_dim=d, fa2_block_m=positive_int(block_q, "block_q"),
+        occ = decode_ctas_per_sm(g, method="fa2", head_dim=d, fa2_block_m=bq,
                                  fa2_block_n=FA2_FORWARD_BLOCK_N.get(d, 64))
         return max(1, occ["ctas_per_sm"])
     r = PERSISTENT_REGISTERS
@@ -93,14 +106,15 @@ def overlap_cycles(mma: float, softmax: float, omega: float) -> float:
         float cycles.
     Raises:
         TypeError: an argument that is not a real number (a string, a bool).
-        ValueError: mma or softmax negative or not finite; omega outside [0, 1] or NaN.
+        ValueError: mma or softmax negative or not finite, or so large that the sum is not a finite float64; omega
+        outside [0, 1] or NaN.
     """
     mma = positive_float(mma, "mma", allow_zero=True)
     softmax = positive_float(softmax, "softmax", allow_zero=True)
     omega = real(omega, "omega", minimum=0.0, maximum=1.0)
-    if not 0.0 <= float(omega) <= 1.0:
-        raise ValueError(f"omega must be in [0, 1], got {omega}")
-    return max(mma, softmax) + (1.0 - float(omega)) * min(mma, softmax)
+    return _finite(max(mma, softmax) + (1.0 - omega) * min(mma, softmax),
+                   f"mma={mma:g} and softmax={softmax:g} cycles add up past float64 (not finite): give cycles of "
+                   "a tile")
 
 
 def ablation_overlap(mma: float, softmax: float, before: float, after: float) -> float:
@@ -113,20 +127,24 @@ def ablation_overlap(mma: float, softmax: float, before: float, after: float) ->
     softmax inside a warpgroup; FA3 §3.1 credits ping-pong alone with 570 -> 620-640).
 
     Args:
-        mma, softmax: cycles (> 0).
-        before, after: FLOP/s (> 0, after >= before).
+        mma, softmax: cycles (finite, > 0).
+        before, after: FLOP/s (finite, > 0, after >= before: a speed-up).
     Returns:
         float omega, clipped to [0, 1].
     Raises:
-        TypeError: an argument that is not a real number. ValueError: an argument not finite and > 0.
+        TypeError: an argument that is not a real number. ValueError: an argument not finite and > 0; after below
+        before; values so large that the arithmetic leaves float64.
     Source:
         Shah et al. 2024 (FlashAttention-3) Table 2 (the ablation measures a partial overlap, not a perfect one).
     """
     mma, softmax = positive_float(mma, "mma"), positive_float(softmax, "softmax")
     before, after = positive_float(before, "before"), positive_float(after, "after")
-    if min(mma, softmax, before, after) <= 0:
-        raise ValueError("mma, softmax, before and after must be > 0")
-    exposed = (mma + softmax) * before / after - max(mma, softmax)
+    if after < before:
+        raise ValueError(f"after must be >= before (the overlapped kernel's speed-up), got before={before:g}, "
+                         f"after={after:g}")
+    exposed = _finite((mma + softmax) * before / after - max(mma, softmax),
+                      f"mma={mma:g}, softmax={softmax:g}, before={before:g} and after={after:g} overflow float64: "
+                      "give cycles of a tile and FLOP/s of a GPU")
     return float(min(1.0, max(0.0, 1.0 - exposed / min(mma, softmax))))
 
 
@@ -158,11 +176,11 @@ def kernel_makespan(seqlen: int, *, reps: int, slots: int, tile_time: float, sta
     makespan is ``ceil(CTAs / slots)`` of them.
 
     Args:
-        seqlen: N (int >= 1).
+        seqlen: N (int in [1, :data:`labcore.splits.MAX_SEQLEN`]).
         reps: batch x heads (int >= 1).
         slots: SMs x CTAs per SM (int in [1, :data:`labcore.checks.MAX_ITEMS`]).
         tile_time: seconds per tile on one slot (finite, > 0).
-        startup: seconds per CTA (finite, >= 0).
+        startup: seconds per CTA (finite, >= 0; ``startup / tile_time`` and the result must be finite floats).
         block_q, block_kv: B_r, B_c (ints in [1, :data:`labcore.splits.MAX_SEQLEN`]).
         causal, backward: bools.
         order: ``"launch"`` (FA2's grid order), ``"longest_first"`` or ``"lpt"`` (a persistent LPT scheduler).
@@ -174,23 +192,28 @@ def kernel_makespan(seqlen: int, *, reps: int, slots: int, tile_time: float, sta
 
     Raises:
         TypeError: a size that is not an integer, a time that is not a real number, a flag that is not a bool.
-        ValueError: sizes < 1, times out of range, too many CTAs or slots, an unknown order.
+        ValueError: sizes < 1, times out of range (or a startup / tile_time ratio or a makespan beyond float64),
+        too many CTAs or slots, an unknown order.
     Source:
         :func:`labcore.scheduler.list_schedule`; flash-attn ``flash_fwd_launch_template.h`` (grid order),
         ``hopper/tile_scheduler.hpp`` (LPT).
     """
     order = choice(order, "order", ("launch", "longest_first", "lpt"))
-    N, reps = positive_int(seqlen, "seqlen"), positive_int(reps, "reps")
-    positive_int(slots, "slots", maximum=MAX_ITEMS)
+    N, reps = positive_int(seqlen, "seqlen", maximum=MAX_SEQLEN), positive_int(reps, "reps")
+    S = positive_int(slots, "slots", maximum=MAX_ITEMS)
     B_r = positive_int(block_q, "block_q", maximum=MAX_SEQLEN)
     B_c = positive_int(block_kv, "block_kv", maximum=MAX_SEQLEN)
-    positive_float(tile_time, "tile_time")
-    positive_float(startup, "startup", allow_zero=True)
+    t = positive_float(tile_time, "tile_time")
+    s0 = positive_float(startup, "startup", allow_zero=True)
     causal, backward = flag(causal, "causal"), flag(backward, "backward")
     if causal:                                     # the CTAs are unequal: list-scheduled one by one
         at_most(reps * cdiv(N, B_c if backward else B_r), "seqlen and reps", MAX_ITEMS, "CTAs")
         if backward:
             at_most(cdiv(N, B_r) * cdiv(N, B_c), "seqlen", MAX_ELEMENTS, "block pairs")
-    st = round(float(startup) / float(tile_time), 6)
-    return float(tile_time) * _makespan_tiles(int(seqlen), int(reps), int(slots), int(block_q), int(block_kv),
-                                              bool(causal), bool(backward), order, st)
+    too_far = (f"startup={s0:g} s and tile_time={t:g} s give a makespan beyond float64 (not finite): give "
+               "seconds of a real GPU")
+    st = round(_finite(s0 / t, too_far), 6)
+    if causal:                          # the simulation adds up every CTA's tiles and start-up: keep the sum finite
+        _finite(float(reps * cdiv(N, B_c if backward else B_r)) * (cdiv(N, B_r if backward else B_c) + st), too_far)
+    tiles = _finite(_makespan_tiles(N, reps, S, B_r, B_c, causal, backward, order, st), too_far)
+    return _finite(t * tiles, too_far)

@@ -42,8 +42,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from .attention import masked_scores
-from .checks import (MAX_ITEMS, array_list, as_real, at_most, cdiv, choice, flag, instance, int_vector,
-                     positive_float, positive_int, real_array, resolve_scale)
+from .checks import (MAX_COUNT, MAX_ELEMENTS, MAX_ITEMS, array_list, at_most, cdiv, choice, flag, instance,
+                     int_table, int_vector, positive_float, positive_int, real_array, resolve_scale)
 from .decode_time import MODEL_DEFAULTS, decode_ctas_per_sm
 from .hardware import get_gpu
 from .splits import MAX_SEQLEN, flash_attn_block_n, num_splits_heuristic
@@ -75,6 +75,39 @@ PLANNERS = {
     "flashmla": dict(where="device", what="get_mla_metadata_kernel, one warp, inside the graph, rerun every replay"),
 }
 
+#: Bytes of one element the models take: FP8 (1), FP16/BF16 (2), FP32 (4), the formats of KV caches, outputs and
+#: partial states; any other size is no format a decode kernel stores.
+_ELEMENT_BYTES = (1, 2, 4)
+#: The largest query group (query heads per KV head) the byte models take: models have at most 128 query heads, so
+#: 1024 is generous, and it keeps every byte count a product of small numbers (no int64 overflow).
+_MAX_GROUP_SIZE = 1024
+#: The largest head dim the models take: no attention kernel runs wider heads (FlashInfer compiles at most 512,
+#: FlashMLA's absorbed query is 576 wide).
+_MAX_HEAD_DIM = 1024
+#: The head dims FlashInfer's decode kernel is compiled for (``DISPATCH_HEAD_DIM`` in ``utils.cuh``).
+_FLASHINFER_HEAD_DIMS = (64, 128, 256, 512)
+
+
+def _element_bytes(x, name: str) -> int:
+    """``x`` as one of :data:`_ELEMENT_BYTES` (TypeError for a non-integer, ValueError for another size)."""
+    x = positive_int(x, name)
+    if x not in _ELEMENT_BYTES:
+        raise ValueError(f"{name} must be the bytes of an FP8, FP16/BF16 or FP32 element "
+                         f"({', '.join(map(str, _ELEMENT_BYTES))}), got {x}")
+    return x
+
+
+def _group_and_head(group_size, head_dim) -> tuple[int, int]:
+    """``(g, d)`` checked: ints in [1, :data:`_MAX_GROUP_SIZE`] and [1, :data:`_MAX_HEAD_DIM`]."""
+    return (positive_int(group_size, "group_size", maximum=_MAX_GROUP_SIZE),
+            positive_int(head_dim, "head_dim", maximum=_MAX_HEAD_DIM))
+
+
+def _readonly(a: np.ndarray) -> np.ndarray:
+    a = np.array(a, copy=True)
+    a.flags.writeable = False
+    return a
+
 
 @dataclass(frozen=True)
 class SplitPlan:
@@ -93,6 +126,19 @@ class SplitPlan:
         partial_lse_bytes: bytes per partial lse (4, FP32, in every plan).
         chunk_overhead_keys: the fixed cost the planner itself charges per chunk, in keys (FlashMLA: 5 blocks of 64);
             0 where the planner charges none.
+
+    Every field is checked when a plan is made, so that the functions taking a plan can rely on it: ``name`` one of
+    :data:`SPLIT_PLANS`; ``lengths`` as the planners take them; ``chunks`` rows with ``0 <= request < batch`` and
+    ``0 <= k_start <= k_stop <= lengths[request]``, the non-empty chunks of each request tiling its keys exactly once;
+    ``cta`` in ``[0, num_ctas)``; ``merge_indptr``/``merge_indices`` grouping every chunk once, under its own request;
+    ``writes_partials`` True for every request cut into more than one chunk (the combine merges partial states);
+    ``num_ctas`` and ``slots`` in [1, :data:`labcore.checks.MAX_ITEMS`]; the byte sizes 1, 2 or 4. The arrays are
+    stored as read-only copies.
+
+    Raises:
+        TypeError: a field of the wrong type (a name that is not a string, float or bool arrays where integers are
+            meant, ``writes_partials`` not booleans, a size not an integer).
+        ValueError: a field out of range, of the wrong shape, or inconsistent with the others.
     """
 
     name: str
@@ -108,6 +154,74 @@ class SplitPlan:
     partial_lse_bytes: int = 4
     chunk_overhead_keys: int = 0
 
+    def __post_init__(self):
+        choice(self.name, "name", SPLIT_PLANS)
+        L = _lengths(self.lengths)
+        B = L.size
+        ch = int_table(self.chunks, "chunks", ndim=2)
+        if ch.shape[1] != 3:
+            raise ValueError(f"chunks must be (n_chunks, 3) rows (request, k_start, k_stop), got shape {ch.shape}")
+        at_most(ch.shape[0], "chunks", MAX_ELEMENTS, "chunks")
+        n = ch.shape[0]
+        num_ctas = positive_int(self.num_ctas, "num_ctas", maximum=MAX_ITEMS)
+        slots = positive_int(self.slots, "slots", maximum=MAX_ITEMS)
+        req, a, e = ch[:, 0], ch[:, 1], ch[:, 2]
+        if n and (req.min() < 0 or req.max() >= B):
+            raise ValueError(f"chunks' request index must lie in [0, {B}) (one per entry of lengths), got "
+                             f"{int(req.min())}..{int(req.max())}")
+        bad = (a < 0) | (e < a) | (e > L[np.clip(req, 0, B - 1)])
+        if np.any(bad):
+            i = int(np.argmax(bad))
+            raise ValueError(f"chunks[{i}] = {ch[i].tolist()} must have 0 <= k_start <= k_stop <= "
+                             f"lengths[{int(req[i])}] = {int(L[req[i]])}")
+        # the non-empty chunks of each request must tile [0, L_b) once, or the merge would be wrong
+        ne = ch[e > a]
+        ne = ne[np.lexsort((ne[:, 1], ne[:, 0]))]
+        first = np.ones(ne.shape[0], bool)
+        first[1:] = ne[1:, 0] != ne[:-1, 0]
+        last = np.ones(ne.shape[0], bool)
+        last[:-1] = first[1:]
+        prev_stop = np.concatenate([[0], ne[:-1, 2]])
+        broken = np.where(first, ne[:, 1] != 0, ne[:, 1] != prev_stop) | (last & (ne[:, 2] != L[ne[:, 0]]))
+        covered = np.zeros(B, bool)
+        covered[ne[:, 0]] = True
+        wrong = np.union1d(ne[broken, 0], np.flatnonzero(~covered & (L > 0)))
+        if wrong.size:
+            raise ValueError(f"chunks must cover the keys [0, lengths[b]) of every request b exactly once (non-empty "
+                             f"chunks end to end, no gap, no overlap); request {int(wrong[0])} does not")
+        cta = int_table(self.cta, "cta", ndim=1)
+        if cta.size != n:
+            raise ValueError(f"cta must give one CTA per chunk ({n}), got {cta.size}")
+        if n and (cta.min() < 0 or cta.max() >= num_ctas):
+            raise ValueError(f"cta must lie in [0, num_ctas={num_ctas}), got {int(cta.min())}..{int(cta.max())}")
+        indptr = int_table(self.merge_indptr, "merge_indptr", ndim=1)
+        if indptr.size != B + 1 or indptr[0] != 0 or indptr[-1] != n or np.any(np.diff(indptr) < 0):
+            raise ValueError(f"merge_indptr must be {B + 1} non-decreasing offsets from 0 to {n} (one more than the "
+                             f"requests), got {indptr.tolist() if indptr.size <= 20 else indptr.shape}")
+        idx = int_table(self.merge_indices, "merge_indices", ndim=1)
+        if idx.size != n or (n and not np.array_equal(np.sort(idx), np.arange(n))):
+            raise ValueError(f"merge_indices must list every chunk index 0..{n - 1} exactly once")
+        if n and not np.array_equal(req[idx], np.repeat(np.arange(B), np.diff(indptr))):
+            raise ValueError("merge_indices[merge_indptr[b]:merge_indptr[b + 1]] must be the chunks of request b")
+        wp = np.asarray(self.writes_partials) if not isinstance(self.writes_partials, (str, bytes)) else None
+        if wp is None or wp.dtype != bool:
+            raise TypeError(f"writes_partials must be a boolean array, got "
+                            f"{type(self.writes_partials).__name__ if wp is None else wp.dtype}")
+        if wp.shape != (B,):
+            raise ValueError(f"writes_partials must be ({B},), one flag per request, got shape {wp.shape}")
+        if np.any((np.diff(indptr) > 1) & ~wp):
+            raise ValueError("writes_partials must be True for every request cut into more than one chunk (its "
+                             "chunks' partial states are merged)")
+        po = _element_bytes(self.partial_o_bytes, "partial_o_bytes")
+        pl = _element_bytes(self.partial_lse_bytes, "partial_lse_bytes")
+        oh = positive_int(self.chunk_overhead_keys, "chunk_overhead_keys", minimum=0)
+        for field, value in (("lengths", _readonly(L)), ("chunks", _readonly(ch)), ("cta", _readonly(cta)),
+                             ("num_ctas", num_ctas), ("merge_indptr", _readonly(indptr)),
+                             ("merge_indices", _readonly(idx)), ("slots", slots),
+                             ("writes_partials", _readonly(wp)), ("partial_o_bytes", po),
+                             ("partial_lse_bytes", pl), ("chunk_overhead_keys", oh)):
+            object.__setattr__(self, field, value)
+
     @property
     def chunk_tokens(self) -> np.ndarray:
         """(n_chunks,) keys in each chunk."""
@@ -116,7 +230,9 @@ class SplitPlan:
     @property
     def work_per_cta(self) -> np.ndarray:
         """(num_ctas,) keys each CTA reads."""
-        return np.bincount(self.cta, weights=self.chunk_tokens, minlength=self.num_ctas).astype(np.int64)
+        w = np.zeros(self.num_ctas, np.int64)
+        np.add.at(w, self.cta, self.chunk_tokens)      # in integers: a float sum rounds past 2^53 keys
+        return w
 
 
 def _lengths(lengths) -> np.ndarray:
@@ -152,7 +268,7 @@ def plan_flash_attn(lengths, *, num_sms: int, group_size: int = 1, head_dim: int
             :data:`labcore.checks.MAX_ITEMS` requests).
         num_sms: SMs (int in [1, MAX_ITEMS]).
         group_size: g, query rows per request (int in [1, 64]).
-        head_dim: d (sets block_n, :func:`labcore.splits.flash_attn_block_n`).
+        head_dim: d (int in [1, 1024]; sets block_n, :func:`labcore.splits.flash_attn_block_n`).
         sm_doubling: bool.
         cache_len: the cache's allocated length in keys (int >= the longest request); default the longest request
             (a cache sized exactly for the batch, the smallest the kernel can see).
@@ -164,7 +280,7 @@ def plan_flash_attn(lengths, *, num_sms: int, group_size: int = 1, head_dim: int
     Raises:
         TypeError: lengths not an integer array (a string, floats); a size not an integer; sm_doubling not a bool.
         ValueError: lengths empty, not 1-D or out of range; sizes < 1 or too large; g > 64; a cache shorter than the
-            longest request.
+            longest request; a grid (requests x splits) of more than :data:`labcore.checks.MAX_ITEMS` CTAs.
 
     Source: flash-attn ``flash_api.cpp`` (``mha_fwd_kvcache``: ``seqlen_k = !paged_KV ? kcache.size(1) :
     max_num_blocks_per_seq * page_block_size``; ``set_params_splitkv``, ``num_splits_heuristic``);
@@ -176,12 +292,13 @@ def plan_flash_attn(lengths, *, num_sms: int, group_size: int = 1, head_dim: int
     sm_doubling = flag(sm_doubling, "sm_doubling")
     occ = positive_int(ctas_per_sm, "ctas_per_sm")
     at_most(sms * occ, "num_sms x ctas_per_sm", MAX_ITEMS, "slots")
-    bn = flash_attn_block_n(head_dim)
+    bn = flash_attn_block_n(positive_int(head_dim, "head_dim", maximum=_MAX_HEAD_DIM))
     longest = int(L.max())
     n_k = longest if cache_len is None else positive_int(cache_len, "cache_len", minimum=max(longest, 1),
                                                          maximum=MAX_SEQLEN)
     n_blocks = max(1, int(cdiv(n_k, bn)))
     splits = num_splits_heuristic(L.size * cdiv(g, 64), sms * (2 if sm_doubling else 1), n_blocks)
+    at_most(L.size * splits, "lengths (requests) x the splits num_sms gives", MAX_ITEMS, "CTAs")
     span = int(cdiv(n_blocks, splits)) * bn
     s = np.arange(splits)
     starts = np.minimum(L[:, None], s[None, :] * span)
@@ -204,20 +321,26 @@ def flashinfer_decode_ctas_per_sm(gpu, *, group_size: int = 1, head_dim: int = 1
 
     Args:
         gpu: preset name or GPU.
-        group_size: g (int >= 1).
-        head_dim: d (int, a multiple of 32 / ... as FlashInfer requires; 64, 128, 256 in practice).
-        dtype_bytes: bytes of a K/V element (2).
+        group_size: g (int in [1, 64]).
+        head_dim: d: 64, 128, 256 or 512, the head dims FlashInfer compiles its kernels for (``DISPATCH_HEAD_DIM``).
+        dtype_bytes: bytes of a K/V element: 1 (FP8), 2 (FP16/BF16, the default) or 4 (FP32).
         registers_per_thread: int in [1, 255].
     Returns:
         int >= 1.
     Raises:
-        TypeError/ValueError: bad sizes; a kernel that does not fit on an SM.
+        TypeError: a size that is not an integer.
+        ValueError: group_size outside [1, 64], a head_dim or dtype_bytes FlashInfer has no kernel for,
+            registers_per_thread outside [1, 255], an unknown GPU; a kernel that does not fit on an SM.
     Source:
         FlashInfer ``scheduler.cuh`` (``BatchDecodeWithPagedKVCacheWorkEstimationDispatched``) and ``utils.cuh``
         (``NUM_STAGES_SMEM = 2`` on sm80 and later) at commit fb28d724.
     """
-    g, d = positive_int(group_size, "group_size"), positive_int(head_dim, "head_dim")
-    eb = positive_int(dtype_bytes, "dtype_bytes")
+    g = positive_int(group_size, "group_size", maximum=64)
+    d = positive_int(head_dim, "head_dim")
+    if d not in _FLASHINFER_HEAD_DIMS:      # vec_size and bdx below are exact only for the compiled head dims
+        raise ValueError(f"head_dim must be one of {', '.join(map(str, _FLASHINFER_HEAD_DIMS))} (the head dims "
+                         f"FlashInfer's decode kernel is compiled for), got {d}")
+    eb = _element_bytes(dtype_bytes, "dtype_bytes")
     vec = max(16 // eb, d // 32)
     bdx = max(1, d // vec)
     threads = max(128, bdx * g)
@@ -244,26 +367,30 @@ def plan_ctas_per_sm(name: str, gpu, *, group_size: int = 1, head_dim: int = 128
     Args:
         name: one of :data:`SPLIT_PLANS`.
         gpu: preset name or :class:`labcore.hardware.GPU`.
-        group_size: g, query heads per KV head (int >= 1).
-        head_dim: d (int >= 1).
+        group_size: g, query heads per KV head (int in [1, 1024]; at most 64 for ``"flashinfer"``).
+        head_dim: d (int in [1, 1024]; for ``"flashinfer"`` one of the head dims it compiles, as
+            :func:`flashinfer_decode_ctas_per_sm`).
     Returns:
         int >= 1.
     Raises:
-        TypeError/ValueError: an unknown plan name or GPU, bad sizes, a kernel that does not fit on an SM.
+        TypeError: a name that is not a string, a size that is not an integer.
+        ValueError: an unknown plan name or GPU, sizes out of range, a kernel whose CTA does not fit on an SM (the
+            flash-attn split kernel's tiles grow with head_dim).
     Source:
         flash-attn ``flash_fwd_launch_template.h`` (split-KV kernel's resources), FlashInfer ``scheduler.cuh``,
         LeanAttention (Sanovar et al. 2024: persistent CTAs, one per SM, as Stream-K), FlashMLA ``get_mla_metadata`` (``num_sm_parts``).
     """
     name = choice(name, "name", SPLIT_PLANS)
     g = get_gpu(gpu)
-    if name == "flash_attn":
-        positive_int(group_size, "group_size")
-        return int(decode_ctas_per_sm(g, method="flash_decoding", head_dim=positive_int(head_dim, "head_dim"))
-                   ["ctas_per_sm"])
     if name == "flashinfer":
         return flashinfer_decode_ctas_per_sm(g, group_size=group_size, head_dim=head_dim)
-    positive_int(group_size, "group_size")
-    positive_int(head_dim, "head_dim")
+    _, d = _group_and_head(group_size, head_dim)
+    if name == "flash_attn":
+        occ = int(decode_ctas_per_sm(g, method="flash_decoding", head_dim=d)["ctas_per_sm"])
+        if occ < 1:
+            raise ValueError(f"flash-attn's split-KV kernel does not fit on one SM of {g.name} at head_dim={d} "
+                             "(its Q, K and V tiles exceed the shared memory one CTA may use): use a smaller head_dim")
+        return occ
     return 1
 
 
@@ -358,7 +485,9 @@ def plan_lean(lengths, *, num_ctas: int, block_n: int = 128) -> SplitPlan:
     nb = cdiv(L, bn)
     first = np.concatenate([[0], np.cumsum(nb)])               # global block index where request b starts
     W = int(first[-1])
-    cuts = (np.arange(C + 1) * W) // C
+    q, r = divmod(W, C)                     # c W // C without c W, which passes int64 when W nears 2^60
+    c_ = np.arange(C + 1)
+    cuts = c_ * q + (c_ * r) // C
     rows, ctas = [], []
     for c in range(C):
         a, e = int(cuts[c]), int(cuts[c + 1])
@@ -393,7 +522,8 @@ def plan_flashmla(lengths, *, num_sm_parts: int, block_n: int = 64, fixed_overhe
 
     Raises:
         TypeError: lengths not an integer array; a size not an integer.
-        ValueError: bad lengths; sizes out of range.
+        ValueError: bad lengths; sizes out of range; ``fixed_overhead_blocks x block_n`` above
+            :data:`labcore.checks.MAX_COUNT` keys.
 
     Source:
         deepseek-ai/FlashMLA ``csrc/smxx/decode/get_decoding_sched_meta/get_decoding_sched_meta.cu`` and
@@ -404,6 +534,7 @@ def plan_flashmla(lengths, *, num_sm_parts: int, block_n: int = 64, fixed_overhe
     P = positive_int(num_sm_parts, "num_sm_parts", maximum=MAX_ITEMS)
     bn = positive_int(block_n, "block_n", maximum=MAX_SEQLEN)
     F = positive_int(fixed_overhead_blocks, "fixed_overhead_blocks", minimum=0, maximum=MAX_SEQLEN)
+    at_most(F * bn, "fixed_overhead_blocks x block_n", MAX_COUNT, "keys of overhead per split")
     nb = np.maximum(L - 1, 0) // bn + 1
     payload = int(cdiv(int((nb + F).sum()), P)) + F
     rows, ctas = [], []
@@ -438,7 +569,8 @@ def make_split_plan(name: str, lengths, *, num_sms: int, ctas_per_sm: int = 1, g
     slots; FlashInfer's grid limit, Lean's CTAs and FlashMLA's parts are ``num_sms x ctas_per_sm``. ``cache_len``
     is flash-attn's allocated cache length (:func:`plan_flash_attn`).
 
-    Every argument is checked, whichever plan uses it: ``group_size`` and ``head_dim`` as :func:`plan_flash_attn`,
+    Every argument is checked, whichever plan uses it: ``group_size`` and ``head_dim`` (in [1, 1024]) as
+    :func:`plan_flash_attn`,
     ``page_size`` as :func:`plan_flashinfer`; ``num_sms x ctas_per_sm`` at most :data:`labcore.checks.MAX_ITEMS`.
 
     Raises: TypeError: a name that is not a string, a size that is not an integer. ValueError: an unknown plan
@@ -446,13 +578,12 @@ def make_split_plan(name: str, lengths, *, num_sms: int, ctas_per_sm: int = 1, g
     """
     name = choice(name, "name", SPLIT_PLANS)
     positive_int(group_size, "group_size", maximum=64)          # checked whichever plan uses them
-    flash_attn_block_n(head_dim)
+    bn = flash_attn_block_n(positive_int(head_dim, "head_dim", maximum=_MAX_HEAD_DIM))
     positive_int(page_size, "page_size", maximum=MAX_SEQLEN)
     if cache_len is not None:
         positive_int(cache_len, "cache_len", maximum=MAX_SEQLEN)
-    at_most(positive_int(num_sms, "num_sms", maximum=MAX_ITEMS) * positive_int(ctas_per_sm, "ctas_per_sm"),
-            "num_sms x ctas_per_sm", MAX_ITEMS, "CTAs")
-    C = positive_int(num_sms, "num_sms") * positive_int(ctas_per_sm, "ctas_per_sm")
+    C = positive_int(num_sms, "num_sms", maximum=MAX_ITEMS) * positive_int(ctas_per_sm, "ctas_per_sm")
+    at_most(C, "num_sms x ctas_per_sm", MAX_ITEMS, "CTAs")
     if name == "flash_attn":
         return plan_flash_attn(lengths, num_sms=num_sms, group_size=group_size, head_dim=head_dim,
                                cache_len=cache_len, ctas_per_sm=ctas_per_sm)
@@ -460,7 +591,7 @@ def make_split_plan(name: str, lengths, *, num_sms: int, ctas_per_sm: int = 1, g
         return plan_flashinfer(lengths, num_ctas=C, page_size=page_size)
     if name == "flashmla":
         return plan_flashmla(lengths, num_sm_parts=C)
-    return plan_lean(lengths, num_ctas=C, block_n=flash_attn_block_n(head_dim))
+    return plan_lean(lengths, num_ctas=C, block_n=bn)
 
 
 def run_split_plan(plan: SplitPlan, q, K_list, V_list, *, scale=None):
@@ -468,43 +599,52 @@ def run_split_plan(plan: SplitPlan, q, K_list, V_list, *, scale=None):
 
     Args:
         plan: :class:`SplitPlan`.
-        q: (batch, g, d) finite queries (g query heads per request).
-        K_list, V_list: lists (or tuples), per request a finite (L_b, d) and (L_b, d_v) array (L_b may be 0).
+        q: (batch, g, d) finite queries (g query heads per request; g, d >= 1).
+        K_list, V_list: lists (or tuples), per request a finite (L_b, d) and (L_b, d_v) array (L_b may be 0,
+            ``L_b = plan.lengths[b]``; d_v >= 1, the same for every request).
         scale: softmax scale, default ``1/sqrt(d)``.
     Returns:
         ``(O, lse)``: (batch, g, d_v) and (batch, g) float64; a request with no keys gives zeros and ``-inf``.
     Raises:
         TypeError: plan not a :class:`SplitPlan`; q, K_list or V_list not real arrays (a string is never iterated).
-        ValueError: shapes that do not match the plan; NaN or inf; an empty list.
+        ValueError: q empty or not 3-D; q, K_list or V_list not one per request of the plan, or K_list/V_list rows
+            other than the plan's lengths, or columns other than d (K) or one d_v (V); NaN or inf; an empty list;
+            scores that overflow float64.
     Source:
         dao2023flashdecoding (partials and the log-sum-exp merge); FlashInfer §3.3 (merge indices).
     """
     plan = instance(plan, "plan", SplitPlan)
-    q = real_array(q, "q", ndim=3, allow_empty=True)
-    K_list, V_list = array_list(K_list, "K_list"), array_list(V_list, "V_list")
-    if q.ndim != 3 or q.shape[0] != plan.lengths.size or len(K_list) != q.shape[0] or len(V_list) != q.shape[0]:
-        raise ValueError(f"q must be (batch={plan.lengths.size}, g, d) with one K and V per request")
-    Ks, Vs = [as_real(k, "K") for k in K_list], [as_real(v, "V") for v in V_list]
-    d_v = Vs[0].shape[-1]
-    if any(k.ndim != 2 or k.shape[1] != q.shape[2] for k in Ks) or any(v.ndim != 2 or v.shape[1] != d_v for v in Vs):
-        raise ValueError(f"every K must be (L_b, d={q.shape[2]}) and every V (L_b, d_v={d_v})")
-    if [len(k) for k in Ks] != plan.lengths.tolist() or [len(v) for v in Vs] != plan.lengths.tolist():
-        raise ValueError(f"K and V lengths must equal the plan's lengths {plan.lengths.tolist()}")
-    s = resolve_scale(scale, q.shape[2])
+    q = real_array(q, "q", ndim=3)
+    Ks, Vs = array_list(K_list, "K_list"), array_list(V_list, "V_list")
+    B = plan.lengths.size
+    if q.shape[0] != B:
+        raise ValueError(f"q must hold one row group per request of the plan: (batch={B}, g, d), got {q.shape}")
+    for name, arrays in (("K_list", Ks), ("V_list", Vs)):
+        if len(arrays) != B:
+            raise ValueError(f"{name} must hold one array per request of the plan ({B}), got {len(arrays)}")
+    d, d_v = q.shape[2], Vs[0].shape[1]
+    for b, (k, v) in enumerate(zip(Ks, Vs)):
+        L_b = int(plan.lengths[b])
+        if k.shape != (L_b, d):
+            raise ValueError(f"K_list[{b}] must be (lengths[{b}]={L_b}, d={d}) (the plan's length, q's head dim), "
+                             f"got {k.shape}")
+        if v.shape != (L_b, d_v) or d_v < 1:
+            raise ValueError(f"V_list[{b}] must be (lengths[{b}]={L_b}, d_v) with one d_v >= 1 for every request "
+                             f"(V_list[0] has {d_v}), got {v.shape}")
+    s = resolve_scale(scale, d)
     g = q.shape[1]
-    parts = []
-    for b, a, e in plan.chunks.tolist():
-        if e == a:
-            parts.append((np.zeros((g, d_v)), np.full(g, -np.inf)))      # an empty chunk: the identity
-            continue
-        P, lse = row_softmax(masked_scores(q[b], Ks[b][a:e], scale=s))
-        parts.append((P @ Vs[b][a:e], lse))
-    O, LSE = np.zeros((q.shape[0], g, d_v)), np.full((q.shape[0], g), -np.inf)
-    for b in range(q.shape[0]):
-        o, l = np.zeros((g, d_v)), np.full(g, -np.inf)
+    O, LSE = np.zeros((B, g, d_v)), np.full((B, g), -np.inf)
+    for b in range(B):                   # each request's chunks, computed and merged in the plan's merge order
+        o, lse = np.zeros((g, d_v)), np.full(g, -np.inf)
         for c in plan.merge_indices[plan.merge_indptr[b]:plan.merge_indptr[b + 1]].tolist():
-            o, l = merge_state(o, l, *parts[c])
-        O[b], LSE[b] = o, l
+            _, a, e = plan.chunks[c].tolist()
+            if e == a:                   # an empty chunk: the merge's identity, merged as the kernel writes it
+                part = (np.zeros((g, d_v)), np.full(g, -np.inf))
+            else:
+                P, l_c = row_softmax(masked_scores(q[b], Ks[b][a:e], scale=s))
+                part = (P @ Vs[b][a:e], l_c)
+            o, lse = merge_state(o, lse, *part)
+        O[b], LSE[b] = o, lse
     return O, LSE
 
 
@@ -520,17 +660,18 @@ def plan_stats(plan: SplitPlan, *, group_size: int = 1, head_dim: int = 128, tim
 
     Args:
         plan: :class:`SplitPlan`.
-        group_size: g.
-        head_dim: d (= d_v).
-        time_per_key: seconds per key (> 0).
-        chunk_overhead: seconds per chunk (>= 0).
-        partial_bytes: bytes per partial element for both o and lse (int >= 1), overriding the plan's format; None
+        group_size: g (int in [1, 1024]).
+        head_dim: d (= d_v; int in [1, 1024]).
+        time_per_key: seconds per key (finite, > 0).
+        chunk_overhead: seconds per chunk (finite, >= 0).
+        partial_bytes: bytes per partial element for both o and lse (1, 2 or 4), overriding the plan's format; None
             keeps the plan's.
-        out_bytes: bytes per element of the final output.
+        out_bytes: bytes per element of the final output (1, 2 or 4).
 
     Raises:
         TypeError: plan not a :class:`SplitPlan`; a size not an integer, a time not a real number.
-        ValueError: sizes < 1, times negative or not finite.
+        ValueError: sizes out of range, element sizes other than 1, 2 or 4; times negative or not finite, or so
+            large that a CTA's or the plan's total cost is not a finite float64.
 
     Returns:
         dict ``work_per_cta`` (keys), ``schedule`` (:class:`~labcore.scheduler.Schedule`), ``makespan``,
@@ -541,24 +682,29 @@ def plan_stats(plan: SplitPlan, *, group_size: int = 1, head_dim: int = 128, tim
     (``tmp_v`` in the output dtype, ``tmp_s`` in FP32); FlashInfer §3.3.
     """
     plan = instance(plan, "plan", SplitPlan)
-    if partial_bytes is not None:
-        positive_int(partial_bytes, "partial_bytes")
-    positive_int(out_bytes, "out_bytes")
-    g, d = positive_int(group_size, "group_size"), positive_int(head_dim, "head_dim")
+    pbytes = None if partial_bytes is None else _element_bytes(partial_bytes, "partial_bytes")
+    ob = _element_bytes(out_bytes, "out_bytes")
+    g, d = _group_and_head(group_size, head_dim)
     t = positive_float(time_per_key, "time_per_key")
     oh = positive_float(chunk_overhead, "chunk_overhead", allow_zero=True)
     w = plan.work_per_cta
     n_chunks = np.bincount(plan.cta, minlength=plan.num_ctas)
-    sched: Schedule = list_schedule(w * t + n_chunks * oh, plan.slots)
+    with np.errstate(over="ignore", invalid="ignore"):
+        costs = w * t + n_chunks * oh
+        total = float(costs.sum())          # no slot's makespan exceeds the sum
+    if not np.isfinite(total):
+        raise ValueError(f"time_per_key={t:g} and chunk_overhead={oh:g} make the plan's cost overflow float64 "
+                         "(not finite): give times in seconds of a real GPU")
+    sched: Schedule = list_schedule(costs, plan.slots)
     partials = int(plan.writes_partials[plan.chunks[:, 0]].sum())
-    if partial_bytes is None:
+    if pbytes is None:
         per = g * (d * plan.partial_o_bytes + plan.partial_lse_bytes)
     else:
-        per = g * (d + 1) * positive_int(partial_bytes, "partial_bytes")
+        per = g * (d + 1) * pbytes
     pb = partials * per
     return {"work_per_cta": w, "schedule": sched, "makespan": sched.makespan, "ratio": sched.ratio,
             "partials": partials, "partial_bytes_written": pb, "combine_bytes_read": pb,
-            "output_bytes": plan.lengths.size * g * d * positive_int(out_bytes, "out_bytes"),
+            "output_bytes": plan.lengths.size * g * d * ob,
             "max_work": int(w.max()), "mean_work": float(w.mean())}
 
 
@@ -583,16 +729,20 @@ def plan_time(plan: SplitPlan, gpu, *, group_size: int = 1, head_dim: int = 128,
     Args:
         plan: :class:`SplitPlan`.
         gpu: preset name or :class:`labcore.hardware.GPU`.
-        group_size: g.
-        head_dim: d (= d_v).
-        dtype_bytes: bytes of a K, V, q or output element.
+        group_size: g (int in [1, 1024]).
+        head_dim: d (= d_v; int in [1, 1024]).
+        dtype_bytes: bytes of a K, V, q or output element (1, 2 or 4).
         memory_rule: ``"shared"`` or ``"lecture"``.
-        per_cta_cap: bytes/s (> 0) for ``"shared"``; default the generation's.
+        per_cta_cap: bytes/s (finite, > 0) for ``"shared"``; default the generation's. Checked under either rule;
+            ``"lecture"`` charges its own ``min(80 GB/s, B / SMs)`` and does not use it.
     Returns:
         dict ``total`` (s), ``schedule``, ``floor`` (s), ``bytes_per_cta`` ((num_ctas,) bytes), ``memory_rule``,
         ``per_cta_cap`` (bytes/s), ``planner`` (``where`` and ``what``).
     Raises:
-        TypeError/ValueError: plan not a :class:`SplitPlan`; an unknown GPU or rule, bad sizes.
+        TypeError: plan not a :class:`SplitPlan`; a size not an integer, per_cta_cap not a real number, a rule
+            that is not a string.
+        ValueError: an unknown GPU or rule, sizes out of range, dtype_bytes other than 1, 2 or 4, per_cta_cap not
+            finite and > 0 or so small that the plan's time is not a finite float64.
     Source:
         as :func:`labcore.waves.shared_bandwidth_schedule` and :func:`labcore.waves.per_cta_bandwidth_cap`; lecture
         §6.4 for the ``"lecture"`` rule.
@@ -600,15 +750,20 @@ def plan_time(plan: SplitPlan, gpu, *, group_size: int = 1, head_dim: int = 128,
     plan = instance(plan, "plan", SplitPlan)
     g_ = get_gpu(gpu)
     rule = choice(memory_rule, "memory_rule", MEMORY_RULES)
-    g, d = positive_int(group_size, "group_size"), positive_int(head_dim, "head_dim")
-    eb = positive_int(dtype_bytes, "dtype_bytes")
+    g, d = _group_and_head(group_size, head_dim)
+    eb = _element_bytes(dtype_bytes, "dtype_bytes")
+    user_cap = None if per_cta_cap is None else positive_float(per_cta_cap, "per_cta_cap")
     keys = plan.chunk_tokens.astype(float)
     writes = np.where(plan.writes_partials[plan.chunks[:, 0]],
                       g * (d * plan.partial_o_bytes + plan.partial_lse_bytes), g * d * eb)
     chunk_bytes = keys * 2 * d * eb + g * d * eb + writes
     by = np.bincount(plan.cta, weights=chunk_bytes, minlength=plan.num_ctas)
     if rule == "shared":
-        cap = per_cta_bandwidth_cap(g_) if per_cta_cap is None else positive_float(per_cta_cap, "per_cta_cap")
+        cap = per_cta_bandwidth_cap(g_) if user_cap is None else user_cap
+        # every moment some CTA reads at min(cap, B) or more, so all bytes at that rate bound the makespan
+        if not np.isfinite(float(by.sum()) / min(cap, g_.hbm_bandwidth)):
+            raise ValueError(f"per_cta_cap={cap:g} bytes/s makes the plan's time overflow float64 (not finite): "
+                             "give a CTA's bandwidth in bytes/s of a real GPU")
         sched = shared_bandwidth_schedule(by, slots=plan.slots, bandwidth=g_.hbm_bandwidth, per_cta_cap=cap,
                                           sms=min(g_.num_sms, plan.slots))
     else:
@@ -623,20 +778,19 @@ def zipf_lengths(batch: int, *, mean: int, a: float = 1.5, max_factor: int = 16,
 
     A Zipf-shaped ragged batch in the spirit of FlashInfer's Fig. 8 ("Zipf, mean 1024"); that figure's exact
     generator is not in our sources, so this one is ours. Args: batch: int in [1, :data:`labcore.checks.MAX_ITEMS`];
-    mean: int in [1, :data:`labcore.splits.MAX_SEQLEN`]; a > 1 (finite); max_factor: int >= 1; seed: int >= 0.
+    mean: int in [1, :data:`labcore.splits.MAX_SEQLEN`]; a > 1 (finite); max_factor: int in [1,
+    :data:`labcore.checks.MAX_COUNT`]; seed: int in [0, MAX_COUNT].
     Returns: (batch,) int64 lengths >= 1. Raises: TypeError: a count that is not an integer, ``a`` not a real number;
     ValueError: out of range. Source: Ye et al. 2025, Fig. 8 (the setting).
     """
     batch = positive_int(batch, "batch", maximum=MAX_ITEMS)
     mean = positive_int(mean, "mean", maximum=MAX_SEQLEN)
-    positive_int(max_factor, "max_factor")
-    positive_int(seed, "seed", minimum=0)
-    batch, mean = positive_int(batch, "batch"), positive_int(mean, "mean")
+    f = positive_int(max_factor, "max_factor")
+    seed = positive_int(seed, "seed", minimum=0)
     a = positive_float(a, "a")
     if a <= 1:
         raise ValueError(f"a must be > 1 for a Zipf distribution, got {a}")
-    x = np.random.default_rng(positive_int(seed, "seed", minimum=0)).zipf(a, batch).astype(float)
-    f = positive_int(max_factor, "max_factor")
+    x = np.random.default_rng(seed).zipf(a, batch).astype(float)
     for _ in range(100):                          # clip the tail at f x the mean until the clip holds (fixed point)
         if x.max() <= f * x.mean() * (1 + 1e-9):
             break
