@@ -224,7 +224,7 @@ FA1 = LABS["fa1_forward"].reference
 
 def nan_rows(cta, *, block_q, block_kv):
     FA1(cta, block_q=block_q, block_kv=block_kv)
-    cta.store("O", np.full((1, cta.shape("O")[1]), np.nan), rows=(0, 1))   # one row of O ruined
+    cta.store("O", np.zeros((1, cta.shape("O")[1])) * np.nan, rows=(0, 1))   # one row of O ruined
 
 
 def test_nan_in_an_output_is_named_with_its_count():

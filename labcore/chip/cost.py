@@ -20,15 +20,21 @@ Sources: Williams et al. 2009 (roofline); lecture §6.3-§6.4 (CTAs in waves, HB
 """
 from __future__ import annotations
 
+import math
+
 from ..checks import positive_float, positive_int
 from ..decode_time import MODEL_DEFAULTS
 from ..hardware import get_gpu
 from ..waves import kernel_time
 
-__all__ = ["modelled_time", "TIME_DEFAULTS"]
+__all__ = ["modelled_time", "TIME_DEFAULTS", "MIN_PER_CTA_CAP"]
 
 #: Assumptions of :func:`modelled_time` (SI units), taken from the decode model's defaults.
 TIME_DEFAULTS = dict(dtype_bytes=2, atomic_bytes=4, kernel_overhead=MODEL_DEFAULTS["kernel_overhead"])
+
+#: The smallest ``per_cta_cap`` :func:`modelled_time` takes (bytes/s): a real CTA pulls tens of GB/s; below one byte
+#: a second a lab's traffic would take longer than a float can hold (1e-320 is a positive float, and every time inf).
+MIN_PER_CTA_CAP = 1.0
 
 
 def modelled_time(chip, gpu="A100", *, dtype_bytes: int = 2, atomic_bytes: int = 4,
@@ -41,20 +47,24 @@ def modelled_time(chip, gpu="A100", *, dtype_bytes: int = 2, atomic_bytes: int =
         gpu: preset name or :class:`labcore.hardware.GPU` (needs an FP32 figure: ``fp32_flops`` not None).
         dtype_bytes: bytes per element (int >= 1).
         atomic_bytes: bytes per element added atomically (int >= 1; FP32 accumulation: 4).
-        per_cta_cap: most bytes/s one CTA can pull (> 0); default the GPU generation's
-            (:func:`labcore.waves.per_cta_bandwidth_cap`).
+        per_cta_cap: most bytes/s one CTA can pull (a finite float >= :data:`MIN_PER_CTA_CAP`, 1 byte/s); default
+            the GPU generation's (:func:`labcore.waves.per_cta_bandwidth_cap`).
         kernel_overhead: seconds per launch (>= 0).
     Returns:
         dict: ``total`` (s), ``launches`` (list of per-launch dicts: ``name``, ``ctas``, ``waves``,
         ``cta_time`` (s, the longest CTA), ``time`` (s)), ``matmul_flops``, ``nonmatmul_flops``, ``hbm_bytes`` (plain traffic),
         ``atomic_bytes`` (atomic adds), ``gpu`` (name).
     Raises:
-        ValueError: a chip that ran nothing, a preset without an FP32 figure, bad assumptions.
+        TypeError/ValueError: naming the argument: a chip that ran nothing, a preset without an FP32 figure, bad
+        assumptions, or assumptions whose modelled time is past what a float holds (a huge ``kernel_overhead``).
     """
     g = get_gpu(gpu)
     dtype_bytes = positive_int(dtype_bytes, "dtype_bytes", maximum=64)
     atomic_bytes = positive_int(atomic_bytes, "atomic_bytes", maximum=64)
     cap = None if per_cta_cap is None else positive_float(per_cta_cap, "per_cta_cap")
+    if cap is not None and cap < MIN_PER_CTA_CAP:
+        raise ValueError(f"per_cta_cap must be at least {MIN_PER_CTA_CAP:g} byte/s (a real CTA pulls tens of GB/s, "
+                         f"e.g. 80e9), got {cap:g}")
     overhead = positive_float(kernel_overhead, "kernel_overhead", allow_zero=True)
     if g.fp32_flops is None:
         raise ValueError(f"{g.name} has no published FP32 figure; the chip's time model needs one")
@@ -72,6 +82,12 @@ def modelled_time(chip, gpu="A100", *, dtype_bytes: int = 2, atomic_bytes: int =
         out.append({"name": rec.name, "ctas": rec.grid, "waves": -(-rec.grid // k["slots"]),
                     "cta_time": float(max(k["schedule"].end - k["schedule"].start)), "time": t})
         total += t
+    if not math.isfinite(total):
+        if math.isfinite(sum(r["time"] - overhead for r in out)):
+            why = f"kernel_overhead = {overhead:g} s per launch is too large (the decode model's is 5e-06 s)"
+        else:
+            why = f"check gpu ({g.name}: its bandwidth and FLOP/s) and per_cta_cap"
+        raise ValueError(f"the modelled time of {len(out)} launch(es) is past what a float holds: {why}")
     fl = chip.flops
     return {"total": total, "launches": out, "matmul_flops": fl["matmul"], "nonmatmul_flops": fl["nonmatmul"],
             "hbm_bytes": chip.ledger.total * dtype_bytes, "atomic_bytes": chip.atomics.total * atomic_bytes,

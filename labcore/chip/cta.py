@@ -23,7 +23,7 @@ import numbers
 
 import numpy as np
 
-from ..checks import as_real
+from ..checks import as_real, positive_int
 from .limits import tick
 from .sram import MAX_M, SRAM, SRAMCapacityError
 from .tile import FlopCounter, Holding, Tile, close_holding, storage, use
@@ -111,18 +111,28 @@ def _value(value, what):
 class CTAState:
     """The chip's side of one CTA: its SRAM, FLOP counter and counts (host code; a kernel sees :class:`CTA`).
 
+    Args:
+        chip: the :class:`~labcore.chip.Chip`.
+        pid: program id (int >= 0).
+        M: SRAM capacity in elements (as :class:`~labcore.chip.sram.SRAM`).
     Attributes:
         pid (int), M (int), sram (:class:`~labcore.chip.sram.SRAM`), flops (:class:`~labcore.chip.tile.FlopCounter`),
         elements (HBM elements read + written), atomics (elements added atomically), view (the :class:`CTA`).
+    Raises:
+        TypeError/ValueError: a chip that is not a Chip, a pid or M that is not a count.
     """
 
     __slots__ = ("_chip", "pid", "M", "sram", "flops", "elements", "atomics", "view")
 
     def __init__(self, chip, pid: int, M: int):
+        from .grid import Chip       # grid imports this module
+
+        if not isinstance(chip, Chip):
+            raise TypeError(f"chip must be a labcore.chip.Chip, got {type(chip).__name__}")
         self._chip = chip
-        self.pid = pid
-        self.M = M
+        self.pid = positive_int(pid, "pid", minimum=0)
         self.sram = SRAM(M)
+        self.M = self.sram.M
         self.flops = FlopCounter()
         self.elements = 0
         self.atomics = 0
@@ -163,9 +173,13 @@ class CTAState:
     def buffer(self, shape, *, fill=0.0, name="buffer") -> OnChip:
         tick()
         shape = _buffer_shape(shape)
-        if isinstance(fill, bool) or not isinstance(fill, numbers.Real):
+        if isinstance(fill, (bool, np.bool_)) or not isinstance(fill, numbers.Real):
             raise TypeError(f"fill must be a real number such as 0.0 or -np.inf, got {fill!r}")
-        fill = float(fill)
+        try:
+            fill = float(fill)
+        except OverflowError:
+            raise ValueError(f"fill must be a real number a float64 holds, got an int of "
+                             f"{int(fill).bit_length():,} bits") from None
         if np.isnan(fill):
             raise ValueError("fill must not be NaN: a buffer starts from a number (0.0, or -inf for a running max)")
         if not isinstance(name, str):
@@ -218,6 +232,9 @@ class CTA:
     __slots__ = ("_state",)
 
     def __init__(self, state: CTAState):
+        if not isinstance(state, CTAState):
+            raise TypeError(f"state must be a labcore.chip.CTAState (a CTA is made by Chip.launch), got "
+                            f"{type(state).__name__}")
         object.__setattr__(self, "_state", state)
 
     def __setattr__(self, key, value):

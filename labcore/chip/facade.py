@@ -38,6 +38,18 @@ MAX_ARANGE = 2 ** 20
 #: Largest number of terms ``np.einsum`` may sum over (the product of its index ranges).
 MAX_EINSUM_TERMS = 2 ** 24
 
+#: Largest magnitude of an int a facade function takes as an index, an offset or a fill (``np.arange``'s start, stop
+#: and step, ``np.tril``'s ``k``, an integer ``np.full``): 2^53, every float64 holds it exactly; far past any tile's
+#: side, and inside numpy's int64 (a larger one would be an OverflowError from deep inside numpy).
+MAX_INT = 2 ** 53
+
+#: Largest magnitude of an ``axis`` (numpy's own limit on dimensions; a tile has at most 3).
+MAX_AXIS = 64
+
+#: Largest magnitude of ``round``'s ``ndigits`` in a kernel: past float64's range (1e-324 .. 1e308) no digit is left
+#: to round, and ``round(12345, -10**30)`` would never return.
+MAX_NDIGITS = 400
+
 _DTYPES = {None: np.float64, float: np.float64, np.float64: np.float64, bool: np.bool_, np.bool_: np.bool_,
            int: np.int64, np.int64: np.int64}
 
@@ -99,18 +111,55 @@ def _tile(x, fn: str, arg: str) -> Tile:
     return x
 
 
-def _int(x, fn: str, arg: str) -> int:
-    if isinstance(x, bool) or not isinstance(x, numbers.Integral):
+def _int(x, fn: str, arg: str, bound: int = MAX_INT) -> int:
+    """``x`` as an int of magnitude at most ``bound``; bools, floats and strings are a TypeError naming ``arg``."""
+    if isinstance(x, (bool, np.bool_)) or not isinstance(x, numbers.Integral):
         raise TypeError(f"np.{fn}: {arg} must be an int, got {x!r} ({type(x).__name__})")
-    return int(x)
+    x = int(x)
+    if not -bound <= x <= bound:
+        raise ValueError(f"np.{fn}: {arg} must be an int in -{bound:,} .. {bound:,}, got {x:,}")
+    return x
 
 
 def _axis(axis, fn):
     if axis is None:
         return None
     if isinstance(axis, tuple):
-        return tuple(_int(a, fn, "axis") for a in axis)
-    return _int(axis, fn, "axis")
+        return tuple(_int(a, fn, "axis", MAX_AXIS) for a in axis)
+    return _int(axis, fn, "axis", MAX_AXIS)
+
+
+def _number(x, fn: str, arg: str, what: str):
+    """A fill or a bound given as a number: a bool (where a number is meant) is a TypeError and NaN a ValueError,
+    as for ``cta.buffer``'s ``fill``; tiles and other operands pass through unchanged."""
+    if isinstance(x, (bool, np.bool_)):
+        raise TypeError(f"np.{fn}: {arg} must be a number, got {x!r}: {what}")
+    if isinstance(x, Tile) or not isinstance(x, numbers.Real):
+        return x
+    try:
+        v = float(x)
+    except OverflowError:
+        raise ValueError(f"np.{fn}: {arg} is too large for a float64, got an int of {int(x).bit_length():,} "
+                         "bits") from None
+    if math.isnan(v):
+        raise ValueError(f"np.{fn}: {arg} must not be NaN: {what}")
+    return x
+
+
+def _fill(value, dtype, fn: str, arg: str = "fill_value"):
+    """A constructor's fill (a number, checked against the array's dtype): a bool array takes True or False; an int
+    array an int (a fraction would be truncated); a float array a real number (inf allowed), never a bool or NaN."""
+    if isinstance(value, Tile):
+        return value
+    kind = np.dtype(dtype).kind
+    if kind == "b":
+        if not isinstance(value, (bool, np.bool_)):
+            raise TypeError(f"np.{fn}: {arg} of a bool array must be True or False, got {value!r}")
+        return value
+    _number(value, fn, arg, "an array on chip starts from a number (0.0, or -np.inf for a running max)")
+    if kind in "iu":
+        return _int(value, fn, arg)
+    return value
 
 
 def _shape(shape, fn: str) -> tuple:
@@ -121,9 +170,9 @@ def _shape(shape, fn: str) -> tuple:
         raise ValueError(f"np.{fn}: an array on chip has at most 3 dimensions, got shape {shape}")
     out = []
     for s in shape:
-        s = _int(s, fn, "shape")
-        if s < 0:
-            raise ValueError(f"np.{fn}: shape must hold ints >= 0, got {shape}")
+        s = _int(s, fn, "shape", MAX_INT)
+        if not 0 <= s <= MAX_M:
+            raise ValueError(f"np.{fn}: shape must hold ints in 0 .. {MAX_M:,} (the largest SRAM), got {shape}")
         out.append(s)
     return tuple(out)
 
@@ -131,7 +180,11 @@ def _shape(shape, fn: str) -> tuple:
 def _dtype(dtype, fn):
     if isinstance(dtype, _Checked):                      # the facade's own np.float64
         dtype = dtype.base
-    if dtype not in _DTYPES:
+    try:
+        known = dtype in _DTYPES
+    except TypeError:                                    # unhashable (a list, an array)
+        known = False
+    if not known:
         raise TypeError(f"np.{fn}: dtype must be float (np.float64), bool or int, got {dtype!r}")
     return _DTYPES[dtype]
 
@@ -177,9 +230,12 @@ def empty(shape, dtype=None):
 
 
 def full(shape, fill_value, dtype=None):
-    """An array of ``fill_value`` (a number, or a 0-d tile) on chip (counted against the SRAM while alive)."""
+    """An array of ``fill_value`` on chip (counted against the SRAM while alive): a 0-d tile, or a number as
+    ``cta.buffer``'s fill (not NaN, not a bool) for a float array, an int for an int array, True or False for a bool
+    array."""
     shape, dtype = _shape(shape, "full"), _dtype(dtype, "full")
     _operand(fill_value, "full", "fill_value")
+    fill_value = _fill(fill_value, dtype, "full")
     sources = frozenset()
     if isinstance(fill_value, Tile):
         use(fill_value)
@@ -211,12 +267,12 @@ def empty_like(a, dtype=None):
 
 
 def full_like(a, fill_value, dtype=None):
-    """``fill_value`` (a number) in ``a``'s shape, on chip."""
+    """``fill_value`` (a number, checked as :func:`full`'s against the dtype) in ``a``'s shape, on chip."""
     a = _tile(a, "full_like", "a")
-    if isinstance(fill_value, Tile) or not isinstance(fill_value, numbers.Real):
+    if isinstance(fill_value, Tile) or not isinstance(fill_value, (numbers.Real, np.bool_)):
         raise TypeError(f"np.full_like: fill_value must be a number, got {type(fill_value).__name__}")
-    return _made("full_like", tuple(a.shape), a.dtype.type if dtype is None else _dtype(dtype, "full_like"),
-                 fill_value)
+    dtype = a.dtype.type if dtype is None else _dtype(dtype, "full_like")
+    return _made("full_like", tuple(a.shape), dtype, _fill(fill_value, dtype, "full_like"))
 
 
 def arange(start, stop=None, step=1):
@@ -255,9 +311,9 @@ def _reduction(name):
         _operand(a, name, "a")
         if not isinstance(a, Tile):
             return a if name not in ("any", "all") else bool(a)
-        if not isinstance(keepdims, bool):
+        if not isinstance(keepdims, (bool, np.bool_)):
             raise TypeError(f"np.{name}: keepdims must be True or False, got {keepdims!r}")
-        return getattr(a, name)(axis=_axis(axis, name), keepdims=keepdims)
+        return getattr(a, name)(axis=_axis(axis, name), keepdims=bool(keepdims))
     f.__name__ = name
     f.__qualname__ = f"np.{name}"
     f.__doc__ = f"``a.{name}(axis, keepdims)`` of a tile (counted: one FLOP per input element)."
@@ -292,12 +348,12 @@ def _sequence(arrays, fn):
 
 def concatenate(arrays, axis=0):
     """The tiles of the tuple ``arrays`` joined along ``axis``."""
-    return np.concatenate(_sequence(arrays, "concatenate"), axis=_int(axis, "concatenate", "axis"))
+    return np.concatenate(_sequence(arrays, "concatenate"), axis=_int(axis, "concatenate", "axis", MAX_AXIS))
 
 
 def stack(arrays, axis=0):
     """The tiles of the tuple ``arrays`` stacked along a new ``axis``."""
-    return np.stack(_sequence(arrays, "stack"), axis=_int(axis, "stack", "axis"))
+    return np.stack(_sequence(arrays, "stack"), axis=_int(axis, "stack", "axis", MAX_AXIS))
 
 
 def outer(a, b):
@@ -333,19 +389,23 @@ def einsum(subscripts, *operands):
 
 
 def tril(m, k=0):
-    """Lower triangle of a 2-D tile (entries above diagonal ``k`` set to 0)."""
+    """Lower triangle of a 2-D tile (entries above diagonal ``k`` set to 0; ``k`` an int, ``|k|`` at most
+    :data:`MAX_INT`)."""
     return np.tril(_tile(m, "tril", "m"), _int(k, "tril", "k"))
 
 
 def triu(m, k=0):
-    """Upper triangle of a 2-D tile (entries below diagonal ``k`` set to 0)."""
+    """Upper triangle of a 2-D tile (entries below diagonal ``k`` set to 0; ``k`` an int, ``|k|`` at most
+    :data:`MAX_INT`)."""
     return np.triu(_tile(m, "triu", "m"), _int(k, "triu", "k"))
 
 
 def clip(a, a_min, a_max):
-    """``a`` limited to ``[a_min, a_max]`` (tiles or numbers)."""
+    """``a`` limited to ``[a_min, a_max]`` (tiles or numbers; a number bound is real, not a bool and not NaN)."""
     for arg, v in (("a", a), ("a_min", a_min), ("a_max", a_max)):
         _operand(v, "clip", arg)
+    for arg, v in (("a_min", a_min), ("a_max", a_max)):
+        _number(v, "clip", arg, "a bound is a number (-np.inf or np.inf for none)")
     _bounded("clip", np.broadcast_shapes(*(v.shape for v in (a, a_min, a_max) if isinstance(v, Tile))))
     return np.clip(a, a_min, a_max)
 
@@ -385,8 +445,13 @@ def _checked_range(*args):
         if isinstance(a, bool) or not isinstance(a, numbers.Integral):
             raise TypeError(f"range() takes ints, got {a!r} ({type(a).__name__})")
     r = range(*args)
-    if len(r) > MAX_ARANGE:
-        raise ValueError(f"range() of {len(r):,} values: a kernel loop runs at most {MAX_ARANGE:,} times")
+    try:
+        n = len(r)
+    except OverflowError:                        # more values than a C ssize_t counts
+        n = None
+    if n is None or n > MAX_ARANGE:
+        raise ValueError(f"range() of {'more than 2**63' if n is None else f'{n:,}'} values: a kernel loop runs at "
+                         f"most {MAX_ARANGE:,} times")
     return r
 
 
@@ -404,7 +469,15 @@ def checked_builtins() -> dict:
 def _checked_round(x, ndigits=None):
     if isinstance(x, Tile):
         x._no_number()
-    return round(x) if ndigits is None else round(x, ndigits)
+    if isinstance(x, np.generic):   # numpy's own round overflows to NaN past 10**308: round the Python number
+        x = x.item()
+    if ndigits is None:
+        return round(x)
+    if isinstance(ndigits, (bool, np.bool_)) or not isinstance(ndigits, numbers.Integral):
+        raise TypeError(f"round(): ndigits must be an int, got {ndigits!r} ({type(ndigits).__name__})")
+    if not -MAX_NDIGITS <= ndigits <= MAX_NDIGITS:
+        raise ValueError(f"round(): ndigits must be an int in -{MAX_NDIGITS} .. {MAX_NDIGITS}, got {ndigits:,}")
+    return round(x, int(ndigits))
 
 
 _UFUNCS = ("exp", "exp2", "expm1", "log", "log2", "log1p", "sqrt", "square", "abs", "absolute", "maximum",

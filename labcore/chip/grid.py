@@ -22,13 +22,17 @@ from .limits import tick
 from .sram import MAX_M
 from .tile import running
 
-__all__ = ["Chip", "Launch", "Program", "DataRaceError", "ORDERS", "MAX_GRID"]
+__all__ = ["Chip", "Launch", "Program", "DataRaceError", "ORDERS", "MAX_GRID", "MAX_SEED"]
 
 #: CTA orders a chip accepts besides an explicit permutation.
 ORDERS = ("sequential", "reversed", "shuffled")
 
 #: Largest grid one launch may have (a guard against a typo such as ``grid=10**9``).
 MAX_GRID = 2 ** 16
+
+#: Largest ``seed`` a chip takes: a seed is no count (a grader draws 63-bit ones), and numpy's generators take
+#: 128 bits of entropy.
+MAX_SEED = 2 ** 128 - 1
 
 
 @dataclass
@@ -72,6 +76,49 @@ _VERBS = {"read": "reads", "write": "writes", "atomic": "adds atomically into"}
 _PAST = {"read": "read", "write": "wrote", "atomic": "added into atomically"}
 
 
+def _few(values, k: int = 5) -> str:
+    values = list(values)
+    return ", ".join(map(str, values[:k])) + (f" ... ({len(values)} in all)" if len(values) > k else "")
+
+
+def _permutation_of(perm, n: int, what: str) -> list:
+    """``perm`` (a list, tuple, range or 1-D integer array) as a list of ints if it is a permutation of ``0 .. n-1``,
+    else a TypeError (not ints) or a ValueError (length, a CTA twice, missing or out of range) naming ``what``."""
+    if isinstance(perm, np.ndarray):
+        if perm.ndim != 1 or perm.dtype.kind not in "iu":
+            raise TypeError(f"{what} must be a permutation of ints, got an array of shape {perm.shape} and dtype "
+                            f"{perm.dtype}")
+    elif not isinstance(perm, (list, tuple, range)):
+        raise TypeError(f"{what} must be a permutation of the CTAs (a list, tuple or 1-D int array of 0 .. n-1), got "
+                        f"{type(perm).__name__}")
+    try:
+        length = len(perm)
+    except OverflowError:                       # a range past what a C ssize_t counts
+        length = None
+    if length != n:                             # before anything is converted: a wrong length may be huge
+        got = "more than 2**63" if length is None else f"{length:,}"
+        raise ValueError(f"{what} must be a permutation of the {n} CTAs 0 .. {n - 1}, got {got} entries")
+    if isinstance(perm, np.ndarray):
+        perm = perm.tolist()
+    elif isinstance(perm, range):
+        perm = list(perm)
+    else:
+        bad = [p for p in perm if not isinstance(p, numbers.Integral) or isinstance(p, (bool, np.bool_))]
+        if bad:
+            raise TypeError(f"{what} must be a permutation of ints, got an entry {bad[0]!r} ({type(bad[0]).__name__})")
+        perm = [int(p) for p in perm]
+    seen = set()
+    twice = sorted({p for p in perm if p in seen or seen.add(p)})
+    outside = [p for p in perm if not 0 <= p < n]
+    missing = [p for p in range(n) if p not in seen]
+    if twice or outside or missing:
+        why = "; ".join(w for w in (f"CTA(s) twice: {_few(twice)}" if twice else "",
+                                    f"out of range 0 .. {n - 1}: {_few(outside)}" if outside else "",
+                                    f"missing: {_few(missing)}" if missing else "") if w)
+        raise ValueError(f"{what} must be a permutation of the CTAs 0 .. {n - 1}, each once ({why})")
+    return perm
+
+
 def _tensors(tensors) -> dict:
     if tensors is None:
         return {}
@@ -88,9 +135,11 @@ class Chip:
         tensors: ``{name: array}`` initial HBM contents (a dict of 1-D or 2-D real arrays; copied to float64;
             NaN allowed, as a value not yet written).
         order: ``"sequential"`` (default), ``"reversed"``, ``"shuffled"`` (with ``seed``), a callable
-            ``grid -> permutation``, or an explicit permutation (a list or tuple of ints, used for launches of that
-            many CTAs; others run in sequence): the order in which the CTAs of every launch run.
-        seed: seed of the ``"shuffled"`` order (int >= 0).
+            ``grid -> permutation`` (a list, tuple, range or 1-D int array holding each of ``0 .. grid-1`` once;
+            checked at every launch), or an explicit permutation (a non-empty list or tuple holding each of
+            ``0 .. n-1`` once, used for launches of ``n`` CTAs; others run in sequence): the order in which the CTAs
+            of every launch run.
+        seed: seed of the ``"shuffled"`` order (int, 0 .. :data:`MAX_SEED`).
     Attributes:
         M (int): SRAM capacity of each CTA in elements (read-only, as every attribute here).
         ledger (labcore.hbm.Ledger): the elements read and written, per tensor.
@@ -108,12 +157,16 @@ class Chip:
         if isinstance(order, str):
             choice(order, "order", ORDERS)
         elif isinstance(order, (list, tuple)):
-            if not all(isinstance(p, numbers.Integral) and not isinstance(p, bool) for p in order):
-                raise TypeError(f"order must be a permutation of ints, got {order!r}")
+            if not order:
+                raise ValueError("order must be a permutation of the CTAs 0 .. n-1 of a launch of n >= 1 CTAs, got an "
+                                 "empty one")
+            if len(order) > MAX_GRID:
+                raise ValueError(f"order has {len(order):,} entries, more than a launch's {MAX_GRID:,} CTAs")
+            order = tuple(_permutation_of(order, len(order), "order"))
         elif not callable(order):
             raise TypeError(f"order must be one of {ORDERS}, a permutation or a callable, got {order!r}")
         self._order = order
-        self._rng = np.random.default_rng(positive_int(seed, "seed", minimum=0))
+        self._rng = np.random.default_rng(positive_int(seed, "seed", minimum=0, maximum=MAX_SEED))
         self._hbm: dict[str, HBMTensor] = {}
         self._ledger = Ledger()
         self._atomics = Ledger()
@@ -157,7 +210,7 @@ class Chip:
         return self._hbm[name]
 
     def __contains__(self, name) -> bool:
-        return name in self._hbm
+        return isinstance(name, str) and name in self._hbm
 
     @property
     def tensors(self) -> list:
@@ -220,18 +273,14 @@ class Chip:
     # --- the grid ---------------------------------------------------------------------------------------
     def _permutation(self, grid):
         if callable(self._order):
-            perm = list(self._order(grid))
-        elif isinstance(self._order, (list, tuple)):
-            perm = list(self._order) if len(self._order) == grid else list(range(grid))
-        elif self._order == "sequential":
-            perm = list(range(grid))
-        elif self._order == "reversed":
-            perm = list(range(grid - 1, -1, -1))
-        else:
-            perm = [int(p) for p in self._rng.permutation(grid)]
-        if sorted(perm) != list(range(grid)):
-            raise ValueError(f"a CTA order must be a permutation of 0..{grid - 1}, got {perm}")
-        return perm
+            return _permutation_of(self._order(grid), grid, f"order({grid}), what the order function returned,")
+        if isinstance(self._order, tuple):
+            return list(self._order) if len(self._order) == grid else list(range(grid))
+        if self._order == "sequential":
+            return list(range(grid))
+        if self._order == "reversed":
+            return list(range(grid - 1, -1, -1))
+        return [int(p) for p in self._rng.permutation(grid)]
 
     def launch(self, kernel, grid: int = 1, **params) -> Launch:
         """Run ``kernel(cta, **params)`` for every program id ``0 .. grid-1`` (``cta.pid``), each with its own SRAM.
@@ -243,6 +292,8 @@ class Chip:
             the :class:`Launch` record (also appended to ``chip.launches``).
         Raises:
             TypeError: kernel not callable; whatever the kernel raises (e.g. SRAMCapacityError) propagates.
+            TypeError/ValueError: naming ``grid``, or ``order`` when the chip's order function returned no
+            permutation of the grid's CTAs.
         """
         if not callable(kernel):
             raise TypeError(f"kernel must be a function of (cta, ...), got {type(kernel).__name__}")
@@ -292,6 +343,8 @@ class Program:
     __slots__ = ("_chip",)
 
     def __init__(self, chip: Chip):
+        if not isinstance(chip, Chip):
+            raise TypeError(f"chip must be a labcore.chip.Chip, got {type(chip).__name__}")
         object.__setattr__(self, "_chip", chip)
 
     def __setattr__(self, key, value):

@@ -83,7 +83,12 @@ class HBMTensor:
         shape = tensor_shape(shape, name)
         if isinstance(fill, bool) or not isinstance(fill, (int, float, np.integer, np.floating)):
             raise TypeError(f"fill of {name} must be a real number, got {fill!r}")
-        return cls(name, np.full(shape, float(fill)))
+        try:
+            fill = float(fill)
+        except OverflowError:
+            raise ValueError(f"fill of {name} must be a real number a float64 holds, got an int of "
+                             f"{int(fill).bit_length():,} bits") from None
+        return cls(name, np.full(shape, fill))
 
     @property
     def name(self) -> str:

@@ -57,6 +57,7 @@ import builtins as _builtins_module
 import inspect
 import json
 import linecache
+import numbers
 import symtable
 import textwrap
 import types
@@ -119,6 +120,8 @@ class Finding:
         message (str): what is not allowed and what to do instead.
         function (str): the function it was found in.
         cell (int or None): the notebook cell (0-based index among all cells), when the source came from one.
+    Raises:
+        TypeError/ValueError: a line, col or cell that is not an int >= 0, a message or function not a string.
     """
 
     line: int
@@ -126,6 +129,19 @@ class Finding:
     message: str
     function: str = ""
     cell: int | None = None
+
+    def __post_init__(self):
+        for attr in ("line", "col", "cell"):
+            v = getattr(self, attr)
+            if v is None and attr == "cell":
+                continue
+            if isinstance(v, bool) or not isinstance(v, numbers.Integral):
+                raise TypeError(f"{attr} of a Finding must be an int, got {v!r} ({type(v).__name__})")
+            if v < 0:
+                raise ValueError(f"{attr} of a Finding must be >= 0, got {v}")
+        for attr in ("message", "function"):
+            if not isinstance(getattr(self, attr), str):
+                raise TypeError(f"{attr} of a Finding must be a string, got {getattr(self, attr)!r}")
 
     def __str__(self) -> str:
         where = [f"cell {self.cell + 1}"] if self.cell is not None else []
@@ -141,6 +157,10 @@ class KernelSourceError(TypeError):
     place and message)."""
 
     def __init__(self, findings, what: str = "kernel"):
+        if not isinstance(findings, (list, tuple)) or not all(isinstance(f, Finding) for f in findings):
+            raise TypeError(f"findings must be a list of Finding, got {type(findings).__name__}")
+        if not isinstance(what, str):
+            raise TypeError(f"what must be a string, got {what!r}")
         # one finding per place and message: two lambdas on one line read as one line to fix, not two
         unique = {}
         for f in findings:
@@ -235,9 +255,17 @@ class Profile:
                 raise TypeError(f"modules[{k!r}] must be (object, frozenset of dotted paths)")
         b = self.builtins
         if isinstance(b, (set, frozenset)):
+            for n in b:
+                if not isinstance(n, str):
+                    raise TypeError(f"builtins must hold names (strings), got {n!r}")
+                if not n.isidentifier() or not hasattr(_builtins_module, n):
+                    raise ValueError(f"builtins names {n!r}, which is not one of Python's builtins")
             b = {n: getattr(_builtins_module, n) for n in b}
         if not isinstance(b, dict):
             raise TypeError("builtins must be a frozenset of names or a dict {name: object}")
+        for n in b:
+            if not (isinstance(n, str) and n.isidentifier()):
+                raise TypeError(f"builtins must be keyed by names (identifier strings), got {n!r}")
         bad = sorted(set(b) & FORBIDDEN_BUILTINS)
         if bad:
             raise ValueError(f"builtins may not include {', '.join(bad)}")
@@ -246,9 +274,16 @@ class Profile:
             object.__setattr__(self, "unwrap", plain_function)
         if self.rewrap is None:
             object.__setattr__(self, "rewrap", same_function)
-        for attr in ("value_attributes",):
-            if not isinstance(getattr(self, attr), (set, frozenset)):
-                raise TypeError(f"{attr} must be a frozenset of names")
+        if not isinstance(self.value_attributes, (set, frozenset)) \
+                or not all(isinstance(a, str) for a in self.value_attributes):
+            raise TypeError(f"value_attributes must be a frozenset of names (strings), got {self.value_attributes!r}")
+        for attr in ("forbidden_nodes", "allowed_nodes"):
+            v = getattr(self, attr)
+            if v is None and attr == "allowed_nodes":
+                continue
+            if not isinstance(v, tuple) or not all(isinstance(t, type) and issubclass(t, ast.AST) for t in v):
+                raise TypeError(f"{attr} must be a tuple of AST node types (ast.Try, ...)"
+                                f"{' or None' if attr == 'allowed_nodes' else ''}, got {v!r}")
         if not callable(self.unwrap) or not callable(self.rewrap):
             raise TypeError("unwrap and rewrap must be functions")
         for attr in ("containers", "tuples_anywhere", "fstrings_anywhere", "functions_as_arguments"):
@@ -750,23 +785,50 @@ def rebuild(fn, profile: Profile):
 def code_cells(text: str) -> list:
     """The code cells of a notebook's JSON text (a list of strings), or ``[text]`` when ``text`` is not a notebook.
 
-    IPython's line magics and shell escapes (lines starting with ``%`` or ``!``) are blanked, keeping line numbers.
-    Raises: TypeError when ``text`` is not a string.
+    A notebook is a JSON object with a ``"cells"`` (or ``"nbformat"``) key; any other text (a ``.py`` file, JSON
+    that does not parse) is not one. IPython's line magics and shell escapes (lines starting with ``%`` or ``!``)
+    are blanked, keeping line numbers.
+    Raises:
+        TypeError: ``text`` is not a string.
+        ValueError: a malformed notebook: ``cells`` missing or not a list, a cell that is not a JSON object, a
+        ``cell_type`` that is not a string, or a code cell whose ``source`` is not a string or a list of strings.
     """
     if not isinstance(text, str):
         raise TypeError(f"text must be a string, got {type(text).__name__}")
-    stripped = text.lstrip()
-    cells = None
-    if stripped.startswith("{"):
+    nb = None
+    if text.lstrip().startswith("{"):
         try:
             nb = json.loads(text)
-            cells = ["".join(c.get("source", "")) if isinstance(c.get("source"), list) else c.get("source", "")
-                     for c in nb.get("cells", []) if c.get("cell_type") == "code"]
-        except (ValueError, AttributeError):
-            cells = None
-    if cells is None:
+        except (ValueError, RecursionError):     # not JSON (or nested past the parser): a Python file's text
+            nb = None
+    if not (isinstance(nb, dict) and ("cells" in nb or "nbformat" in nb)):
         return [text]
-    return ["\n".join("" if ln.lstrip().startswith(("%", "!")) else ln for ln in c.split("\n")) for c in cells]
+    if "cells" not in nb:
+        raise ValueError("malformed notebook: it has no 'cells' list (an nbformat 4 notebook keeps its cells in a "
+                         "top-level 'cells' list; save it again with Jupyter)")
+    cells = nb["cells"]
+    if not isinstance(cells, list):
+        raise ValueError(f"malformed notebook: cells must be a list of cells, got {type(cells).__name__}")
+    out = []
+    for i, c in enumerate(cells):
+        if not isinstance(c, dict):
+            raise ValueError(f"malformed notebook: cells[{i}] must be a cell (a JSON object), got {type(c).__name__}")
+        kind = c.get("cell_type")
+        if not isinstance(kind, str):
+            raise ValueError(f"malformed notebook: cells[{i}] has cell_type {kind!r}; it must be a string "
+                             "('code', 'markdown' or 'raw')")
+        if kind != "code":
+            continue
+        src = c.get("source", "")
+        if isinstance(src, list) and all(isinstance(line, str) for line in src):
+            src = "".join(src)
+        elif not isinstance(src, str):
+            got = (f"a list holding {type(next(x for x in src if not isinstance(x, str))).__name__}"
+                   if isinstance(src, list) else type(src).__name__)
+            raise ValueError(f"malformed notebook: the source of cells[{i}] must be a string or a list of strings, "
+                             f"got {got}")
+        out.append(src)
+    return ["\n".join("" if ln.lstrip().startswith(("%", "!")) else ln for ln in c.split("\n")) for c in out]
 
 
 def _constant_assignment(stmt):
@@ -801,8 +863,9 @@ def rebuild_from_text(text: str, names, profile: Profile, *, filename: str = "<s
     Returns:
         ``{name: rebuilt function}`` for every name in ``names``.
     Raises:
-        TypeError: bad arguments. KernelSourceError: a wanted function missing (with the syntax errors of cells that
-        did not parse), a helper not defined at the top level, and every finding of the checks.
+        TypeError: bad arguments. ValueError: a malformed notebook (:func:`code_cells`). KernelSourceError: a wanted
+        function missing (with the syntax errors of cells that did not parse), a helper not defined at the top level,
+        and every finding of the checks.
     """
     if not isinstance(profile, Profile):
         raise TypeError(f"profile must be a labcore.chip.kernel_source.Profile, got {type(profile).__name__}")

@@ -14,6 +14,7 @@ grading a class runs each submission in its own process with its own time limit 
 from __future__ import annotations
 
 import time
+import types
 from contextlib import contextmanager
 
 from ..checks import positive_float, positive_int
@@ -104,14 +105,23 @@ _MAX_KERNEL_CODE = 20_000
 
 
 def register_kernel_code(code) -> None:
-    """Mark ``code`` (and the code objects nested in it) as a rebuilt kernel's, for :func:`kernel_line`."""
+    """Mark ``code`` (and the code objects nested in it) as a rebuilt kernel's, for :func:`kernel_line`.
+
+    Args:
+        code: a code object (what ``compile`` returns; a function's is its ``__code__``).
+    Raises:
+        TypeError: ``code`` is not a code object (a function, a string, None).
+    """
+    if not isinstance(code, types.CodeType):
+        hint = " (pass its __code__)" if isinstance(code, types.FunctionType) else ""
+        raise TypeError(f"code must be a code object, as compile() returns{hint}; got {type(code).__name__}")
     if len(_KERNEL_CODE) > _MAX_KERNEL_CODE:
         _KERNEL_CODE.clear()
     stack = [code]
     while stack:
         c = stack.pop()
         _KERNEL_CODE.add(c)
-        stack.extend(k for k in c.co_consts if hasattr(k, "co_code"))
+        stack.extend(k for k in c.co_consts if isinstance(k, types.CodeType))
 
 
 def kernel_line():

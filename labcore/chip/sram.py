@@ -15,6 +15,10 @@ checks the whole window against ``M``.
 """
 from __future__ import annotations
 
+import numbers
+
+import numpy as np
+
 from ..checks import positive_int
 
 __all__ = ["SRAM", "SRAMCapacityError"]
@@ -119,9 +123,22 @@ class SRAM:
         return self._next
 
     def release(self, handle: int) -> None:
-        """Give back what :meth:`hold` reserved (once; a second release is a ValueError)."""
+        """Give back what :meth:`hold` reserved (once; a second release is a ValueError).
+
+        Args:
+            handle: what :meth:`hold` returned (an int).
+        Raises:
+            TypeError: ``handle`` is not an int (a bool, a float, a string, None). ValueError: a handle this SRAM
+            never gave out, or one already released.
+        """
+        if isinstance(handle, (bool, np.bool_)) or not isinstance(handle, numbers.Integral):
+            raise TypeError(f"handle must be an int returned by SRAM.hold, got {handle!r} ({type(handle).__name__})")
+        handle = int(handle)
         if handle not in self._held:
-            raise ValueError("this tile was already released")
+            if not 1 <= handle <= self._next:
+                raise ValueError(f"handle {handle} was never returned by this SRAM's hold (it has given out handles "
+                                 f"1 .. {self._next})")
+            raise ValueError(f"handle {handle}: this tile was already released (what hold reserved is given back once)")
         self._used -= self._held.pop(handle)[1]
         self._timeline.append(self._used)
 

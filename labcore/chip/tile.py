@@ -27,19 +27,29 @@ in shared memory).
 """
 from __future__ import annotations
 
+import numbers
 import weakref
 
 import numpy as np
 
-from ..checks import as_real
+from ..checks import MAX_ELEMENTS, as_real, positive_int
 from .limits import kernel_line
 from .sram import MAX_M, SRAM
 
-__all__ = ["Tile", "FlopCounter", "Holding", "ReleasedTileError", "as_tile", "MAX_TEMP_ELEMENTS"]
+__all__ = ["Tile", "FlopCounter", "Holding", "ReleasedTileError", "as_tile", "MAX_TEMP_ELEMENTS", "TILE_DTYPES",
+           "HOLDING_KINDS"]
 
 #: Largest array a kernel's arithmetic may produce (elements): a guard against a broadcast that would need
 #: gigabytes (the labs' tiles have at most M <= a few thousand elements).
 MAX_TEMP_ELEMENTS = 2 ** 22
+
+#: The dtypes a tile holds: float64 values (what HBM holds and every load gives), int64 index vectors (``np.arange``)
+#: and bool masks (comparisons, ``np.zeros(..., dtype=bool)``). Narrow formats (FP16, BF16, FP8) are not stored:
+#: the chip keeps float64 values and :func:`~labcore.chip.modelled_time` counts each element as ``dtype_bytes``.
+TILE_DTYPES = (np.dtype(np.float64), np.dtype(np.int64), np.dtype(np.bool_))
+
+#: What a :class:`Holding` may be: a loaded tile, a buffer, an array made by the facade, a copy kept on chip.
+HOLDING_KINDS = ("tile", "buffer", "made", "kept")
 
 _EMPTY = frozenset()
 
@@ -47,6 +57,8 @@ _EMPTY = frozenset()
 #: only as None, since another value would step outside float64 tiles.
 _UFUNC_KWARGS = frozenset({"axis", "keepdims", "where", "initial", "casting", "order", "subok"})
 _UFUNC_DEFAULTS = {"dtype": None, "signature": None}
+#: Reductions numpy's ``.all()`` and ``.any()`` call with ``dtype=bool`` (a mask's truth, not a change of dtype).
+_BOOL_REDUCTIONS = (np.logical_and, np.logical_or)
 _NO_DEFAULT = object()
 
 
@@ -91,12 +103,30 @@ class Holding:
     Attributes: kind, label (for messages), size (elements), closed_at (the SRAM clock when it was given back, or
     None while held), has_data (True once it holds values from HBM; a loaded tile always does), handle (the
     SRAM's), line (the kernel's line that made it, or None).
+
+    Made by the chip only (``cta.load``, ``cta.buffer``, the facade's constructors, a kept copy); its arguments are
+    still checked, so that a wrong one fails here and not in the SRAM's arithmetic.
+
+    Raises: TypeError/ValueError: a kind not in :data:`HOLDING_KINDS`, a label that is not a string, a size that is
+    not an int in ``0 .. MAX_M``, a has_data that is not a bool.
     """
 
     __slots__ = ("kind", "label", "size", "closed_at", "has_data", "handle", "line", "__weakref__")
 
     def __init__(self, kind: str, label: str, size: int, *, has_data: bool = False, line=None):
-        self.kind, self.label, self.size = kind, label, int(size)
+        kinds = ", ".join(map(repr, HOLDING_KINDS))
+        if not isinstance(kind, str):
+            raise TypeError(f"kind of a Holding must be one of {kinds} (a string), got {kind!r}")
+        if kind not in HOLDING_KINDS:
+            raise ValueError(f"kind of a Holding must be one of {kinds}, got {kind!r}")
+        if not isinstance(label, str):
+            raise TypeError(f"label of a Holding must be a string, got {label!r} ({type(label).__name__})")
+        if isinstance(size, bool) or not isinstance(size, numbers.Integral):   # sizes come from arrays' .size
+            raise TypeError(f"size of a Holding must be an int (elements), got {size!r} ({type(size).__name__})")
+        size = positive_int(size, "size of a Holding", minimum=0, maximum=MAX_M)
+        if not isinstance(has_data, bool):
+            raise TypeError(f"has_data of a Holding must be True or False, got {has_data!r}")
+        self.kind, self.label, self.size = kind, label, size
         self.closed_at = None
         self.has_data = has_data
         self.handle = None
@@ -231,10 +261,52 @@ def _result_shape(ufunc, method, plain):
     return ()
 
 
+def _tile_shape(shape) -> tuple:
+    """``shape`` of a new :class:`Tile` (an int or a tuple of ints >= 0, at most :data:`~labcore.checks.MAX_ELEMENTS`
+    elements), checked before anything is allocated."""
+    if isinstance(shape, (numbers.Integral, np.integer)) and not isinstance(shape, (bool, np.bool_)):
+        shape = (shape,)
+    if not isinstance(shape, (tuple, list)):
+        raise TypeError(f"shape of a Tile must be an int or a tuple of ints, got {shape!r} ({type(shape).__name__})")
+    out = []
+    for s in shape:
+        if isinstance(s, (bool, np.bool_)) or not isinstance(s, numbers.Integral):
+            raise TypeError(f"shape of a Tile must hold ints, got {tuple(shape)!r}")
+        if s < 0:
+            raise ValueError(f"shape of a Tile must hold ints >= 0, got {tuple(shape)!r}")
+        out.append(int(s))
+    n = 1
+    for s in out:
+        n *= s
+    if n > MAX_ELEMENTS:
+        raise ValueError(f"shape of a Tile {tuple(out)} has {n:,} elements, more than the {MAX_ELEMENTS:,} an array "
+                         "may have (labcore.checks.MAX_ELEMENTS)")
+    return tuple(out)
+
+
+def _tile_dtype(dtype) -> np.dtype:
+    """``dtype`` of a new :class:`Tile`: one of :data:`TILE_DTYPES` (None is float64, as numpy's default)."""
+    allowed = "float64 (float), int64 (int) or bool"
+    try:
+        dt = np.dtype(dtype)
+    except (TypeError, ValueError):
+        raise TypeError(f"dtype of a Tile must be {allowed}, got {dtype!r}") from None
+    if dt not in TILE_DTYPES:
+        raise TypeError(f"dtype of a Tile must be {allowed}, got {dt} (the chip keeps float64 values; narrow "
+                        "formats such as bfloat16 or FP8 are counted by modelled_time's dtype_bytes, not stored)")
+    return dt
+
+
 class Tile(np.ndarray):
     """A float64 array on chip: its ufunc arithmetic is counted in a :class:`FlopCounter`, and it carries its
     sources (see the module docstring). Made by the chip (``cta.load``, ``cta.buffer``) and by the facade's
-    constructors; a kernel never builds one itself."""
+    constructors; a kernel never builds one itself.
+
+    ``Tile(shape, dtype=float, ...)`` (numpy's ``ndarray`` constructor) makes a bare tile outside any CTA: ``shape``
+    an int or a tuple of ints >= 0 with at most :data:`~labcore.checks.MAX_ELEMENTS` elements, ``dtype`` one of
+    :data:`TILE_DTYPES`; without a ``buffer`` it holds zeros. Raises TypeError/ValueError naming ``shape`` or
+    ``dtype`` otherwise, before allocating.
+    """
 
     _ctx = None          # the CTA whose SRAM and FLOP counter this tile uses
     _owner = None        # the Holding of a storage array (and its views, through _root)
@@ -242,6 +314,12 @@ class Tile(np.ndarray):
     _born = 0            # the SRAM clock when a derived array was made
     _kept = None         # the Holding of a derived array once it is a copy kept on chip
     _root = None         # a view's storage or derived array (None: this array is its own root)
+
+    def __new__(cls, shape, dtype=float, buffer=None, offset=0, strides=None, order=None):
+        t = super().__new__(cls, _tile_shape(shape), _tile_dtype(dtype), buffer, offset, strides, order)
+        if buffer is None:
+            t.view(np.ndarray).fill(0)     # as the facade's np.empty: never memory nobody wrote
+        return t
 
     def __array_finalize__(self, obj):
         if obj is None or not isinstance(obj, Tile):
@@ -256,7 +334,8 @@ class Tile(np.ndarray):
 
     # --- arithmetic -----------------------------------------------------------------------------------------
     def __array_ufunc__(self, ufunc, method, *inputs, out=None, **kwargs):
-        bad = {k for k, v in kwargs.items() if k not in _UFUNC_KWARGS and _UFUNC_DEFAULTS.get(k, _NO_DEFAULT) != v}
+        bad = {k for k, v in kwargs.items() if k not in _UFUNC_KWARGS and _UFUNC_DEFAULTS.get(k, _NO_DEFAULT) != v
+               and not (k == "dtype" and method == "reduce" and ufunc in _BOOL_REDUCTIONS and v == np.bool_)}
         if bad:
             raise TypeError(f"np.{ufunc.__name__} on a tile takes no {', '.join(sorted(bad))} keyword: tiles stay "
                             "float64 arrays on chip")
