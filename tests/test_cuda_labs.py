@@ -303,3 +303,14 @@ def test_grade_text_takes_the_kernels_and_their_constants_from_a_file_and_runs_n
     assert grade_text(lab, "def other(): pass\n").source[0].endswith("(a top-level `def fa2_forward(...)`)")
     row = report.as_row("alice")
     assert row["item"] == "lab7_cuda_fa2" and row["traffic"] == 1.0 and row["on_chip_unit"] == "bytes"
+
+
+@pytest.mark.parametrize("text", ['{"cells": 5}', '{"cells": [{"cell_type": "code", "source": 5}]}'])
+def test_a_malformed_notebook_is_a_finding_of_the_student_not_a_crash(text):
+    from flashbook.labs.cuda import grade_text as cuda_grade_text
+    from flashbook.labs.grader import grade_text as chip_grade_text
+
+    cuda = cuda_grade_text("7", text, filename="bob.ipynb", seed=1)
+    assert not cuda.passed and cuda.source[0].startswith("bob.ipynb: malformed notebook")
+    chip = chip_grade_text("fa2_causal", text, filename="bob.ipynb", seed=1)
+    assert not chip.passed and chip.findings[0].startswith("bob.ipynb: malformed notebook")

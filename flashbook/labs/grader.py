@@ -44,6 +44,7 @@ import numpy as np
 from labcore.checks import positive_float, positive_int
 from labcore.chip import (CHIP_PROFILE, HOST_PROFILE, Chip, DataRaceError, KernelSourceError, SRAMCapacityError,
                           modelled_time, rebuild, rebuild_from_text, run_limits)
+from labcore.chip.kernel_source import code_cells
 from labcore.chip.limits import DEFAULT_SECONDS, DEFAULT_STEPS
 from labcore.decode_time import decode_attention_time
 from labcore.splits import flash_attn_num_splits
@@ -557,6 +558,10 @@ def grade_text(lab, text: str, *, filename: str = "<submission>", **kwargs) -> R
     Raises: TypeError/ValueError as :func:`grade`."""
     lab = get_lab(lab)
     findings, fns = [], {}
+    try:
+        code_cells(text)
+    except ValueError as exc:       # a notebook JSON cannot read: the student's to fix, so a finding, not a crash
+        return Report(lab, False, np.inf, [], None, [], findings=[f"{filename}: {exc}"])
     try:
         fns = rebuild_from_text(text, ("kernel",), CHIP_PROFILE, filename=filename)
     except KernelSourceError as exc:

@@ -367,6 +367,10 @@ def grade_text(lab, text: str, *, filename: str = "<submission>", seed: int | No
     lab = get_cuda_lab(lab)
     if not isinstance(text, str):
         raise TypeError(f"text must be the file's text (a string), got {type(text).__name__}")
+    try:
+        code_cells(text)
+    except ValueError as exc:       # a notebook JSON cannot read: the student's to fix, so a finding, not a crash
+        return _source_report(lab, dict(lab.params), [f"{filename}: {exc}"], seed)
     consts = _constants(text)
     params = {k: consts[k.upper()] for k in lab.params if k.upper() in consts}
     try:
