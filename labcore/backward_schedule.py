@@ -238,6 +238,13 @@ def count_distinct_dq(Q, K, V, O, dO, lse, *, block_q: int, block_kv: int, causa
         flash-attn ``flash_bwd_kernel.h`` (atomicAdd of dQ; the ``deterministic`` flag).
     """
     trials = positive_int(trials, "trials", maximum=1024)
+    try:                                           # bound the work before the first backward runs
+        n_q, n_k = np.shape(Q)[0], np.shape(K)[0]
+    except (IndexError, ValueError, TypeError):
+        n_q = n_k = None                           # not arrays: the first run names what is wrong
+    if n_q is not None:
+        pairs = cdiv(n_q, positive_int(block_q, "block_q")) * cdiv(n_k, positive_int(block_kv, "block_kv"))
+        at_most(trials * pairs, "trials, block_q and block_kv", MAX_ITEMS, "block-pair steps over all trials")
 
     def run(seed):
         return flash_backward_kernel_order(Q, K, V, O, dO, lse, block_q=block_q, block_kv=block_kv, causal=causal,

@@ -6,6 +6,7 @@ traceback from deep inside numpy.
 """
 from __future__ import annotations
 
+import math
 import numbers
 
 import numpy as np
@@ -98,6 +99,12 @@ def positive_int(x, name: str, *, minimum: int = 1, maximum: int | None = None) 
     return x
 
 
+def _no_bools(x, name: str) -> None:
+    """Refuse a list or tuple that holds a bool: numpy would read ``[True, 3]`` as ``[1, 3]``."""
+    if isinstance(x, (list, tuple)) and any(isinstance(v, (bool, np.bool_)) for v in x):
+        raise TypeError(f"{name} must hold integers, not True or False, got {list(x)!r}")
+
+
 def int_array(x, name: str, *, minimum: int = 1, maximum: int | None = None):
     """Return ``x`` as an int (a scalar, checked as :func:`positive_int`) or an int64 array with every entry
     in ``[minimum, maximum]``; float arrays must hold integral values.
@@ -110,6 +117,7 @@ def int_array(x, name: str, *, minimum: int = 1, maximum: int | None = None):
         maximum = MAX_COUNT
     if isinstance(x, (str, bytes)):
         raise TypeError(f"{name} must be an integer or an integer array, got {type(x).__name__}")
+    _no_bools(x, name)
     try:
         a = np.asarray(x)
     except (ValueError, OverflowError) as exc:  # ragged nested lists
@@ -135,7 +143,10 @@ def positive_float(x, name: str, *, allow_zero: bool = False) -> float:
     """Return ``x`` as a finite float > 0 (or >= 0 with ``allow_zero``), else raise."""
     if isinstance(x, bool) or not isinstance(x, numbers.Real):
         raise TypeError(f"{name} must be a real number, got {x!r} ({type(x).__name__})")
-    x = float(x)
+    try:
+        x = float(x)
+    except OverflowError:           # an int past the largest float64 (10**400): as infinite as inf
+        x = math.inf if x > 0 else -math.inf
     if not np.isfinite(x) or x < 0 or (x == 0 and not allow_zero):
         bound = ">= 0" if allow_zero else "> 0"
         raise ValueError(f"{name} must be finite and {bound}, got {x}")
@@ -266,6 +277,7 @@ def int_vector(x, name: str, *, minimum: int = 0, maximum: int | None = None) ->
     """
     if isinstance(x, (str, bytes)) or x is None:
         raise TypeError(f"{name} must be a 1-D array of integers, got {type(x).__name__}")
+    _no_bools(x, name)
     try:
         a = np.asarray(x)
     except ValueError as exc:  # ragged nested lists

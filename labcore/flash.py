@@ -93,7 +93,8 @@ def flash_attention_forward(Q, K, V, *, block_q: int, block_kv: int, loop_order:
         ``(O, lse)``: (N_q, d_v) and (N_q,) float64 (lse natural log; -inf and a zero row when fully masked).
     Raises:
         TypeError/ValueError: as :func:`labcore.attention.reference_attention` (scores that overflow
-        float64 included); block sizes not integers >= 1; unknown loop_order.
+        float64 included); block sizes not integers >= 1; unknown loop_order; V so large that N_k x max|V|
+        overflows float64 (the unnormalised accumulator could).
     Source: Dao et al. 2022, Algorithm 1; Dao 2023, Algorithm 1; Triton's fused-attention tutorial.
     """
     causal = flag(causal, "causal")
@@ -102,6 +103,11 @@ def flash_attention_forward(Q, K, V, *, block_q: int, block_kv: int, loop_order:
     B_c = positive_int(block_kv, "block_kv")
     loop = {"fa1": _forward_fa1, "fa2": _forward_fa2}[choice(loop_order, "loop_order", LOOP_ORDERS)]
     s = resolve_scale(scale, Q.shape[1])
+    # The unnormalised accumulator sums up to N_k rows of V weighted by at most 1 each: bounded, it cannot overflow
+    # (the reference, normalising once, would still be finite; the blocked algorithm is not, so it refuses first).
+    if V.size and V.shape[0] * float(np.abs(V).max()) > np.finfo(np.float64).max:
+        raise ValueError(f"V is too large for the blocked forward: N_k x max|V| = {V.shape[0]} x "
+                         f"{float(np.abs(V).max()):.3g} overflows float64 in the unnormalised accumulator")
     return loop(Q, K, V, B_r, B_c, causal, s, ledger if ledger is not None else Ledger())
 
 

@@ -172,6 +172,7 @@ def paged_decode_attention(q, k_cache, v_cache, block_table, lengths, *, scale=N
     vc = real_array(v_cache, "v_cache", ndim=3, allow_empty=True)
     L = _lengths(lengths)
     table = int_table(block_table, "block_table", ndim=2)
+    at_most(table.size, "block_table", MAX_ELEMENTS, "entries")
     # widths of 0 would divide by zero in the default scale and attend over nothing
     for name, a, what in (("q", q, "(batch, g >= 1, d >= 1)"), ("k_cache", kc, "(pages, page_size, d >= 1)"),
                           ("v_cache", vc, "(pages, page_size, d_v >= 1)")):

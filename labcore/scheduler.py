@@ -142,6 +142,7 @@ def _permutation(order, n: int | None = None) -> np.ndarray:
     """``order`` as an int64 permutation of ``range(n)`` (default its own length), else a TypeError/ValueError
     naming it."""
     p = int_table(order, "order", ndim=1)
+    at_most(p.size, "order", MAX_ITEMS, "items")        # each item is a step of a Python loop
     n = p.size if n is None else n
     if p.size != n or not np.array_equal(np.sort(p), np.arange(n)):
         raise ValueError(f"order must be a permutation of range({n}), got {p.tolist()[:8]}"
@@ -214,7 +215,10 @@ def _end_time(e, item: int, slot: int, start: float) -> float:
     if isinstance(e, (bool, np.bool_)) or not isinstance(e, numbers.Real):
         raise TypeError(f"run must return the item's end time, a finite real number of seconds >= its start; "
                         f"{call} returned {e!r} ({type(e).__name__})")
-    e = float(e)
+    try:
+        e = float(e)
+    except OverflowError:                       # an int past the largest float64
+        e = np.inf
     if not np.isfinite(e) or e < start:
         raise ValueError(f"run must return a finite end time >= the item's start; {call} ended at {e}, before its "
                          f"start {start} (or not finite)")

@@ -257,13 +257,16 @@ def _water_fill(caps: np.ndarray, total: float) -> np.ndarray:
     met in full and the rest split what is left equally."""
     if caps.size == 0:
         return caps
-    if np.all(np.isfinite(caps)) and caps.sum() <= total:
-        return caps.copy()
-    order = np.argsort(caps, kind="stable")
-    c = caps[order]
-    n = c.size
-    spent = np.concatenate([[0.0], np.cumsum(np.where(np.isfinite(c), c, 0.0))[:-1]])
-    level = (total - spent) / (n - np.arange(n))                 # the equal share if consumers k.. are uncapped
+    # Caps near the largest float64 (a per-CTA cap of 1e308) sum to inf: that only says "more than total", which is
+    # what the comparisons below need, so numpy's overflow warning is silenced rather than shown to a reader.
+    with np.errstate(over="ignore", invalid="ignore"):
+        if np.all(np.isfinite(caps)) and caps.sum() <= total:
+            return caps.copy()
+        order = np.argsort(caps, kind="stable")
+        c = caps[order]
+        n = c.size
+        spent = np.concatenate([[0.0], np.cumsum(np.where(np.isfinite(c), c, 0.0))[:-1]])
+        level = (total - spent) / (n - np.arange(n))             # the equal share if consumers k.. are uncapped
     k = int(np.argmax(c >= level))                              # the first consumer the level does not satisfy
     out = np.empty(n)
     out[:k] = c[:k]

@@ -574,3 +574,39 @@ def test_an_int_array_refuses_strings_and_ragged_lists_by_name(value):
 
     with pytest.raises(TypeError, match=r"^sizes must be an integer"):
         int_array(value, "sizes")
+
+
+def test_a_second_probe_s_findings_are_refused_by_name():
+    """What a second round of bad calls still got through: each is now a ValueError/TypeError naming its argument,
+    raised before the work it would have cost."""
+    from labcore import backward_schedule, scheduler, varlen
+    from labcore.checks import int_vector
+    from labcore.chip import CHIP_PROFILE, Chip, KernelSourceError, Tile, UnknownTensorError, rebuild_from_text
+    from labcore.paged import paged_decode_attention
+
+    with pytest.raises(ValueError, match="item_overhead must be finite"):
+        scheduler.list_schedule([1.0, 2.0], 2, item_overhead=10 ** 400)       # an int past float64: OverflowError
+    with pytest.raises(ValueError, match="run must return a finite end time"):
+        scheduler.simulate_dispatch([0, 1], 2, lambda *a: 10 ** 400)
+    with pytest.raises(ValueError, match="order asks for 2,097,152 items"):
+        scheduler.simulate_dispatch(np.arange(2 * 2 ** 20), 1, lambda i, s, t: t)
+    with pytest.raises(TypeError, match="lengths must hold integers, not True or False"):
+        int_vector([True, 3], "lengths")                                    # numpy alone reads it as [1, 3]
+    z = np.zeros((512, 1))
+    with pytest.raises(ValueError, match="trials, block_q and block_kv asks for"):   # refused before any backward
+        backward_schedule.count_distinct_dq(z, z, z, z, z, np.zeros(512), block_q=1, block_kv=1, trials=1000)
+    with pytest.raises(ValueError, match="V is too large for the blocked forward"):
+        varlen.flash_attention_forward_varlen(np.ones((7, 3)), np.ones((9, 3)), np.full((9, 3), 1.7e308),
+                                              [0, 3, 7], [0, 4, 9], block_q=2, block_kv=2)
+    q, kc = np.ones((2, 1, 4)), np.ones((4, 16, 4))
+    with pytest.raises(ValueError, match="block_table asks for"):
+        paged_decode_attention(q, kc, kc, np.zeros((2, 2 ** 26 + 8), np.int32), np.array([3, 3]))
+    with pytest.raises(ValueError, match="at most 8 dimensions"):
+        Tile((1,) * 40)
+    chip = Chip(64, {"x": np.arange(4.0)})
+    with pytest.raises(ValueError, match="no tensor 'nope' in HBM") as e:
+        chip.read_back("nope")
+    assert isinstance(e.value, KeyError) and isinstance(e.value, UnknownTensorError)
+    with pytest.raises(KernelSourceError, match="nests expressions more than 100 deep"):
+        rebuild_from_text("def k(cta):\n    return " + "1+" * 100000 + "1\n", ["k"], CHIP_PROFILE)
+    assert rebuild_from_text("def k(cta):\n    return " + "1+" * 50 + "1\n", ["k"], CHIP_PROFILE)["k"]

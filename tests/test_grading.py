@@ -150,11 +150,13 @@ def _empty(tmp_path):
 @pytest.mark.parametrize("flag, value, message", [
     ("--jobs", "0", "--jobs must be at least 1, got 0"),
     ("--memory", "100", "--memory must be between 256 and 4194304 MB, got 100"),
-    ("--timeout", "0", "--timeout must be a number of seconds > 0 and at most 3600, got 0"),
-    ("--timeout", "inf", "--timeout must be a number of seconds > 0 and at most 3600, got inf"),
-    ("--timeout", "nan", "--timeout must be a number of seconds > 0 and at most 3600, got nan"),
+    ("--timeout", "0", "--timeout must be a number of seconds between 1 and 3600, got 0"),
+    ("--timeout", "inf", "--timeout must be a number of seconds between 1 and 3600, got inf"),
+    ("--timeout", "nan", "--timeout must be a number of seconds between 1 and 3600, got nan"),
     # past what the operating system's wait takes (it raised OverflowError once a student was graded)
-    ("--timeout", "3e6", "--timeout must be a number of seconds > 0 and at most 3600, got 3e+06"),
+    ("--timeout", "3e6", "--timeout must be a number of seconds between 1 and 3600, got 3e+06"),
+    ("--timeout", "1e-320", "--timeout must be a number of seconds between 1 and 3600, got 9.99989e-321"),
+    ("--out", "", "--out must name a folder, got an empty name"),
     ("--seed", "-1", "--seed must be an integer between 0 and 9007199254740992, got -1"),
     ("--seed", str(2 ** 60), "--seed must be an integer between 0 and 9007199254740992, got 1152921504606846976"),
     ("--memory", "10000000000000", "--memory must be between 256 and 4194304 MB, got 10000000000000"),

@@ -36,6 +36,8 @@ MAX_MEMORY_MB = 4 * 1024 * 1024
 #: The longest ``--timeout`` (seconds per item): an hour, far past any lab's reference (seconds), and small enough
 #: that a student's whole limit (this times their items) stays inside what the operating system's wait can take.
 MAX_TIMEOUT_S = 3600.0
+#: The shortest: a second, about what a grading process takes to start before it runs anything.
+MIN_TIMEOUT_S = 1.0
 
 
 def gradable_items() -> tuple:
@@ -144,12 +146,15 @@ def main(argv=None) -> int:
                     "/autograder/submission, write /autograder/results/results.json")
     args = ap.parse_args(argv)
     # each limit is named alone, with the value given (inf and nan would leave a student's process unbounded)
-    if not (math.isfinite(args.timeout) and 0 < args.timeout <= MAX_TIMEOUT_S):
-        ap.error(f"--timeout must be a number of seconds > 0 and at most {MAX_TIMEOUT_S:.0f}, got {args.timeout:g}")
+    if not (math.isfinite(args.timeout) and MIN_TIMEOUT_S <= args.timeout <= MAX_TIMEOUT_S):
+        ap.error(f"--timeout must be a number of seconds between {MIN_TIMEOUT_S:.0f} and {MAX_TIMEOUT_S:.0f}, "
+                 f"got {args.timeout:g}")
     if not 256 <= args.memory <= MAX_MEMORY_MB:
         ap.error(f"--memory must be between 256 and {MAX_MEMORY_MB} MB, got {args.memory}")
     if args.jobs < 1:
         ap.error(f"--jobs must be at least 1, got {args.jobs}")
+    if not args.out.strip():        # Path("") is the current folder: the gradebook would land wherever one stood
+        ap.error("--out must name a folder, got an empty name")
     if args.seed is not None and not 0 <= args.seed <= MAX_COUNT:
         # the graders take a seed in this range: any other would fail every item of every student
         ap.error(f"--seed must be an integer between 0 and {MAX_COUNT}, got {args.seed}")

@@ -25,14 +25,14 @@ Example::
 """
 from .cost import TIME_DEFAULTS, modelled_time
 from .cta import CTA, CTAState, OnChip
-from .grid import ORDERS, Chip, DataRaceError, Launch, Program
+from .grid import ORDERS, Chip, DataRaceError, Launch, Program, UnknownTensorError
 from .hbm_tensor import HBMTensor
 from .kernel_source import CHIP_PROFILE, HOST_PROFILE, Finding, KernelSourceError, Profile, rebuild, rebuild_from_text
 from .limits import KernelLimitError, run_limits
 from .sram import SRAM, SRAMCapacityError
 from .tile import FlopCounter, ReleasedTileError, Tile
 
-__all__ = ["Chip", "CTA", "CTAState", "Launch", "Program", "DataRaceError", "OnChip", "HBMTensor", "SRAM", "SRAMCapacityError",
+__all__ = ["Chip", "CTA", "CTAState", "Launch", "Program", "DataRaceError", "UnknownTensorError", "OnChip", "HBMTensor", "SRAM", "SRAMCapacityError",
            "Tile", "FlopCounter", "ReleasedTileError", "modelled_time", "TIME_DEFAULTS", "ORDERS", "Profile",
            "Finding", "KernelSourceError", "rebuild", "rebuild_from_text", "CHIP_PROFILE", "HOST_PROFILE",
            "KernelLimitError", "run_limits"]

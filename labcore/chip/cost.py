@@ -32,8 +32,9 @@ __all__ = ["modelled_time", "TIME_DEFAULTS", "MIN_PER_CTA_CAP"]
 #: Assumptions of :func:`modelled_time` (SI units), taken from the decode model's defaults.
 TIME_DEFAULTS = dict(dtype_bytes=2, atomic_bytes=4, kernel_overhead=MODEL_DEFAULTS["kernel_overhead"])
 
-#: The smallest ``per_cta_cap`` :func:`modelled_time` takes (bytes/s): a real CTA pulls tens of GB/s; below one byte
-#: a second a lab's traffic would take longer than a float can hold (1e-320 is a positive float, and every time inf).
+#: The smallest ``per_cta_cap`` :func:`~labcore.chip.modelled_time` takes (bytes/s): a real CTA pulls tens of
+#: GB/s; below one byte a second a lab's traffic would take longer than a float can hold (1e-320 is a positive
+#: float, and every time inf).
 MIN_PER_CTA_CAP = 1.0
 
 

@@ -22,7 +22,7 @@ from .limits import tick
 from .sram import MAX_M
 from .tile import running
 
-__all__ = ["Chip", "Launch", "Program", "DataRaceError", "ORDERS", "MAX_GRID", "MAX_SEED"]
+__all__ = ["Chip", "Launch", "Program", "DataRaceError", "UnknownTensorError", "ORDERS", "MAX_GRID", "MAX_SEED"]
 
 #: CTA orders a chip accepts besides an explicit permutation.
 ORDERS = ("sequential", "reversed", "shuffled")
@@ -63,6 +63,14 @@ class Launch:
     atomic_ledger: Ledger = field(default_factory=Ledger)
     loads: list = field(default_factory=list)
     stores: list = field(default_factory=list)
+
+
+class UnknownTensorError(KeyError, ValueError):
+    """Raised when a name is not one of the chip's HBM tensors: a KeyError, as a mapping's lookup, and a ValueError,
+    as every other bad argument of the chip (so ``except ValueError`` catches it too)."""
+
+    def __str__(self):          # the message as written, not KeyError's quoted repr of it
+        return str(self.args[0]) if self.args else ""
 
 
 class DataRaceError(RuntimeError):
@@ -206,7 +214,7 @@ class Chip:
         if not isinstance(name, str):
             raise TypeError(f"name must be the name of an HBM tensor (a string), got {name!r}")
         if name not in self._hbm:
-            raise KeyError(f"no tensor {name!r} in HBM; it holds {', '.join(self._hbm) or 'nothing'}")
+            raise UnknownTensorError(f"no tensor {name!r} in HBM; it holds {', '.join(self._hbm) or 'nothing'}")
         return self._hbm[name]
 
     def __contains__(self, name) -> bool:
@@ -356,7 +364,8 @@ class Program:
         return self._chip.M
 
     def shape(self, name: str) -> tuple:
-        """Shape of HBM tensor ``name``. Raises KeyError (unknown), TypeError (not a string)."""
+        """Shape of HBM tensor ``name``. Raises UnknownTensorError (a KeyError and a ValueError: unknown),
+        TypeError (not a string)."""
         return self._chip[name].shape
 
     def __getitem__(self, name: str) -> HBMTensor:

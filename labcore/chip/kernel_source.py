@@ -669,6 +669,12 @@ class _Rebuilder:
             self.findings.append(Finding(first + (exc.lineno or 1) - 1, exc.offset or 0,
                                          f"the source does not parse: {exc.msg}", name))
             return None
+        except (RecursionError, MemoryError):
+            tree = None
+        if tree is None or _too_deep(tree):
+            self.findings.append(Finding(first, 0, f"the source nests expressions more than {MAX_SYNTAX_DEPTH} deep",
+                                         name))
+            return None
         fdef = tree.body[0] if tree.body else None
         if not isinstance(fdef, ast.FunctionDef) or fdef.name != name:
             self.findings.append(Finding(first, 0, f"{name} is not defined by a plain def statement; write it as "
@@ -791,7 +797,8 @@ def code_cells(text: str) -> list:
     Raises:
         TypeError: ``text`` is not a string.
         ValueError: a malformed notebook: ``cells`` missing or not a list, a cell that is not a JSON object, a
-        ``cell_type`` that is not a string, or a code cell whose ``source`` is not a string or a list of strings.
+        ``cell_type`` that is not a string, or a code cell whose ``source`` is not a string or a list of strings (a
+        code cell without a ``source`` reads as empty).
     """
     if not isinstance(text, str):
         raise TypeError(f"text must be a string, got {type(text).__name__}")
@@ -819,7 +826,7 @@ def code_cells(text: str) -> list:
                              "('code', 'markdown' or 'raw')")
         if kind != "code":
             continue
-        src = c.get("source", "")
+        src = c.get("source", "")      # nbformat requires one; a cell without it has nothing to run
         if isinstance(src, list) and all(isinstance(line, str) for line in src):
             src = "".join(src)
         elif not isinstance(src, str):
@@ -829,6 +836,22 @@ def code_cells(text: str) -> list:
                              f"got {got}")
         out.append(src)
     return ["\n".join("" if ln.lstrip().startswith(("%", "!")) else ln for ln in c.split("\n")) for c in out]
+
+
+#: The deepest nesting of a kernel's syntax tree the checks read: far past any real kernel (tens), and shallow enough
+#: that the checks' recursive walks over the tree stay inside Python's recursion limit.
+MAX_SYNTAX_DEPTH = 100
+
+
+def _too_deep(tree) -> bool:
+    """Whether ``tree`` nests deeper than :data:`MAX_SYNTAX_DEPTH` (walked without recursion)."""
+    stack = [(tree, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > MAX_SYNTAX_DEPTH:
+            return True
+        stack.extend((child, depth + 1) for child in ast.iter_child_nodes(node))
+    return False
 
 
 def _constant_assignment(stmt):
@@ -863,9 +886,10 @@ def rebuild_from_text(text: str, names, profile: Profile, *, filename: str = "<s
     Returns:
         ``{name: rebuilt function}`` for every name in ``names``.
     Raises:
-        TypeError: bad arguments. ValueError: a malformed notebook (:func:`code_cells`). KernelSourceError: a wanted
-        function missing (with the syntax errors of cells that did not parse), a helper not defined at the top level,
-        and every finding of the checks.
+        TypeError: bad arguments. ValueError: a malformed notebook, as
+        :func:`~labcore.chip.kernel_source.code_cells` says. KernelSourceError: a wanted function missing (with the
+        syntax errors of cells that did not parse), a helper not defined at the top level, and every finding of
+        the checks.
     """
     if not isinstance(profile, Profile):
         raise TypeError(f"profile must be a labcore.chip.kernel_source.Profile, got {type(profile).__name__}")
@@ -880,11 +904,17 @@ def rebuild_from_text(text: str, names, profile: Profile, *, filename: str = "<s
     for k, cell in enumerate(cells):
         cell_name = f"{filename} [cell {k + 1}]" if notebook else filename
         linecache.cache[cell_name] = (len(cell), None, cell.splitlines(True), cell_name)
+        what = "this cell" if notebook else "this file"
         try:
             tree = ast.parse(cell)
         except SyntaxError as exc:
-            what = "this cell" if notebook else "this file"
             broken.append(Finding(exc.lineno or 0, exc.offset or 0, f"{what} does not parse: {exc.msg}", "",
+                                  k if notebook else None))
+            continue
+        except (RecursionError, MemoryError):   # Python's parser gives up on expressions nested thousands deep
+            tree = None
+        if tree is None or _too_deep(tree):
+            broken.append(Finding(0, 0, f"{what} nests expressions more than {MAX_SYNTAX_DEPTH} deep", "",
                                   k if notebook else None))
             continue
         for stmt in tree.body:

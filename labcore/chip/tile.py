@@ -48,6 +48,9 @@ MAX_TEMP_ELEMENTS = 2 ** 22
 #: the chip keeps float64 values and :func:`~labcore.chip.modelled_time` counts each element as ``dtype_bytes``.
 TILE_DTYPES = (np.dtype(np.float64), np.dtype(np.int64), np.dtype(np.bool_))
 
+#: The most dimensions a :class:`Tile` may have: a lab's tiles have one or two, a batched view a few more.
+MAX_TILE_DIMS = 8
+
 #: What a :class:`Holding` may be: a loaded tile, a buffer, an array made by the facade, a copy kept on chip.
 HOLDING_KINDS = ("tile", "buffer", "made", "kept")
 
@@ -268,6 +271,8 @@ def _tile_shape(shape) -> tuple:
         shape = (shape,)
     if not isinstance(shape, (tuple, list)):
         raise TypeError(f"shape of a Tile must be an int or a tuple of ints, got {shape!r} ({type(shape).__name__})")
+    if len(shape) > MAX_TILE_DIMS:      # numpy's broadcasting gives up long before its own 64-dimension limit
+        raise ValueError(f"shape of a Tile may have at most {MAX_TILE_DIMS} dimensions, got {len(shape)}")
     out = []
     for s in shape:
         if isinstance(s, (bool, np.bool_)) or not isinstance(s, numbers.Integral):
