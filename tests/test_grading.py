@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import json
+from pathlib import Path
 
 import pytest
 
@@ -217,3 +218,27 @@ def test_a_memory_limit_past_what_the_c_type_holds_is_no_crash():
     from flashbook.grading.worker import _limit_memory
 
     _limit_memory(2 ** 70)              # OverflowError inside setrlimit: no limit set, no crash (the CLI bounds it)
+
+
+def test_two_files_for_one_item_are_one_row_naming_both_and_neither_is_graded(tmp_path):
+    good = (Path(__file__).parents[1] / "flashbook" / "labs" / "solutions" / "lab1_online_softmax.py").read_text()
+    erin = tmp_path / "subs" / "erin"
+    erin.mkdir(parents=True)
+    (erin / "lab1.py").write_text(good)
+    (erin / "lab1_v2.py").write_text("def kernel(S):\n    pass\n")
+    (erin / "lab2.py").write_text("def kernel(S):\n    pass\n")
+    (sub,) = find_submissions(tmp_path / "subs")
+    rows, reports, _ = cli.grade_student(sub, timeout=120, memory_mb=2048, seed=1)
+    lab1 = [r for r in rows if r["item"] == "lab1_online_softmax"]
+    assert len(lab1) == 1 and str(lab1[0]["passed"]) == "False"
+    assert lab1[0]["error"] == ("2 files are lab1_online_softmax (lab1.py, lab1_v2.py): keep one and grade this "
+                                "student again")
+    assert "lab1_online_softmax" not in reports                 # nothing of either file ran
+    assert [r["item"] for r in rows if r["item"] != "lab1_online_softmax"] == ["lab2_fa1_forward"]
+
+
+def test_gradescope_mode_refuses_an_out_folder_it_would_ignore(tmp_path, capsys):
+    with pytest.raises(SystemExit) as e:
+        cli.main([str(tmp_path), "--gradescope", "--out", str(tmp_path / "g")])
+    assert e.value.code == 2 and "--out does not go with --gradescope" in capsys.readouterr().err
+    assert not (tmp_path / "g").exists()

@@ -114,7 +114,17 @@ def grade_student(sub, *, timeout, memory_mb, seed=None, gpu=None) -> tuple:
         if not found:
             unknown.append(path.name)
         items += [{"item": it.item, "kind": it.kind, "lab": it.lab, "path": str(it.path)} for it in found]
-    if unknown and not items:
+    # One file per item: two would give one item two rows and one report (the last file's) for both, so neither
+    # is graded and the row says which files to choose between.
+    files = {}
+    for it in items:
+        files.setdefault(it["item"], []).append(Path(it["path"]).name)
+    twice = {item: names for item, names in files.items() if len(names) > 1}
+    for item, names in twice.items():
+        rows.append(_failed(sub.student, item, f"{len(names)} files are {item} ({', '.join(names)}): keep one and "
+                                               "grade this student again"))
+    items = [it for it in items if it["item"] not in twice]
+    if unknown and not items and not twice:
         rows.append(_failed(sub.student, "submission", "no lab found in " + ", ".join(unknown) + ": name a file "
                             "after its lab (lab7_cuda_fa2.ipynb) or keep the lab's set-up cell"))
     reports = {}
@@ -129,7 +139,7 @@ def main(argv=None) -> int:
                                  "labs and the CUDA labs) and exercise answers: one process per student, a gradebook "
                                  "CSV, a Gradescope results.json and a report per student.")
     ap.add_argument("submissions", nargs="?", help="folder of submissions: one file or folder per student")
-    ap.add_argument("--out", default="grades", help="output folder (default: grades/)")
+    ap.add_argument("--out", default=None, help="output folder (default: grades/)")
     ap.add_argument("--student", action="append", default=[], help="grade only this student (repeatable); their "
                     "rows replace theirs in an existing gradebook")
     ap.add_argument("--timeout", type=float, default=180.0, help="seconds per item before a student's process is "
@@ -153,7 +163,7 @@ def main(argv=None) -> int:
         ap.error(f"--memory must be between 256 and {MAX_MEMORY_MB} MB, got {args.memory}")
     if args.jobs < 1:
         ap.error(f"--jobs must be at least 1, got {args.jobs}")
-    if not args.out.strip():        # Path("") is the current folder: the gradebook would land wherever one stood
+    if args.out is not None and not args.out.strip():        # Path("") is the current folder: the gradebook would land wherever one stood
         ap.error("--out must name a folder, got an empty name")
     if args.seed is not None and not 0 <= args.seed <= MAX_COUNT:
         # the graders take a seed in this range: any other would fail every item of every student
@@ -177,6 +187,9 @@ def main(argv=None) -> int:
             ap.error(f"--points: an item's points must be a finite number >= 0, got {p!r}")
         points[item] = worth
     if args.gradescope:
+        if args.out is not None:        # it would be ignored, and the results land elsewhere without a word
+            ap.error("--out does not go with --gradescope: its results.json goes where Gradescope reads it "
+                     "(/autograder/results/, or the FLASHBOOK_GRADESCOPE_RESULTS file)")
         folder = Path(args.submissions or "/autograder/submission")
         if not folder.is_dir():
             ap.error(f"--gradescope: the submission folder {folder} does not exist or is not a folder")
@@ -192,7 +205,7 @@ def main(argv=None) -> int:
         if unknown:
             ap.error(f"no submission for {', '.join(unknown)} in {args.submissions}")
         subs = [s for s in subs if s.student in set(args.student)]
-    out = Path(args.out)
+    out = Path(args.out or "grades")
     try:        # before anyone is graded: a gradebook that cannot be written would lose the whole run
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -211,7 +224,7 @@ def main(argv=None) -> int:
             done[sub.student] = (rows, reports, secs)
             ok = sum(str(r["passed"]) == "True" for r in rows)
             print(f"[{k}/{n}] {sub.student}: {len(rows)} item(s), {ok} passed ({secs:.1f} s; "
-                  f"{time.monotonic() - started:.0f} s in all)", file=sys.stderr, flush=True)
+                  f"{time.monotonic() - started:.1f} s in all)", file=sys.stderr, flush=True)
     results = {sub.student: done[sub.student] for sub in subs}      # ... the files in the students' order
     book = out / "gradebook.csv"
     kept = [r for r in read_gradebook(book) if r["student"] not in results] if args.student else []
