@@ -42,8 +42,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .checks import MAX_COUNT, MAX_ELEMENTS, MAX_ITEMS, as_matrix, as_vector, at_most, cdiv, check_qkv, choice, flag, instance, \
-    key_count, positive_float, positive_int, resolve_scale
+from .checks import MAX_COUNT, MAX_ELEMENTS, MAX_HEAD_DIM, MAX_ITEMS, as_matrix, as_vector, at_most, cdiv, check_qkv, \
+    choice, flag, instance, key_count, positive_float, positive_int, resolve_scale
 from .blocks import causal_block_map
 from .hbm import Ledger, causal_block_counts
 from .scheduler import Schedule, list_schedule
@@ -58,9 +58,6 @@ DQ_MODES = ("atomic", "deterministic")
 #: The order in which a backward CTA visits its query blocks (:func:`dq_serialisation_time`).
 ROW_ORDERS = ("ascending", "descending")
 
-# The largest head dimension taken, 2^16: far past any model's (64 to 256; 576 for MLA's latent), so that a byte
-# count stays a count of something a GPU could hold.
-_MAX_HEAD_DIM = 2 ** 16
 
 
 @dataclass(frozen=True)
@@ -311,7 +308,7 @@ def dq_atomic_counts(N: int, d: int, *, block_q: int, block_kv: int, causal: boo
 
     Args:
         N: queries, block_q, block_kv: B_r, B_c (ints >= 1).
-        d: head dim (int in [1, 2^16]).
+        d: head dim (int in [1, 1024]).
         causal: bool.
         N_k: keys (default N); ``N x N_k`` at most :data:`labcore.checks.MAX_COUNT` (2^53, the scores a float64
             counts exactly).
@@ -321,13 +318,13 @@ def dq_atomic_counts(N: int, d: int, *, block_q: int, block_kv: int, causal: boo
         ``T_r``, ``T_c``.
     Raises:
         TypeError/ValueError: as :func:`labcore.hbm.causal_block_counts` (sizes not integers >= 1, causal not a
-        bool, too many query blocks); d past 2^16; ``N x N_k`` past 2^53.
+        bool, too many query blocks); d past 1024; ``N x N_k`` past 2^53.
     Source:
         flash-attn ``flash_bwd_kernel.h`` (dQaccum in FP32, ``atomicAdd``) and
         ``hopper/mainloop_bwd_sm90_tma_gmma_ws.hpp`` (``SM90_BULK_REDUCE_ADD``: the add is done by the L2); Dao
         2023, Algorithm 2.
     """
-    d = positive_int(d, "d", maximum=_MAX_HEAD_DIM)
+    d = positive_int(d, "d", maximum=MAX_HEAD_DIM)
     # rows x J summed over the query blocks is at most N x N_k: bounded here, its int64 sum cannot wrap
     at_most(positive_int(N, "N") * key_count(positive_int(N, "N"), N_k), "N and N_k", MAX_COUNT, "scores")
     rows, J, _ = causal_block_counts(N, block_q=block_q, block_kv=block_kv, causal=causal, N_k=N_k)
@@ -613,7 +610,7 @@ def deterministic_backward_time(N: int, *, block_q: int, block_kv: int, tile_tim
         causal: bool.
         design: a key of :data:`DETERMINISTIC_DESIGNS` (``"dash_shift"`` without a mask only).
         buffer_time: >= 0 (``"fa2_split_buffers"`` only).
-        head_dim: d (int in [1, 2^16]; the size of FA3's L2 sections).
+        head_dim: d (int in [1, 1024]; the size of FA3's L2 sections).
         N_k: keys (default N).
     Returns:
         dict ``atomic``, ``deterministic`` (:class:`labcore.scheduler.Schedule`), ``extra`` (time outside the main
@@ -632,7 +629,7 @@ def deterministic_backward_time(N: int, *, block_q: int, block_kv: int, tile_tim
     design = choice(design, "design", tuple(DETERMINISTIC_DESIGNS))
     buf = positive_float(buffer_time, "buffer_time", allow_zero=True)
     causal = flag(causal, "causal")
-    head_dim = positive_int(head_dim, "head_dim", maximum=_MAX_HEAD_DIM)
+    head_dim = positive_int(head_dim, "head_dim", maximum=MAX_HEAD_DIM)
     if design == "dash_shift" and causal:
         raise ValueError("design 'dash_shift' is modelled without a mask only (DASH's causal shift schedule differs)")
     kinds = _block_map(N, block_q, block_kv, causal, N_k, heads)

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .checks import MAX_ITEMS, at_most, cdiv, choice, choices, flag, positive_float, positive_int
+from .checks import MAX_HEAD_DIM, MAX_ITEMS, at_most, cdiv, choice, choices, flag, positive_float, positive_int
 from .hardware import get_gpu
 from .hbm import causal_block_counts
 from .scheduler import SCHEDULE_ORDERS, list_schedule
@@ -50,9 +50,6 @@ L2_SECTION_RULES = {"fa3": (32 * 1024 * 1024, 1), "fa4": (50 * 1024 * 1024, 1)}
 #: schedulers produce (:func:`tile_scheduler_order`).
 TILE_ORDERS = SCHEDULE_ORDERS + ("fa3_sections", "fa4_sections")
 
-# The largest head dimension these functions take, 2^16: far past any model's (64 to 256; 576 for MLA's latent),
-# so that a byte count stays a count of something a GPU could hold.
-_MAX_HEAD_DIM = 2 ** 16
 # The largest element size in bytes: 8 (FP64).
 _MAX_ELEMENT_SIZE = 8
 
@@ -62,7 +59,7 @@ def benchmark_shapes(paper: str = "fa2", *, head_dim: int = 128, hidden: int = 2
 
     Args:
         paper: ``"fa2"``, ``"fa3"`` (16k tokens, seqlen 512-16k) or ``"fa4"`` (32k tokens, 1k-32k).
-        head_dim: d (int in [1, 2^16] dividing ``hidden``).
+        head_dim: d (int in [1, 1024] dividing ``hidden``).
         hidden: model width (int >= 1; 2048 in all three papers).
 
     Returns:
@@ -75,7 +72,7 @@ def benchmark_shapes(paper: str = "fa2", *, head_dim: int = 128, hidden: int = 2
     Source: Dao 2023 §4.1; Shah et al. 2024 §4.1; Zadouri et al. 2026 §5 (each paper's benchmark shape).
     """
     tokens, seqlens = BENCHMARK_PAPERS[choice(paper, "paper", tuple(BENCHMARK_PAPERS))]
-    d, hidden = positive_int(head_dim, "head_dim", maximum=_MAX_HEAD_DIM), positive_int(hidden, "hidden")
+    d, hidden = positive_int(head_dim, "head_dim", maximum=MAX_HEAD_DIM), positive_int(hidden, "hidden")
     if hidden % d:
         raise ValueError(f"head_dim ({d}) must divide hidden ({hidden})")
     return [{"seqlen": n, "batch": tokens // n, "heads": hidden // d, "head_dim": d} for n in seqlens]
@@ -147,7 +144,7 @@ def tile_scheduler_order(seqlen: int, *, batch: int, heads: int, head_dim: int =
         seqlen: N (queries = keys; int in [1, :data:`labcore.splits.MAX_SEQLEN`]).
         batch: int >= 1.
         heads: int >= 1.
-        head_dim: d (int in [1, 2^16]).
+        head_dim: d (int in [1, 1024]).
         block_q: B_r (int in [1, MAX_SEQLEN]).
         element_size: bytes per element (int in [1, 8]).
         rule: ``"fa3"`` or ``"fa4"`` (:data:`L2_SECTION_RULES`).
@@ -187,7 +184,7 @@ def causal_load_balance(gpu, *, seqlen: int, batch: int, heads: int, block_q: in
         ctas_per_sm: CTAs resident per SM (int >= 1; slots = SMs x this, at most :data:`labcore.checks.MAX_ITEMS`).
         item_overhead: time added per CTA (float >= 0; with tile_time, the total work must stay finite).
         orders: a list or tuple of distinct names from :data:`TILE_ORDERS` (not one string).
-        head_dim: d (int in [1, 2^16]; sets the L2 sections of ``"fa3_sections"`` and ``"fa4_sections"``).
+        head_dim: d (int in [1, 1024]; sets the L2 sections of ``"fa3_sections"`` and ``"fa4_sections"``).
     Returns:
         dict: one :class:`labcore.scheduler.Schedule` per order, plus ``lpt_gain`` = launch makespan / LPT
         makespan - 1 (the throughput an LPT scheduler adds) when both orders are present.
@@ -203,7 +200,7 @@ def causal_load_balance(gpu, *, seqlen: int, batch: int, heads: int, block_q: in
     """
     g = get_gpu(gpu)
     orders = choices(orders, "orders", TILE_ORDERS)
-    positive_int(head_dim, "head_dim", maximum=_MAX_HEAD_DIM)
+    positive_int(head_dim, "head_dim", maximum=MAX_HEAD_DIM)
     _ctas(seqlen, batch, heads, block_q, MAX_ITEMS)
     slots = g.num_sms * positive_int(ctas_per_sm, "ctas_per_sm")
     at_most(slots, "ctas_per_sm", MAX_ITEMS, "slots")
@@ -263,7 +260,7 @@ def l2_section(seqlen_k: int, *, head_dim: int, head_dim_v: int | None = None, e
 
     Args:
         seqlen_k: keys (int in [1, :data:`labcore.splits.MAX_SEQLEN`]).
-        head_dim, head_dim_v: d and d_v (ints in [1, 2^16]; d_v defaults to d).
+        head_dim, head_dim_v: d and d_v (ints in [1, 1024]; d_v defaults to d).
         element_size: bytes (2 BF16; int in [1, 8]).
         qhead_per_khead: query heads per KV head (1 MHA; 8 for MQA-8 with 8 query heads; int >= 1).
         pack_gqa: bool.
@@ -283,8 +280,8 @@ def l2_section(seqlen_k: int, *, head_dim: int, head_dim_v: int | None = None, e
     pack_gqa = flag(pack_gqa, "pack_gqa")
     budget, factor = L2_SECTION_RULES[choice(rule, "rule", tuple(L2_SECTION_RULES))]
     n = positive_int(seqlen_k, "seqlen_k", maximum=MAX_SEQLEN)
-    d = positive_int(head_dim, "head_dim", maximum=_MAX_HEAD_DIM)
-    d_v = d if head_dim_v is None else positive_int(head_dim_v, "head_dim_v", maximum=_MAX_HEAD_DIM)
+    d = positive_int(head_dim, "head_dim", maximum=MAX_HEAD_DIM)
+    d_v = d if head_dim_v is None else positive_int(head_dim_v, "head_dim_v", maximum=MAX_HEAD_DIM)
     e = positive_int(element_size, "element_size", maximum=_MAX_ELEMENT_SIZE)
     g = positive_int(qhead_per_khead, "qhead_per_khead")
     one = n * (d + d_v) * e * factor

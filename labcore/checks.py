@@ -26,6 +26,11 @@ MAX_ITEMS = 2 ** 20
 #: GPU; past it numpy's int64 would overflow or a count would round.
 MAX_COUNT = 2 ** 53
 
+#: The widest attention head any function takes: no kernel runs wider heads (FlashInfer compiles at most 512,
+#: FlashMLA's absorbed query is 576 wide; most models use 64 to 256), and it keeps every tile's and CTA's byte count a
+#: number a float64 and an int64 hold exactly.
+MAX_HEAD_DIM = 1024
+
 #: The two loop orders of the FlashAttention forward: ``"fa1"`` (Dao et al. 2022, Algorithm 1: outer loop
 #: over K/V blocks, O normalised at every step) and ``"fa2"`` (Dao 2023, Algorithm 1: outer loop over Q
 #: blocks, normalisation deferred to the end). Every function with a ``loop_order`` keyword takes these.

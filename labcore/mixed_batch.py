@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .checks import MAX_ITEMS, at_most, cdiv, choice, int_vector, positive_float, positive_int
+from .checks import MAX_HEAD_DIM, MAX_ITEMS, at_most, cdiv, choice, int_vector, positive_float, positive_int
 from .decode_time import decode_attention_time
 from .hardware import get_gpu
 from .hbm import causal_block_counts, flash_forward_io
@@ -55,9 +55,6 @@ DECODE_TILE_ROWS = ("padded", "useful")
 #: The prefill model's dispatch orders by the names the list scheduler takes.
 _ORDERS = {"launch": "launch", "longest_first": "longest_first", "lpt": "lpt"}
 
-# The largest head dimension taken, 2^16: far past any model's (64 to 256; 576 for MLA's latent); past about 2^44
-# one CTA's shared-memory bytes would no longer be a count a float64 holds.
-_MAX_HEAD_DIM = 2 ** 16
 # The largest element size in bytes: 8 (FP64).
 _MAX_DTYPE_BYTES = 8
 # The most rows a decode tile may be charged for: 256, the largest tensor-core tile one kernel computes (Blackwell's
@@ -84,7 +81,7 @@ def chunk_prefill_time(gpu, *, chunk: int, context: int, heads: int, head_dim: i
         context: cached tokens before them (int in [0, MAX_SEQLEN]).
         heads: query heads (= KV heads here; int >= 1; ``heads x ceil(chunk / block_q)`` CTAs at most
             :data:`labcore.checks.MAX_ITEMS`).
-        head_dim: d (int in [1, 2^16]).
+        head_dim: d (int in [1, 1024]).
         generation: ``"fa2"``, ``"fa3"`` or ``"fa4"``.
         dtype_bytes: 2 (BF16; int in [1, 8]).
         **prefill_assumptions: overrides of :data:`labcore.prefill.PREFILL_DEFAULTS`.
@@ -102,7 +99,7 @@ def chunk_prefill_time(gpu, *, chunk: int, context: int, heads: int, head_dim: i
     g = get_gpu(gpu)
     c, ctx = positive_int(chunk, "chunk", maximum=MAX_SEQLEN), positive_int(context, "context", minimum=0,
                                                                              maximum=MAX_SEQLEN)
-    h, d = positive_int(heads, "heads"), positive_int(head_dim, "head_dim", maximum=_MAX_HEAD_DIM)
+    h, d = positive_int(heads, "heads"), positive_int(head_dim, "head_dim", maximum=MAX_HEAD_DIM)
     choice(generation, "generation", ("fa2", "fa3", "fa4"))
     eb = positive_int(dtype_bytes, "dtype_bytes", maximum=_MAX_DTYPE_BYTES)
     block_q = positive_int(prefill_assumptions.get("block_q", PREFILL_DEFAULTS["block_q"]), "block_q")
@@ -147,7 +144,7 @@ def mixed_batch_demands(gpu, *, chunk: int, context: int, decode_batch: int, dec
         chunk, context: as :func:`chunk_prefill_time`.
         decode_batch, decode_seqlen: the decodes (ints in [1, :data:`labcore.splits.MAX_BATCH`] and [1,
             :data:`labcore.splits.MAX_SEQLEN`]).
-        num_q_heads, num_kv_heads, head_dim: the model's attention shape (ints >= 1; head_dim at most 2^16).
+        num_q_heads, num_kv_heads, head_dim: the model's attention shape (ints >= 1; head_dim at most 1024).
         generation: prefill's.
         memory_rule: one of :data:`labcore.waves.MEMORY_RULES`.
         decode_tile_rows: ``"padded"`` (the split kernel's 64-row tile), ``"useful"`` (the group's real rows) or an
@@ -167,7 +164,7 @@ def mixed_batch_demands(gpu, *, chunk: int, context: int, decode_batch: int, dec
     positive_int(decode_seqlen, "decode_seqlen", maximum=MAX_SEQLEN)
     positive_int(num_q_heads, "num_q_heads", maximum=MAX_ITEMS)      # heads x query blocks CTAs: MAX_ITEMS at most
     positive_int(num_kv_heads, "num_kv_heads")
-    positive_int(head_dim, "head_dim", maximum=_MAX_HEAD_DIM)
+    positive_int(head_dim, "head_dim", maximum=MAX_HEAD_DIM)
     pf = chunk_prefill_time(g, chunk=chunk, context=context, heads=num_q_heads, head_dim=head_dim,
                             generation=generation)
     kw = dict(last_wave="shared", ctas_per_sm="derived", per_sm_bandwidth_cap=per_cta_bandwidth_cap(g)) \

@@ -23,7 +23,8 @@ from functools import lru_cache
 import numpy as np
 
 from .causal_schedule import causal_cta_costs
-from .checks import MAX_ELEMENTS, MAX_ITEMS, at_most, cdiv, choice, flag, positive_float, positive_int, real
+from .checks import (MAX_ELEMENTS, MAX_HEAD_DIM, MAX_ITEMS, at_most, cdiv, choice, flag, positive_float, positive_int,
+                     real)
 from .decode_time import SM_LIMITS, decode_ctas_per_sm
 from .hardware import get_gpu
 from .hbm import causal_block_counts
@@ -46,9 +47,6 @@ FA2_FORWARD_BLOCK_N = {32: 128, 64: 128, 96: 64, 128: 64, 160: 64, 192: 64, 224:
 PERSISTENT_REGISTERS = dict(consumer_warpgroups=2, consumer_registers=240, producer_warpgroups=1,
                             producer_registers=24)
 
-#: The widest head the occupancy model takes: no FlashAttention kernel runs heads wider than 256, and 1024 keeps a
-#: tile's bytes (``(block_q + 2 block_n) x d x 2``) a count the occupancy arithmetic holds exactly.
-_MAX_HEAD_DIM = 1024
 
 
 def _finite(x: float, message: str) -> float:
@@ -82,7 +80,7 @@ def prefill_ctas_per_sm(gpu, generation: str, head_dim: int, *, block_q: int = 1
     """
     g = get_gpu(gpu)
     generation = choice(generation, "generation", ("fa2", "fa3", "fa4"))
-    d = positive_int(head_dim, "head_dim", maximum=_MAX_HEAD_DIM)
+    d = positive_int(head_dim, "head_dim", maximum=MAX_HEAD_DIM)
     bq = positive_int(block_q, "block_q", maximum=MAX_SEQLEN)       # checked whichever generation uses it
     if generation == "fa2":
         occ = decode_ctas_per_sm(g, method="fa2", head_dim=d, fa2_block_m=bq,

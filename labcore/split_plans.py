@@ -42,7 +42,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .attention import masked_scores
-from .checks import (MAX_COUNT, MAX_ELEMENTS, MAX_ITEMS, array_list, at_most, cdiv, choice, flag, instance,
+from .checks import (MAX_COUNT, MAX_ELEMENTS, MAX_HEAD_DIM, MAX_ITEMS, array_list, at_most, cdiv, choice, flag, instance,
                      int_table, int_vector, positive_float, positive_int, real_array, resolve_scale)
 from .decode_time import MODEL_DEFAULTS, decode_ctas_per_sm
 from .hardware import get_gpu
@@ -81,9 +81,6 @@ _ELEMENT_BYTES = (1, 2, 4)
 #: The largest query group (query heads per KV head) the byte models take: models have at most 128 query heads, so
 #: 1024 is generous, and it keeps every byte count a product of small numbers (no int64 overflow).
 _MAX_GROUP_SIZE = 1024
-#: The largest head dim the models take: no attention kernel runs wider heads (FlashInfer compiles at most 512,
-#: FlashMLA's absorbed query is 576 wide).
-_MAX_HEAD_DIM = 1024
 #: The head dims FlashInfer's decode kernel is compiled for (``DISPATCH_HEAD_DIM`` in ``utils.cuh``).
 _FLASHINFER_HEAD_DIMS = (64, 128, 256, 512)
 
@@ -98,9 +95,9 @@ def _element_bytes(x, name: str) -> int:
 
 
 def _group_and_head(group_size, head_dim) -> tuple[int, int]:
-    """``(g, d)`` checked: ints in [1, :data:`_MAX_GROUP_SIZE`] and [1, :data:`_MAX_HEAD_DIM`]."""
+    """``(g, d)`` checked: ints in [1, :data:`_MAX_GROUP_SIZE`] and [1, :data:`MAX_HEAD_DIM`]."""
     return (positive_int(group_size, "group_size", maximum=_MAX_GROUP_SIZE),
-            positive_int(head_dim, "head_dim", maximum=_MAX_HEAD_DIM))
+            positive_int(head_dim, "head_dim", maximum=MAX_HEAD_DIM))
 
 
 def _readonly(a: np.ndarray) -> np.ndarray:
@@ -292,7 +289,7 @@ def plan_flash_attn(lengths, *, num_sms: int, group_size: int = 1, head_dim: int
     sm_doubling = flag(sm_doubling, "sm_doubling")
     occ = positive_int(ctas_per_sm, "ctas_per_sm")
     at_most(sms * occ, "num_sms x ctas_per_sm", MAX_ITEMS, "slots")
-    bn = flash_attn_block_n(positive_int(head_dim, "head_dim", maximum=_MAX_HEAD_DIM))
+    bn = flash_attn_block_n(positive_int(head_dim, "head_dim", maximum=MAX_HEAD_DIM))
     longest = int(L.max())
     n_k = longest if cache_len is None else positive_int(cache_len, "cache_len", minimum=max(longest, 1),
                                                          maximum=MAX_SEQLEN)
@@ -578,7 +575,7 @@ def make_split_plan(name: str, lengths, *, num_sms: int, ctas_per_sm: int = 1, g
     """
     name = choice(name, "name", SPLIT_PLANS)
     positive_int(group_size, "group_size", maximum=64)          # checked whichever plan uses them
-    bn = flash_attn_block_n(positive_int(head_dim, "head_dim", maximum=_MAX_HEAD_DIM))
+    bn = flash_attn_block_n(positive_int(head_dim, "head_dim", maximum=MAX_HEAD_DIM))
     positive_int(page_size, "page_size", maximum=MAX_SEQLEN)
     if cache_len is not None:
         positive_int(cache_len, "cache_len", maximum=MAX_SEQLEN)

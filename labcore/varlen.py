@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .checks import MAX_COUNT, MAX_ELEMENTS, MAX_ITEMS, as_matrix, at_most, cdiv, check_qkv, flag, instance, \
-    int_vector, positive_int
+from .checks import MAX_COUNT, MAX_ELEMENTS, MAX_HEAD_DIM, MAX_ITEMS, as_matrix, at_most, cdiv, check_qkv, flag, \
+    instance, int_vector, positive_int
 from .flash import flash_attention_forward
 from .hbm import MAX_BLOCKS, Ledger, causal_block_counts, flash_forward_io
 from .splits import MAX_SEQLEN
@@ -26,9 +26,6 @@ from .waves import wave_count
 
 __all__ = ["check_cu_seqlens", "flash_attention_forward_varlen", "varlen_savings", "varlen_grid"]
 
-# The largest head dimension taken, 2^16: far past any model's (64 to 256; 576 for MLA's latent), so that a FLOP or
-# byte count stays a count of something a GPU could do.
-_MAX_HEAD_DIM = 2 ** 16
 
 
 def check_cu_seqlens(cu_seqlens, total: int, name: str = "cu_seqlens") -> np.ndarray:
@@ -164,7 +161,7 @@ def varlen_savings(seqlens_q, seqlens_k=None, *, d: int, block_q: int = 128, blo
             most :data:`labcore.hbm.MAX_BLOCKS` blocks each);
         seqlens_k: (batch,) ints >= 0 (default = seqlens_q); ``max(seqlens_q) x max(seqlens_k)``, the padded
             sequence's scores, at most :data:`labcore.checks.MAX_COUNT` (2^53, what a float64 counts exactly).
-        d: head dim (int in [1, 2^16]).
+        d: head dim (int in [1, 1024]).
         block_q, block_kv: B_r, B_c (ints in [1, :data:`labcore.splits.MAX_SEQLEN`]).
         causal: bool.
         dtype_bytes: 2 for FP16/BF16 (int >= 1).
@@ -194,7 +191,7 @@ def varlen_savings(seqlens_q, seqlens_k=None, *, d: int, block_q: int = 128, blo
         raise ValueError("the batch holds no queries or no keys at all: seqlens_q and seqlens_k need a non-zero entry")
     # every sequence's queries x keys is at most the padded one's: bounded, no int64 sum below can wrap
     at_most(int(sq.max()) * int(sk.max()), "seqlens_q and seqlens_k", MAX_COUNT, "scores in the padded sequence")
-    d = positive_int(d, "d", maximum=_MAX_HEAD_DIM)
+    d = positive_int(d, "d", maximum=MAX_HEAD_DIM)
     b = positive_int(dtype_bytes, "dtype_bytes")
     causal = flag(causal, "causal")
 

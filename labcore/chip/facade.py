@@ -27,6 +27,7 @@ import weakref
 
 import numpy as np
 
+from ..checks import MAX_COUNT
 from .sram import MAX_M, SRAMCapacityError
 from .tile import (MAX_TEMP_ELEMENTS, Holding, Tile, carriers, close_holding, current, derived, storage, use)
 
@@ -37,11 +38,6 @@ MAX_ARANGE = 2 ** 20
 
 #: Largest number of terms ``np.einsum`` may sum over (the product of its index ranges).
 MAX_EINSUM_TERMS = 2 ** 24
-
-#: Largest magnitude of an int a facade function takes as an index, an offset or a fill (``np.arange``'s start, stop
-#: and step, ``np.tril``'s ``k``, an integer ``np.full``): 2^53, every float64 holds it exactly; far past any tile's
-#: side, and inside numpy's int64 (a larger one would be an OverflowError from deep inside numpy).
-MAX_INT = 2 ** 53
 
 #: Largest magnitude of an ``axis`` (numpy's own limit on dimensions; a tile has at most 3).
 MAX_AXIS = 64
@@ -111,7 +107,10 @@ def _tile(x, fn: str, arg: str) -> Tile:
     return x
 
 
-def _int(x, fn: str, arg: str, bound: int = MAX_INT) -> int:
+# An int a facade function takes as an index, an offset or a fill (np.arange's start, stop and step, np.tril's k, an
+# integer np.full) is at most MAX_COUNT (2^53) in magnitude: far past any tile's side, and inside numpy's int64 (a
+# larger one would be an OverflowError from deep inside numpy).
+def _int(x, fn: str, arg: str, bound: int = MAX_COUNT) -> int:
     """``x`` as an int of magnitude at most ``bound``; bools, floats and strings are a TypeError naming ``arg``."""
     if isinstance(x, (bool, np.bool_)) or not isinstance(x, numbers.Integral):
         raise TypeError(f"np.{fn}: {arg} must be an int, got {x!r} ({type(x).__name__})")
@@ -170,7 +169,7 @@ def _shape(shape, fn: str) -> tuple:
         raise ValueError(f"np.{fn}: an array on chip has at most 3 dimensions, got shape {shape}")
     out = []
     for s in shape:
-        s = _int(s, fn, "shape", MAX_INT)
+        s = _int(s, fn, "shape", MAX_COUNT)
         if not 0 <= s <= MAX_M:
             raise ValueError(f"np.{fn}: shape must hold ints in 0 .. {MAX_M:,} (the largest SRAM), got {shape}")
         out.append(s)
@@ -390,13 +389,13 @@ def einsum(subscripts, *operands):
 
 def tril(m, k=0):
     """Lower triangle of a 2-D tile (entries above diagonal ``k`` set to 0; ``k`` an int, ``|k|`` at most
-    :data:`MAX_INT`)."""
+    2^53)."""
     return np.tril(_tile(m, "tril", "m"), _int(k, "tril", "k"))
 
 
 def triu(m, k=0):
     """Upper triangle of a 2-D tile (entries below diagonal ``k`` set to 0; ``k`` an int, ``|k|`` at most
-    :data:`MAX_INT`)."""
+    2^53)."""
     return np.triu(_tile(m, "triu", "m"), _int(k, "triu", "k"))
 
 
